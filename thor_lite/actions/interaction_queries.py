@@ -1,0 +1,74 @@
+"""Batch visibility of one object from many agent poses (GetInteractablePoses).
+
+Occlusion depends only on the camera position, so rays are cast once per (position,
+stance) and the per-(yaw, horizon) viewport test is vectorised on top.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Sequence
+
+import numpy as np
+
+from ..constants import AGENT_HEIGHT, CAMERA_CROUCH_OFFSET, CAMERA_STANDING_OFFSET
+from ..geometry import euler_to_matrix, ray_box_hits
+from ..objects import SimObject
+from ..world import World
+
+
+def interactable_poses(w: World, obj: SimObject, positions: np.ndarray, rotations: Sequence[float],
+                       horizons: Sequence[float], standings: Sequence[bool], max_distance: float,
+                       max_poses: Optional[int]) -> List[Dict[str, Any]]:
+    pts = obj.visibility_points()
+    radius = float(np.linalg.norm(obj.box.half))
+    piv = np.asarray(obj.position)
+    near = np.hypot(positions[:, 0] - piv[0], positions[:, 1] - piv[2]) <= max_distance + radius + w.grid_size
+    positions = positions[near]
+    if len(positions) == 0 or not obj.rendered:
+        return []
+    occ = w.occluders()
+    keep = np.ones(len(occ.owners), dtype=bool)
+    idx = {oid: i for i, oid in enumerate(occ.ids)}
+    for hidden in (obj.object_id, w.held):
+        if hidden in idx:
+            keep &= occ.owners != idx[hidden]
+    c, h, r = occ.centers[keep], occ.halves[keep], occ.rots[keep]
+    agent_y = w.floor_y + 0.9009992
+    # horizontal distance from the agent body to each visibility point: (P, 9)
+    dxz = np.hypot(positions[:, None, 0] - pts[None, :, 0], positions[:, None, 1] - pts[None, :, 2])
+    in_range = (dxz <= max_distance) & (pts[None, :, 1] <= agent_y + AGENT_HEIGHT / 2 + max_distance)
+    tan_v = np.tan(np.radians(w.fov) / 2)
+    aspect = w.width / w.height
+    results: Dict[tuple, bool] = {}
+    unocc: Dict[bool, np.ndarray] = {}
+    for st in standings:
+        cam_y = agent_y + (CAMERA_STANDING_OFFSET if st else CAMERA_CROUCH_OFFSET)
+        cams = np.column_stack([positions[:, 0], np.full(len(positions), cam_y), positions[:, 1]])
+        clear = np.zeros((len(positions), len(pts)), dtype=bool)
+        for i, cam in enumerate(cams):
+            if not in_range[i].any():
+                continue
+            t = ray_box_hits(cam, pts, c, h, r)
+            clear[i] = ~(t < 0.999).any(1)
+        unocc[st] = clear & in_range
+    out: List[Dict[str, Any]] = []
+    for hor in horizons:
+        for st in standings:
+            cam_y = agent_y + (CAMERA_STANDING_OFFSET if st else CAMERA_CROUCH_OFFSET)
+            for rot in rotations:
+                rm = euler_to_matrix((hor, rot, 0.0))
+                rel = pts[None, :, :] - np.column_stack(
+                    [positions[:, 0], np.full(len(positions), cam_y), positions[:, 1]])[:, None, :]
+                local = rel @ rm
+                z = local[..., 2]
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    u = local[..., 0] / (z * tan_v * aspect)
+                    v = local[..., 1] / (z * tan_v)
+                vis = (z > 0.1) & (np.abs(u) < 1) & (np.abs(v) < 1) & unocc[st]
+                ok = vis.any(1)
+                for i in np.flatnonzero(ok):
+                    out.append({"x": float(positions[i, 0]), "y": float(agent_y),
+                                "z": float(positions[i, 1]), "rotation": float(rot),
+                                "standing": bool(st), "horizon": float(hor)})
+                    if max_poses is not None and len(out) >= max_poses:
+                        return out
+    return out

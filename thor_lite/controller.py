@@ -1,0 +1,322 @@
+"""`Controller`: the ai2thor.controller.Controller surface, backed by thor_lite's World."""
+from __future__ import annotations
+
+import copy
+import time
+import traceback
+import zlib
+from typing import Any, Dict, Optional, Tuple
+
+import numpy as np
+
+from . import actions  # noqa: F401  (registers every action)
+from .actions.interaction import carry_held
+from .actions.registry import ACTIONS, ActionFailed, InvalidArguments, bind
+from .constants import (
+    CAMERA_FAR, CAMERA_NEAR, DEFAULT_INIT, PHYSICS_KWARGS, THOR_ONLY_KWARGS,
+)
+from .event import Event, LazyMetadata, class_color
+from .geometry import Box
+from .metadata import agent_metadata, held_object_pose, objects_metadata, scene_bounds
+from .scene_data import normalize_scene_name, scene_record
+from .world import World
+
+_TOLERATED = PHYSICS_KWARGS | {"forceVisible"}
+_BASE_WORLDS: Dict[Tuple, World] = {}
+_WALL_NAMES = ("StandardWallSize|+x", "StandardWallSize|-x", "StandardWallSize|+z",
+               "StandardWallSize|-z", "Ceiling|0|0|0")
+_NAV_ACTIONS = frozenset({"MoveAhead", "MoveBack", "MoveLeft", "MoveRight", "RotateLeft",
+                          "RotateRight", "LookUp", "LookDown", "Crouch", "Stand", "Teleport",
+                          "TeleportFull"})
+
+
+def _validate_init(p: Dict[str, Any]) -> None:
+    g = float(p["gridSize"]) or 0.25
+    if not 0 < g <= 5:
+        raise ValueError("grid size must be in the range (0,5]")
+    r = float(p["rotateStepDegrees"])
+    if r <= 0:
+        raise ValueError("rotateStepDegrees must be a non-zero, non-negative float")
+    if p["snapToGrid"] and r % 90 != 0:
+        raise ValueError(
+            f"Invalid values 'rotateStepDegrees': ${r} and 'snapToGrid':True. 'snapToGrid': 'True' is not "
+            "supported when 'rotateStepDegrees' is different from grid rotation steps of 0, 90, 180, 270 or 360.")
+    fov = float(p["fieldOfView"])
+    if not 0 < fov < 180:
+        raise ValueError("fov must be set to (0, 180) noninclusive.")
+    if int(p["width"]) <= 0 or int(p["height"]) <= 0:
+        raise Exception("Screen resolution must be > 0x0")
+    for k in ("maxUpwardLookAngle", "maxDownwardLookAngle"):
+        if float(p[k]) < 0:
+            raise ValueError(f"{k} must be a non-negative float")
+
+
+class Controller:
+    """Drop-in for ai2thor's Controller on the 120 iTHOR floor plans, CPU only."""
+
+    def __init__(self, scene: Optional[str] = None, **kwargs: Any) -> None:
+        self.initialization_parameters: Dict[str, Any] = dict(DEFAULT_INIT)
+        for k, v in kwargs.items():
+            if k in THOR_ONLY_KWARGS:
+                continue
+            if k == "renderObjectImage":
+                k = "renderInstanceSegmentation"
+            self.initialization_parameters[k] = v
+        if kwargs.get("renderObjectImage"):
+            self.initialization_parameters["renderInstanceSegmentation"] = True
+        if kwargs.get("renderClassImage"):
+            self.initialization_parameters["renderSemanticSegmentation"] = True
+        self._renderer = None
+        self._uploaded_key: Optional[int] = None
+        self.last_event: Optional[Event] = None
+        self.scene: Optional[str] = None
+        self._world: Optional[World] = None
+        self._time = 0.0
+        self.reset(scene or "FloorPlan10")
+
+    # --- lifecycle ---------------------------------------------------------------------
+    @property
+    def width(self) -> int:
+        return int(self.initialization_parameters["width"])
+
+    @property
+    def height(self) -> int:
+        return int(self.initialization_parameters["height"])
+
+    def reset(self, scene: Optional[str] = None, **init_params: Any) -> Event:
+        name = normalize_scene_name(scene or self.scene or "FloorPlan10")
+        params = dict(self.initialization_parameters)
+        params.update({k: v for k, v in init_params.items() if k not in THOR_ONLY_KWARGS})
+        _validate_init(params)
+        self.initialization_parameters = params
+        self.scene = name
+        self._world = self._fresh_world(name, params)
+        if self._renderer is not None:
+            self._renderer.resize(self.width, self.height)
+            self._renderer.set_fov(float(params["fieldOfView"]))
+        self._uploaded_key = None
+        self._time = 0.0
+        return self._finish("Initialize", True, "", None, None)
+
+    def _fresh_world(self, name: str, p: Dict[str, Any]) -> World:
+        key = (name, float(p["gridSize"]) or 0.25, float(p["visibilityDistance"]),
+               float(p["fieldOfView"]), self.width, self.height)
+        base = _BASE_WORLDS.get(key)
+        if base is None:
+            base = World(scene_record(name), grid_size=key[1],
+                         visibility_distance=key[2] if key[2] > 0 else 1.5, fov=key[3],
+                         width=key[4], height=key[5])
+            base.free_cells(), base.reachable_cells()
+            _BASE_WORLDS[key] = base
+        w = copy.copy(base)
+        w._cache = dict(base._cache)
+        w.rotate_step = float(p["rotateStepDegrees"])
+        w.snap_to_grid = bool(p["snapToGrid"])
+        w.max_up = float(p["maxUpwardLookAngle"]) or 30.0
+        w.max_down = float(p["maxDownwardLookAngle"]) or 60.0
+        w.physics_auto_sim = True
+        w.object_filter = None
+        w.seed = 0
+        return w
+
+    def stop(self) -> None:
+        if self._renderer is not None:
+            self._renderer.release()
+            self._renderer = None
+
+    def __enter__(self) -> "Controller":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    # --- stepping ----------------------------------------------------------------------
+    def step(self, action: Any = None, **kwargs: Any) -> Event:
+        if isinstance(action, dict):
+            req = copy.deepcopy(action)
+            req.update(kwargs)
+        else:
+            req = dict(kwargs)
+            if action is not None:
+                req["action"] = action
+        raise_for_failure = bool(req.pop("raise_for_failure", False))
+        name = req.pop("action", None)
+        if isinstance(req.get("rotation"), (int, float)):
+            req["rotation"] = {"x": 0.0, "y": float(req["rotation"]), "z": 0.0}
+        if req.pop("renderObjectImage", False) or req.pop("renderInstanceSegmentation", False):
+            pass  # per-step segmentation requests are honoured by the init flags
+        w = self._world
+        spec = ACTIONS.get(name) if isinstance(name, str) else None
+        if spec is None:
+            ev = self._finish(str(name), False, f"Invalid action: {name}", None, "InvalidAction")
+            raise ValueError(f"Invalid action: {name}")
+        try:
+            args = bind(spec, req, _TOLERATED)
+        except InvalidArguments as e:
+            self._finish(name, False, str(e), None, e.code)
+            raise ValueError(str(e)) from None
+        snap = w.snapshot()
+        try:
+            ret = spec.fn(w, **args)
+            if w.held is not None and name in _NAV_ACTIONS:
+                carry_held(w)
+            ok, err = True, ""
+        except ActionFailed as e:
+            w.restore(snap)
+            ret, ok, err = None, False, str(e)
+        except InvalidArguments as e:
+            w.restore(snap)
+            self._finish(name, False, str(e), None, e.code)
+            raise ValueError(str(e)) from None
+        except Exception as e:  # THOR reports exceptions thrown inside actions as failures
+            w.restore(snap)
+            ret, ok = None, False
+            err = f"{type(e).__name__}: {e}. trace: {traceback.format_exc(limit=3)}"
+        self._time += 0.26
+        ev = self._finish(name, ok, err, ret, None)
+        if not ok and raise_for_failure:
+            raise RuntimeError(err)
+        return ev
+
+    def _finish(self, name: str, ok: bool, err: str, ret: Any, code: Optional[str]) -> Event:
+        view = copy.copy(self._world)
+        p = self.initialization_parameters
+        a = view.agent
+        held = view.held
+        inv = ([{"objectId": held, "objectType": view.objects[held].object_type}] if held else [])
+        cam = view.camera_position()
+        base = {
+            "sceneName": f"{view.scene_name}_physics",
+            "lastAction": name,
+            "lastActionSuccess": ok,
+            "errorMessage": err,
+            "errorCode": code,
+            "actionReturn": ret,
+            "agent": agent_metadata(view),
+            "inventoryObjects": inv,
+            "screenWidth": self.width,
+            "screenHeight": self.height,
+            "fov": float(p["fieldOfView"]),
+            "cameraPosition": {"x": float(cam[0]), "y": float(cam[1]), "z": float(cam[2])},
+            "cameraOrthSize": -1.0,
+            "isSceneAtRest": True,
+            "collided": False,
+            "collidedObjects": [],
+            "thirdPartyCameras": [],
+            "depthFormat": "Meters",
+            "agentId": 0,
+            "arm": None,
+            "currentTime": self._time,
+            "physicsAutoSimulation": getattr(view, "physics_auto_sim", True),
+            "isStanding": a.standing,
+        }
+        flags = {k: bool(p.get(k)) for k in ("renderDepthImage", "renderInstanceSegmentation",
+                                             "renderSemanticSegmentation")}
+        names, palette = _id_table(view)
+
+        def build():
+            out = {
+                "objects": objects_metadata(view),
+                "heldObjectPose": held_object_pose(view),
+                "sceneBounds": scene_bounds(view),
+            }
+            seg = flags["renderInstanceSegmentation"] or flags["renderSemanticSegmentation"]
+            out["colors"] = ([{"color": [int(c) for c in palette[i]], "name": n}
+                              for i, n in enumerate(names) if i] if seg else None)
+            out["colorBounds"] = None
+            return out
+
+        meta = LazyMetadata(base, build)
+        ev = Event(meta, lambda: self._render_view(view, names, flags), flags, (names, palette))
+        self.last_event = ev
+        return ev
+
+    # --- rendering ---------------------------------------------------------------------
+    def _render_view(self, view: World, names: Tuple[str, ...], flags: Dict[str, bool]):
+        from .render import BoxRenderer
+
+        if self._renderer is None:
+            self._renderer = BoxRenderer(self.width, self.height,
+                                         float(self.initialization_parameters["fieldOfView"]),
+                                         CAMERA_NEAR, CAMERA_FAR)
+        key = hash((id(view.objects), view.held, view.agent if view.held else None, id(view)))
+        if self._uploaded_key != key:
+            transforms, colors, ids = _instances(view, names)
+            self._renderer.set_instances(transforms, colors, ids)
+            self._uploaded_key = key
+        a = view.agent
+        seg = flags["renderInstanceSegmentation"] or flags["renderSemanticSegmentation"]
+        return self._renderer.render(view.camera_position(), a.yaw, a.horizon, rgb=True,
+                                     depth=flags["renderDepthImage"], ids=seg)
+
+
+def _room_boxes(w: World):
+    lo, hi = w.room_lo, w.room_hi
+    y0, y1 = w.floor_y, w.floor_y + 3.0
+    t = 0.05
+    return [
+        Box.axis_aligned((hi[0], y0, lo[2] - t), (hi[0] + t, y1, hi[2] + t)),
+        Box.axis_aligned((lo[0] - t, y0, lo[2] - t), (lo[0], y1, hi[2] + t)),
+        Box.axis_aligned((lo[0] - t, y0, hi[2]), (hi[0] + t, y1, hi[2] + t)),
+        Box.axis_aligned((lo[0] - t, y0, lo[2] - t), (hi[0] + t, y1, lo[2])),
+        Box.axis_aligned((lo[0] - t, y1, lo[2] - t), (hi[0] + t, y1 + t, hi[2] + t)),
+    ]
+
+
+def _id_table(w: World) -> Tuple[Tuple[str, ...], np.ndarray]:
+    """Instance index -> name (0 = background) and a collision-free colour per instance."""
+    cached = w._cache.get("id_table")
+    order = tuple(oid for oid, o in w.objects.items() if o.rendered)
+    if cached is not None and cached[0] == order:
+        return cached[1]
+    names = ("",) + order + _WALL_NAMES
+    palette = np.zeros((len(names), 3), dtype=np.uint8)
+    used = {(0, 0, 0)}
+    for i, n in enumerate(names[1:], start=1):
+        salt = 0
+        while True:
+            h = zlib.crc32(f"{salt}:{n}".encode())
+            c = ((h >> 16) & 255, (h >> 8) & 255, h & 255)
+            if c not in used:
+                break
+            salt += 1
+        used.add(c)
+        palette[i] = c
+    w._cache["id_table"] = (order, (names, palette))
+    return names, palette
+
+
+def _object_color(o) -> np.ndarray:
+    base = np.array(class_color(o.object_type), dtype=np.float64)
+    h = zlib.crc32(o.object_id.encode())
+    jitter = np.array([(h >> 16) & 31, (h >> 8) & 31, h & 31], dtype=np.float64) - 16
+    c = base + jitter
+    if o.is_broken:
+        c *= 0.55
+    if o.is_cooked:
+        c = c * 0.6 + np.array([90, 45, 10])
+    if o.is_dirty:
+        c = c * 0.7 + np.array([30, 25, 5])
+    if o.is_toggled and o.object_type in ("DeskLamp", "FloorLamp", "Television", "Laptop", "Candle"):
+        c = c * 0.5 + 127
+    return np.clip(c, 0, 255).astype(np.uint8)
+
+
+def _instances(w: World, names: Tuple[str, ...]):
+    index = {n: i for i, n in enumerate(names)}
+    mats, cols, ids = [], [], []
+    for o in w.objects.values():
+        if not o.rendered:
+            continue
+        col = _object_color(o)
+        for p in w.render_parts(o):
+            mats.append(p.transform())
+            cols.append(col)
+            ids.append(index[o.object_id])
+    wall_col = np.array([200, 196, 188], dtype=np.uint8)
+    for n, b in zip(_WALL_NAMES, _room_boxes(w)):
+        mats.append(b.transform())
+        cols.append(wall_col if not n.startswith("Ceiling") else np.array([230, 230, 230], np.uint8))
+        ids.append(index[n])
+    return (np.asarray(mats, dtype=np.float32), np.asarray(cols, dtype=np.uint8),
+            np.asarray(ids, dtype=np.int32))

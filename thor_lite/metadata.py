@@ -1,0 +1,129 @@
+"""THOR-schema metadata dictionaries built from a frozen world view."""
+from __future__ import annotations
+
+from typing import Any, Dict, List
+
+import numpy as np
+
+from .constants import CAMERA_CROUCH_OFFSET, CAMERA_STANDING_OFFSET, HAND_LOCAL_POSITION
+from .objects import SimObject, aabb_corner_points
+from .world import World
+
+
+def _v(p) -> Dict[str, float]:
+    return {"x": float(p[0]), "y": float(p[1]), "z": float(p[2])}
+
+
+def agent_metadata(w: World) -> Dict[str, Any]:
+    a = w.agent
+    return {
+        "name": "agent",
+        "position": {"x": a.x, "y": a.y, "z": a.z},
+        "rotation": {"x": 0.0, "y": a.yaw, "z": 0.0},
+        "cameraHorizon": a.horizon,
+        "isStanding": a.standing,
+        "inHighFrictionArea": False,
+    }
+
+
+def object_metadata(w: World, o: SimObject, vis: Dict[str, tuple], contents: Dict[str, List[str]]) -> Dict[str, Any]:
+    f = o.flags
+    lo, hi = o.aabb
+    if o.object_id == w.held:
+        b = w.held_box(o)
+        lo, hi = b.aabb()
+        centre = b.center
+        pos = centre - o.rot_matrix @ o.local_box.center
+    else:
+        b = o.box
+        pos = o.position
+    visible, interactable = vis.get(o.object_id, (False, False))
+    a = w.agent
+    dist = float(np.linalg.norm(np.asarray(pos) - np.array([a.x, a.y, a.z])))
+    is_rec = f.get("receptacle", False)
+    return {
+        "objectId": o.object_id,
+        "name": o.name,
+        "objectType": o.object_type,
+        "assetId": o.asset_id,
+        "position": _v(pos),
+        "rotation": _v(o.rotation),
+        "visible": visible,
+        "isInteractable": interactable,
+        "distance": dist,
+        "receptacle": is_rec,
+        "receptacleObjectIds": list(contents.get(o.object_id, [])) if is_rec else None,
+        "parentReceptacles": list(o.parents) if o.parents else None,
+        "pickupable": f.get("pickupable", False),
+        "isPickedUp": o.object_id == w.held,
+        "moveable": f.get("moveable", False),
+        "openable": f.get("openable", False),
+        "isOpen": o.is_open,
+        "openness": o.openness,
+        "toggleable": f.get("toggleable", False),
+        "isToggled": o.is_toggled,
+        "controlledObjects": list(o.controlled_objects) if o.controlled_objects is not None else None,
+        "sliceable": f.get("sliceable", False),
+        "isSliced": o.is_sliced,
+        "cookable": f.get("cookable", False),
+        "isCooked": o.is_cooked,
+        "dirtyable": f.get("dirtyable", False),
+        "isDirty": o.is_dirty,
+        "breakable": f.get("breakable", False),
+        "isBroken": o.is_broken,
+        "canFillWithLiquid": f.get("canFillWithLiquid", False),
+        "isFilledWithLiquid": o.is_filled,
+        "fillLiquid": o.fill_liquid,
+        "canBeUsedUp": f.get("canBeUsedUp", False),
+        "isUsedUp": o.is_used_up,
+        "temperature": o.temperature,
+        "isHeatSource": f.get("isHeatSource", False),
+        "isColdSource": f.get("isColdSource", False),
+        "mass": o.mass,
+        "salientMaterials": list(o.salient_materials) if o.salient_materials else None,
+        "isMoving": False,
+        "axisAlignedBoundingBox": {
+            "cornerPoints": aabb_corner_points(lo, hi),
+            "center": _v((lo + hi) / 2),
+            "size": _v(hi - lo),
+        },
+        "objectOrientedBoundingBox": (
+            {"cornerPoints": b.corners().tolist()} if (o.pickupable or o.moveable) else None
+        ),
+    }
+
+
+def objects_metadata(w: World) -> List[Dict[str, Any]]:
+    objs = [o for o in w.objects.values() if o.enabled]
+    flt = getattr(w, "object_filter", None)
+    if flt is not None:
+        objs = [o for o in objs if o.object_id in flt]
+    vis = w.visibility([o.object_id for o in objs])
+    contents: Dict[str, List[str]] = {}
+    for o in w.objects.values():
+        if o.enabled:
+            for p in o.parents:
+                contents.setdefault(p, []).append(o.object_id)
+    return [object_metadata(w, o, vis, contents) for o in objs]
+
+
+def held_object_pose(w: World) -> Dict[str, Any]:
+    cam = w.camera_position()
+    hand = w.hand_position()
+    return {
+        "position": _v(hand),
+        "rotation": {"x": w.agent.horizon, "y": w.agent.yaw, "z": 0.0},
+        "localPosition": _v(HAND_LOCAL_POSITION),
+        "localRotation": {"x": 0.0, "y": 0.0, "z": 0.0},
+    }
+
+
+def scene_bounds(w: World) -> Dict[str, Any]:
+    lo = w.room_lo.copy()
+    hi = w.room_hi.copy()
+    hi[1] = max(hi[1], w.floor_y + 3.0)
+    return {"cornerPoints": aabb_corner_points(lo, hi), "center": _v((lo + hi) / 2), "size": _v(hi - lo)}
+
+
+def camera_y_offset(w: World) -> float:
+    return CAMERA_STANDING_OFFSET if w.agent.standing else CAMERA_CROUCH_OFFSET

@@ -1,0 +1,203 @@
+"""Simulated objects: immutable records whose world geometry is derived from their pose.
+
+The world replaces an object (``dataclasses.replace``) whenever it changes, so an Event can
+keep a reference to the object table of its step and compute metadata or images lazily
+without ever seeing later changes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from .constants import IN_RECEPTACLES, OPEN_TOP_RECEPTACLES
+from .geometry import AABB_CORNER_SIGNS, Box, euler_to_matrix
+from .scene_data import ObjectRecord
+
+WALL = 0.015  # thickness of the walls of hollow containers
+
+
+def format_object_id(object_type: str, position: Tuple[float, float, float]) -> str:
+    """THOR's `Type|+x.xx|+y.yy|+z.zz` id, with .NET's '00.00' format and its sign quirk."""
+
+    def fmt(v: float) -> str:
+        s = f"{abs(v):05.2f}"
+        if v >= 0:
+            return "+" + s
+        return s if s == "00.00" else "-" + s
+
+    return "|".join([object_type] + [fmt(v) for v in position])
+
+
+@dataclass(frozen=True, eq=False)
+class SimObject:
+    object_id: str
+    name: str
+    object_type: str
+    asset_id: str
+    position: Tuple[float, float, float]
+    rotation: Tuple[float, float, float]
+    local_box: Box  # the object's box in its own frame (pivot at the origin)
+    has_oobb: bool
+    flags: Dict[str, bool]
+    # state
+    is_open: bool = False
+    openness: float = 0.0
+    is_toggled: bool = False
+    is_sliced: bool = False
+    is_cooked: bool = False
+    is_dirty: bool = False
+    is_broken: bool = False
+    is_filled: bool = False
+    fill_liquid: Optional[str] = None
+    is_used_up: bool = False
+    temperature: str = "RoomTemp"
+    is_picked_up: bool = False
+    parents: Tuple[str, ...] = ()
+    enabled: bool = True
+    unbreakable: bool = False
+    mass: float = 0.0
+    salient_materials: Optional[Tuple[str, ...]] = None
+    controlled_objects: Optional[Tuple[str, ...]] = None
+    front: Tuple[float, float] = (0.0, 1.0)  # outward xz direction of an openable's door
+    surface_y: Optional[float] = None  # resting height for objects put on this receptacle
+
+    # --- construction ------------------------------------------------------------------
+    @staticmethod
+    def from_record(rec: ObjectRecord) -> "SimObject":
+        r = euler_to_matrix(rec.rotation)
+        p = np.asarray(rec.position)
+        local = Box(r.T @ (rec.box.center - p), rec.box.half, r.T @ rec.box.rot)
+        s = rec.state
+        return SimObject(
+            object_id=rec.object_id, name=rec.name, object_type=rec.object_type,
+            asset_id=rec.asset_id, position=rec.position, rotation=rec.rotation,
+            local_box=local, has_oobb=rec.has_oobb, flags=dict(rec.flags),
+            is_open=bool(s.get("isOpen")), openness=float(s.get("openness") or 0.0),
+            is_toggled=bool(s.get("isToggled")), is_sliced=bool(s.get("isSliced")),
+            is_cooked=bool(s.get("isCooked")), is_dirty=bool(s.get("isDirty")),
+            is_broken=bool(s.get("isBroken")), is_filled=bool(s.get("isFilledWithLiquid")),
+            fill_liquid=s.get("fillLiquid"), is_used_up=bool(s.get("isUsedUp")),
+            temperature=s.get("temperature") or "RoomTemp",
+            parents=tuple(rec.parent_receptacles), mass=rec.mass,
+            salient_materials=rec.salient_materials, controlled_objects=rec.controlled_objects,
+        )
+
+    def with_changes(self, **changes: Any) -> "SimObject":
+        return replace(self, **changes)
+
+    # --- geometry ----------------------------------------------------------------------
+    @property
+    def pickupable(self) -> bool:
+        return self.flags.get("pickupable", False)
+
+    @property
+    def moveable(self) -> bool:
+        return self.flags.get("moveable", False)
+
+    @property
+    def is_static(self) -> bool:
+        return not (self.pickupable or self.moveable)
+
+    @property
+    def rendered(self) -> bool:
+        return self.enabled and not self.is_sliced and not self.is_used_up_hidden
+
+    @property
+    def is_used_up_hidden(self) -> bool:
+        return False
+
+    @cached_property
+    def rot_matrix(self) -> np.ndarray:
+        return euler_to_matrix(self.rotation)
+
+    @cached_property
+    def box(self) -> Box:
+        """World oriented box of the object at its current pose."""
+        r = self.rot_matrix
+        return Box(np.asarray(self.position) + r @ self.local_box.center, self.local_box.half,
+                   r @ self.local_box.rot)
+
+    @cached_property
+    def aabb(self) -> Tuple[np.ndarray, np.ndarray]:
+        return self.box.aabb()
+
+    @cached_property
+    def parts(self) -> Tuple[Box, ...]:
+        """Boxes drawn and ray-cast for this object (hollow containers, opened doors)."""
+        b = self.box
+        t = self.object_type
+        if t in IN_RECEPTACLES and self.flags.get("openable"):
+            return self._open_container_parts(b) if self.openness > 0 else (b,)
+        if t in OPEN_TOP_RECEPTACLES and self.flags.get("receptacle"):
+            return _hollow_parts(b, open_faces=("top",))
+        return (b,)
+
+    def _open_container_parts(self, b: Box) -> Tuple[Box, ...]:
+        lo, hi = self.aabb
+        fx, fz = self.front
+        if self.object_type == "Drawer":
+            depth = (hi - lo)[0] if abs(fx) > abs(fz) else (hi - lo)[2]
+            shift = np.array([fx, 0.0, fz]) * depth * 0.8 * self.openness
+            return _hollow_parts(Box(b.center + shift, b.half, b.rot), open_faces=("top",))
+        # A shell with the front face missing, plus the door swung open about one edge.
+        aa = Box.axis_aligned(lo, hi)
+        face = _front_face_name(fx, fz)
+        shell = _hollow_parts(aa, open_faces=(face,))
+        size = hi - lo
+        angle = np.pi / 2 * self.openness
+        if face in ("+x", "-x"):
+            width = size[2]
+            sgn = 1.0 if face == "+x" else -1.0
+            hinge = np.array([hi[0] if sgn > 0 else lo[0], 0.0, lo[2]])
+            d = np.array([sgn * np.sin(angle), 0.0, np.cos(angle)])
+        else:
+            width = size[0]
+            sgn = 1.0 if face == "+z" else -1.0
+            hinge = np.array([lo[0], 0.0, hi[2] if sgn > 0 else lo[2]])
+            d = np.array([np.cos(angle), 0.0, sgn * np.sin(angle)])
+        centre = hinge + d * width / 2
+        centre[1] = (lo[1] + hi[1]) / 2
+        yaw = np.arctan2(d[0], d[2])  # door's long axis is its local +z
+        c, s = np.cos(yaw), np.sin(yaw)
+        rot = np.array([[c, 0, s], [0, 1, 0], [-s, 0, c]])
+        door = Box(centre, np.array([WALL, size[1] / 2, width / 2]), rot)
+        return shell + (door,)
+
+    def visibility_points(self) -> np.ndarray:
+        """Points whose line of sight decides visibility (THOR uses per-prefab points)."""
+        b = self.box
+        shrink = Box(b.center, b.half * 0.75, b.rot)
+        return np.vstack([shrink.corners(), b.center[None]])
+
+
+def _front_face_name(fx: float, fz: float) -> str:
+    if abs(fx) >= abs(fz):
+        return "+x" if fx > 0 else "-x"
+    return "+z" if fz > 0 else "-z"
+
+
+def _hollow_parts(b: Box, open_faces: Tuple[str, ...]) -> Tuple[Box, ...]:
+    """Five (or fewer) thin walls of a box, in its own frame; 'top' is local +y."""
+    parts: List[Box] = []
+    h = b.half
+    w = np.minimum(np.full(3, WALL), h * 0.25)
+    faces = {
+        "bottom": (1, -1), "top": (1, 1), "+x": (0, 1), "-x": (0, -1), "+z": (2, 1), "-z": (2, -1),
+    }
+    for name, (axis, sign) in faces.items():
+        if name in open_faces:
+            continue
+        half = h.copy()
+        half[axis] = w[axis]
+        offset = np.zeros(3)
+        offset[axis] = sign * (h[axis] - w[axis])
+        parts.append(Box(b.center + b.rot @ offset, half, b.rot))
+    return tuple(parts)
+
+
+def aabb_corner_points(lo: np.ndarray, hi: np.ndarray) -> List[List[float]]:
+    c, e = (lo + hi) / 2, (hi - lo) / 2
+    return (c + AABB_CORNER_SIGNS * e).tolist()

@@ -1,0 +1,226 @@
+"""Rigid placement and state-change rules (THOR's physics, reduced to what tasks observe).
+
+No dynamics are simulated: objects are placed at rest on surfaces, fall straight down when
+dropped, and appliances change their contents' state as soon as they are switched on.
+"""
+from __future__ import annotations
+
+from typing import Iterable, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .constants import (
+    BREAK_DROP_HEIGHT, COLD_SOURCES, IN_RECEPTACLES, OBJECT_SPECIFIC_RECEPTACLES, SOFT_TYPES,
+)
+from .geometry import Box, euler_to_matrix
+from .objects import SimObject
+from .world import World
+
+REST_GAP = 0.002  # objects rest this far above the surface they are placed on
+
+
+def pose_box(obj: SimObject, position: Sequence[float], rotation: Sequence[float]) -> Box:
+    r = euler_to_matrix(rotation)
+    return Box(np.asarray(position, float) + r @ obj.local_box.center, obj.local_box.half,
+               r @ obj.local_box.rot)
+
+
+def move_with_contents(w: World, oid: str, position: Sequence[float],
+                       rotation: Sequence[float], **changes) -> None:
+    """Move an object and carry everything resting in/on it rigidly along."""
+    obj = w.objects[oid]
+    old_r = obj.rot_matrix
+    new_r = euler_to_matrix(rotation)
+    delta_r = new_r @ old_r.T
+    old_p = np.asarray(obj.position)
+    new_p = np.asarray(position, float)
+    for cid in w.descendants(oid):
+        c = w.objects[cid]
+        cp = new_p + delta_r @ (np.asarray(c.position) - old_p)
+        from .geometry import matrix_to_euler
+
+        crot = matrix_to_euler(delta_r @ c.rot_matrix) if not np.allclose(delta_r, np.eye(3)) else c.rotation
+        w.update(cid, position=tuple(float(v) for v in cp), rotation=tuple(float(v) for v in crot))
+    w.update(oid, position=tuple(float(v) for v in new_p),
+             rotation=tuple(float(v) for v in rotation), **changes)
+
+
+def surface_height(w: World, rec: SimObject) -> float:
+    lo, hi = rec.aabb
+    if rec.object_type in IN_RECEPTACLES or rec.object_type == "Floor":
+        return float(lo[1] + 0.02) if rec.object_type != "Floor" else float(hi[1])
+    if rec.surface_y is not None:
+        return rec.surface_y
+    if len(rec.parts) > 1:  # hollow: rest on the inner bottom
+        return float(lo[1] + min(0.02, (hi[1] - lo[1]) * 0.25))
+    return float(hi[1])
+
+
+def find_placement(w: World, obj: SimObject, rec: SimObject, *, agent_xz: Optional[np.ndarray],
+                   max_dist: Optional[float], rng: Optional[np.random.Generator],
+                   yaws: Optional[Sequence[float]] = None, ignore: Iterable[str] = (),
+                   attempts: Optional[int] = None) -> Optional[Tuple[Tuple[float, float, float], Tuple[float, float, float]]]:
+    """A collision-free resting pose for `obj` in/on `rec`, nearest to the agent first.
+
+    THOR's corner rule: for enclosing receptacles all 8 corners must lie inside the
+    receptacle, elsewhere at least 4 must lie over its footprint.
+    """
+    rb = rec.box
+    rlo, rhi = rec.aabb
+    base_y = surface_height(w, rec)
+    rx, rz = rb.rot[:, 0], rb.rot[:, 2]
+    hx, hz = rb.half[0], rb.half[2]
+    if abs(rb.rot[1, 1]) < 0.99:  # tilted receptacle: use its AABB footprint
+        rx, rz = np.array([1.0, 0, 0]), np.array([0, 0, 1.0])
+        hx, hz = (rhi - rlo)[0] / 2, (rhi - rlo)[2] / 2
+    centre = (rlo + rhi) / 2
+    step = 0.05 if max(hx, hz) < 1.5 else 0.1
+    us = np.arange(-hx, hx + 1e-9, step)
+    vs = np.arange(-hz, hz + 1e-9, step)
+    grid = np.array([centre + u * rx + v * rz for u in us for v in vs])
+    if len(grid) == 0:
+        grid = centre[None]
+    if agent_xz is not None:
+        d = np.hypot(grid[:, 0] - agent_xz[0], grid[:, 2] - agent_xz[1])
+        if max_dist is not None:
+            grid = grid[d <= max_dist]
+            d = d[d <= max_dist]
+        order = np.lexsort((grid[:, 2], grid[:, 0], np.round(d, 6)))
+        grid = grid[order]
+    elif rng is not None:
+        grid = grid[rng.permutation(len(grid))]
+    if attempts is not None:
+        grid = grid[:attempts]
+    base_rot = obj.rotation
+    cand_yaws = list(yaws) if yaws is not None else [base_rot[1] + k * 90.0 for k in range(4)]
+    ignore_set = set(ignore) | {obj.object_id, rec.object_id} | set(w.descendants(obj.object_id))
+    inside = rec.object_type in IN_RECEPTACLES
+    for p in grid:
+        for yaw in cand_yaws:
+            rot = (base_rot[0], float(yaw) % 360.0, base_rot[2])
+            b0 = pose_box(obj, (0.0, 0.0, 0.0), rot)
+            lo0, _ = b0.aabb()
+            pos = np.array([p[0] - b0.center[0], base_y - lo0[1] + REST_GAP, p[2] - b0.center[2]])
+            b = pose_box(obj, pos, rot)
+            corners = b.corners()
+            if inside:
+                if not rb.contains(corners, margin=0.01).all():
+                    continue
+            else:
+                local = (corners - rb.center) @ rb.rot
+                over = (np.abs(local[:, 0]) <= rb.half[0] + 1e-3) & (np.abs(local[:, 2]) <= rb.half[2] + 1e-3)
+                if over.sum() < 4:
+                    continue
+            if w.overlapping(b, ignore=ignore_set) is not None:
+                continue
+            return (tuple(float(v) for v in pos), rot)
+    return None
+
+
+def snap_to_attach_point(w: World, obj: SimObject, rec: SimObject):
+    """Object-specific receptacles hold one object, centred on top of them."""
+    if obj.object_type not in OBJECT_SPECIFIC_RECEPTACLES.get(rec.object_type, ()):
+        return None
+    if any(w.objects[c].enabled for c in w.contents(rec.object_id)):
+        raise_full = True
+    else:
+        raise_full = False
+    if raise_full:
+        return "full"
+    rot = (0.0, obj.rotation[1], 0.0)
+    b0 = pose_box(obj, (0.0, 0.0, 0.0), rot)
+    lo0, _ = b0.aabb()
+    rlo, rhi = rec.aabb
+    c = rec.box.center
+    top = surface_height(w, rec)
+    pos = (float(c[0] - b0.center[0]), float(top - lo0[1] + REST_GAP), float(c[2] - b0.center[2]))
+    return pos, rot
+
+
+def drop_height(w: World, box: Box, ignore: Iterable[str]) -> Tuple[float, Optional[str]]:
+    """Highest surface under a box's footprint (straight-down fall), and whose it is."""
+    lo, hi = box.aabb()
+    best_y, best_id = w.floor_y, None
+    ign = set(ignore)
+    for o in w.objects.values():
+        if not o.rendered or o.object_id in ign:
+            continue
+        for p in w.render_parts(o):
+            plo, phi = p.aabb()
+            if phi[1] > lo[1] + 1e-3 or phi[1] < best_y:
+                continue
+            if plo[0] > hi[0] or phi[0] < lo[0] or plo[2] > hi[2] or phi[2] < lo[2]:
+                continue
+            # require the box centre to be over the part (else it would tip off)
+            c = box.center
+            if not (plo[0] - 0.02 <= c[0] <= phi[0] + 0.02 and plo[2] - 0.02 <= c[2] <= phi[2] + 0.02):
+                continue
+            best_y, best_id = float(phi[1]), o.object_id
+    return best_y, best_id
+
+
+def breaks_on_drop(obj: SimObject, fall: float) -> bool:
+    """Impulse model: mass * impact speed above THOR's 3.6 threshold breaks fragile things."""
+    if not obj.flags.get("breakable") or obj.unbreakable or obj.is_broken:
+        return False
+    if obj.object_type in SOFT_TYPES or fall < 0.05:
+        return False
+    speed = float(np.sqrt(2 * 9.81 * max(fall, 0.0)))
+    return max(obj.mass, 0.2) * speed > 3.6 or fall > BREAK_DROP_HEIGHT * 2.5
+
+
+# --- appliance / environment rules -----------------------------------------------------
+def heat_sources_on(w: World) -> List[SimObject]:
+    out = []
+    for o in w.active():
+        t = o.object_type
+        if t == "Microwave" and o.is_toggled and not o.is_open:
+            out.append(o)
+        elif t in ("StoveBurner", "Toaster", "CoffeeMachine") and o.is_toggled and not o.is_broken:
+            out.append(o)
+    return out
+
+
+def apply_state_rules(w: World) -> None:
+    """Heat, cold, water and coffee effects on whatever currently sits in those zones."""
+    for src in heat_sources_on(w):
+        for cid in w.descendants(src.object_id):
+            c = w.objects[cid]
+            changes = {}
+            if c.temperature != "Hot":
+                changes["temperature"] = "Hot"
+            toastable = not (src.object_type == "Microwave" and c.object_type == "BreadSliced")
+            if c.flags.get("cookable") and not c.is_cooked and toastable:
+                changes["is_cooked"] = True
+            if src.object_type == "CoffeeMachine" and c.object_type == "Mug" and not c.is_filled:
+                changes.update(is_filled=True, fill_liquid="coffee")
+            if changes:
+                w.update(cid, **changes)
+    for o in list(w.active()):
+        if o.object_type in COLD_SOURCES:
+            for cid in w.descendants(o.object_id):
+                if w.objects[cid].temperature != "Cold":
+                    w.update(cid, temperature="Cold")
+    for f in [o for o in w.active() if o.object_type in ("Faucet", "ShowerHead") and o.is_toggled]:
+        basin = nearest_basin(w, f)
+        if basin is None:
+            continue
+        for cid in w.descendants(basin.object_id):
+            c = w.objects[cid]
+            changes = {}
+            if c.flags.get("dirtyable") and c.is_dirty:
+                changes["is_dirty"] = False
+            if c.flags.get("canFillWithLiquid") and not c.is_filled:
+                changes.update(is_filled=True, fill_liquid="water")
+            if changes:
+                w.update(cid, **changes)
+
+
+def nearest_basin(w: World, src: SimObject) -> Optional[SimObject]:
+    types = ("SinkBasin", "BathtubBasin", "Bathtub", "Sink")
+    p = np.asarray(src.position)
+    cands = [o for o in w.active() if o.object_type in types and o.flags.get("receptacle")]
+    if not cands:
+        return None
+    best = min(cands, key=lambda o: (float(np.linalg.norm(o.box.center - p)), o.object_id))
+    return best if float(np.linalg.norm(best.box.center - p)) < 1.5 else None

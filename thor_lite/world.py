@@ -1,0 +1,408 @@
+"""Scene state and the geometric queries every action needs.
+
+`World` owns the agent pose and a copy-on-write table of `SimObject`s. Queries that are
+costly (navigation grid, occluder arrays) are cached against a version counter that bumps
+whenever an object changes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+import networkx as nx
+import numpy as np
+
+from .constants import (
+    AGENT_HEIGHT, AGENT_RADIUS, AGENT_Y_OFFSET, CAMERA_CROUCH_OFFSET, CAMERA_STANDING_OFFSET,
+    FLOOR_EXTENDED_TYPES, HAND_LOCAL_POSITION, IN_RECEPTACLES, NON_BLOCKING_TYPES,
+    SEE_THROUGH_TYPES,
+)
+from .geometry import Box, euler_to_matrix, pack_boxes, ray_box_hits
+from .objects import SimObject
+from .scene_data import SceneRecord, layout_cells
+
+
+@dataclass(frozen=True)
+class AgentState:
+    x: float
+    y: float
+    z: float
+    yaw: float
+    horizon: float
+    standing: bool = True
+
+    @property
+    def position(self) -> np.ndarray:
+        return np.array([self.x, self.y, self.z])
+
+
+@dataclass(frozen=True)
+class Occluders:
+    """Packed part boxes of every rendered object, for vectorised ray casts."""
+
+    centers: np.ndarray
+    halves: np.ndarray
+    rots: np.ndarray
+    owners: np.ndarray  # index into `ids`
+    ids: Tuple[str, ...]
+    see_through: np.ndarray  # per box
+
+
+class World:
+    def __init__(self, scene: SceneRecord, grid_size: float = 0.25,
+                 visibility_distance: float = 1.5, fov: float = 90.0, width: int = 300,
+                 height: int = 300) -> None:
+        self.scene_name = scene.name
+        self.grid_size = grid_size
+        self.visibility_distance = visibility_distance
+        self.fov = fov
+        self.width, self.height = width, height
+        objs = [SimObject.from_record(r) for r in scene.objects]
+        self.objects: Dict[str, SimObject] = {o.object_id: o for o in objs}
+        self.held: Optional[str] = None
+        self.version = 0
+        self._cache: Dict[str, Tuple[int, object]] = {}
+        floor = next((o for o in objs if o.object_type == "Floor"), None)
+        if floor is None:
+            raise ValueError(f"{scene.name}: scene has no Floor object")
+        lo, hi = floor.aabb
+        self.floor_y = float(hi[1])
+        self.room_lo, self.room_hi = lo, hi
+        self.room_cells = layout_cells(scene.name)  # walls: real reachable grid, when available
+        self._init_openable_fronts()
+        self._init_surfaces()
+        start = self._default_start()
+        self.agent = AgentState(start[0], self.floor_y + AGENT_Y_OFFSET, start[1], 0.0, 0.0, True)
+        self.pickup_counter: Dict[str, int] = {}
+
+    # --- mutation ----------------------------------------------------------------------
+    def update(self, object_id: str, **changes) -> SimObject:
+        new = self.objects[object_id].with_changes(**changes)
+        self.objects = {**self.objects, object_id: new}
+        self.version += 1
+        return new
+
+    def add(self, obj: SimObject) -> None:
+        self.objects = {**self.objects, obj.object_id: obj}
+        self.version += 1
+
+    def remove(self, object_id: str) -> None:
+        objs = dict(self.objects)
+        del objs[object_id]
+        self.objects = objs
+        self.version += 1
+
+    def snapshot(self):
+        return (self.objects, self.held, self.agent, self.version)
+
+    def restore(self, snap) -> None:
+        self.objects, self.held, self.agent, _ = snap
+        self.version += 1  # caches keyed on the old version must not be reused
+
+    def _cached(self, key: str, fn, version: Optional[int] = None):
+        v = self.version if version is None else version
+        hit = self._cache.get(key)
+        if hit is not None and hit[0] == v:
+            return hit[1]
+        val = fn()
+        self._cache[key] = (v, val)
+        return val
+
+    # --- lookups -----------------------------------------------------------------------
+    def get(self, object_id: str) -> Optional[SimObject]:
+        return self.objects.get(object_id)
+
+    def by_name(self, name: str) -> Optional[SimObject]:
+        for o in self.objects.values():
+            if o.name == name:
+                return o
+        return None
+
+    def active(self) -> Iterable[SimObject]:
+        return (o for o in self.objects.values() if o.enabled)
+
+    def contents(self, receptacle_id: str) -> List[str]:
+        return [o.object_id for o in self.objects.values()
+                if o.enabled and receptacle_id in o.parents]
+
+    def descendants(self, object_id: str) -> List[str]:
+        out, frontier = [], [object_id]
+        while frontier:
+            cur = frontier.pop()
+            for c in self.contents(cur):
+                if c not in out and c != object_id:
+                    out.append(c)
+                    frontier.append(c)
+        return out
+
+    # --- camera ------------------------------------------------------------------------
+    def camera_position(self, agent: Optional[AgentState] = None) -> np.ndarray:
+        a = agent or self.agent
+        off = CAMERA_STANDING_OFFSET if a.standing else CAMERA_CROUCH_OFFSET
+        return np.array([a.x, a.y + off, a.z])
+
+    def camera_rotation(self, agent: Optional[AgentState] = None) -> np.ndarray:
+        a = agent or self.agent
+        return euler_to_matrix((a.horizon, a.yaw, 0.0))
+
+    def hand_position(self, agent: Optional[AgentState] = None) -> np.ndarray:
+        return self.camera_position(agent) + self.camera_rotation(agent) @ np.array(HAND_LOCAL_POSITION)
+
+    # --- static setup ------------------------------------------------------------------
+    def _init_openable_fronts(self) -> None:
+        """Pick the door side of each openable: the face looking into the most free space."""
+        free = self.free_cells()
+        pts = np.array(list(free)) * self.grid_size if free else np.zeros((0, 2))
+        for o in list(self.objects.values()):
+            if not o.flags.get("openable"):
+                continue
+            lo, hi = o.aabb
+            c = (lo + hi) / 2
+            best, best_d = (0.0, 1.0), np.inf
+            for d in ((1.0, 0.0), (-1.0, 0.0), (0.0, 1.0), (0.0, -1.0)):
+                ext = (hi - lo)[0] / 2 if d[0] else (hi - lo)[2] / 2
+                probe = np.array([c[0] + d[0] * (ext + 0.5), c[2] + d[1] * (ext + 0.5)])
+                dist = np.min(np.linalg.norm(pts - probe, axis=1)) if len(pts) else 0.0
+                if dist < best_d - 1e-9:
+                    best, best_d = d, dist
+            self.objects[o.object_id] = o.with_changes(front=best)
+
+    def _init_surfaces(self) -> None:
+        """Resting height on each receptacle, learned from where THOR put its contents."""
+        bottoms: Dict[str, List[float]] = {}
+        for o in self.objects.values():
+            if o.parents:
+                bottoms.setdefault(o.parents[0], []).append(float(o.aabb[0][1]))
+        for rid, ys in bottoms.items():
+            r = self.objects.get(rid)
+            if r is None or r.object_type in IN_RECEPTACLES or r.object_type == "Floor":
+                continue
+            lo, hi = r.aabb
+            y = float(np.median(ys))
+            if lo[1] - 0.05 <= y <= hi[1] + 0.05:
+                self.objects[rid] = r.with_changes(surface_y=y)
+
+    # --- navigation --------------------------------------------------------------------
+    def obstacle_footprints(self) -> List[Tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """(centre_xz, half_xz, rot2) of everything the agent's body can bump into."""
+
+        def build():
+            out = []
+            for o in self.active():
+                if o.pickupable or o.object_type in NON_BLOCKING_TYPES or o.is_picked_up:
+                    continue
+                if self.room_cells is not None and o.is_static:
+                    continue  # static furniture is already carved out of the real layout
+                lo, hi = o.aabb
+                bottom = self.floor_y if o.object_type in FLOOR_EXTENDED_TYPES else lo[1]
+                if bottom > self.floor_y + 1.5 or hi[1] < self.floor_y + 0.05:
+                    continue
+                b = o.box
+                if abs(b.rot[1, 1]) > 0.999:  # upright box: keep its yaw
+                    ax = b.rot[[0, 2]][:, [0, 2]]
+                    out.append((b.center[[0, 2]], b.half[[0, 2]], ax))
+                else:
+                    out.append(((lo + hi)[[0, 2]] / 2, (hi - lo)[[0, 2]] / 2, np.eye(2)))
+            return out
+
+        return self._cached("footprints", build, self._obstacle_version())
+
+    def _obstacle_version(self) -> int:
+        # Only non-pickupable objects block; hash their poses so pickups don't invalidate.
+        key = tuple((o.object_id, o.position, o.rotation, o.enabled)
+                    for o in self.objects.values() if not o.pickupable)
+        h = hash(key)
+        if getattr(self, "_obst_key", None) != h:
+            self._obst_key = h
+            self._obst_ver = getattr(self, "_obst_ver", 0) + 1
+        return self._obst_ver
+
+    def position_free(self, x: float, z: float) -> bool:
+        r = AGENT_RADIUS
+        if not (self.room_lo[0] + r - 1e-6 <= x <= self.room_hi[0] - r + 1e-6
+                and self.room_lo[2] + r - 1e-6 <= z <= self.room_hi[2] - r + 1e-6):
+            return False
+        if self.room_cells is not None and (round(x / 0.25), round(z / 0.25)) not in self.room_cells:
+            return False
+        p = np.array([x, z])
+        for c, h, rot in self.obstacle_footprints():
+            local = rot.T @ (p - c)
+            q = np.maximum(np.abs(local) - h, 0.0)
+            if q @ q < (r - 1e-3) ** 2:
+                return False
+        return True
+
+    def free_cells(self) -> frozenset:
+        """Grid cells (integer multiples of gridSize) where the agent's body fits."""
+
+        def build():
+            g = self.grid_size
+            xs = np.arange(np.ceil(self.room_lo[0] / g), np.floor(self.room_hi[0] / g) + 1)
+            zs = np.arange(np.ceil(self.room_lo[2] / g), np.floor(self.room_hi[2] / g) + 1)
+            return frozenset((int(i), int(k)) for i in xs for k in zs
+                             if self.position_free(i * g, k * g))
+
+        return self._cached("free_cells", build, self._obstacle_version())
+
+    def reachable_cells(self) -> frozenset:
+        """The connected free region THOR's BFS would find (largest component)."""
+
+        def build():
+            free = self.free_cells()
+            graph = nx.Graph()
+            graph.add_nodes_from(free)
+            for (i, k) in free:
+                for n in ((i + 1, k), (i, k + 1)):
+                    if n in free:
+                        graph.add_edge((i, k), n)
+            if not free:
+                return frozenset()
+            comps = sorted(nx.connected_components(graph), key=lambda c: (-len(c), min(c)))
+            agent_cell = None
+            if hasattr(self, "agent"):
+                agent_cell = (round(self.agent.x / self.grid_size), round(self.agent.z / self.grid_size))
+            for comp in comps:
+                if agent_cell in comp:
+                    return frozenset(comp)
+            return frozenset(comps[0])
+
+        return self._cached("reachable", build, self._obstacle_version())
+
+    def _default_start(self) -> Tuple[float, float]:
+        cells = self.reachable_cells()
+        if not cells:
+            c = (self.room_lo + self.room_hi) / 2
+            return float(c[0]), float(c[2])
+        centre = (self.room_lo + self.room_hi)[[0, 2]] / 2 / self.grid_size
+        best = min(cells, key=lambda c: ((c[0] - centre[0]) ** 2 + (c[1] - centre[1]) ** 2, c))
+        return best[0] * self.grid_size, best[1] * self.grid_size
+
+    # --- occlusion and visibility ------------------------------------------------------
+    def occluders(self) -> Occluders:
+        def build():
+            boxes, owners, ids, see = [], [], [], []
+            for o in self.objects.values():
+                if not o.rendered:
+                    continue
+                ids.append(o.object_id)
+                for p in self.render_parts(o):
+                    boxes.append(p)
+                    owners.append(len(ids) - 1)
+                    see.append(o.object_type in SEE_THROUGH_TYPES)
+            c, h, r = pack_boxes(boxes)
+            return Occluders(c, h, r, np.asarray(owners, dtype=np.int64), tuple(ids),
+                             np.asarray(see, dtype=bool))
+
+        return self._cached("occluders", build, self.version * 1000003 + self._agent_key())
+
+    def _agent_key(self) -> int:
+        # Held objects move with the agent, so occluders depend on the pose while holding.
+        return hash(self.agent) if self.held else 0
+
+    def render_parts(self, o: SimObject) -> Tuple[Box, ...]:
+        if o.object_id == self.held:
+            return (self.held_box(o),)
+        return o.parts
+
+    def held_box(self, o: SimObject, agent: Optional[AgentState] = None) -> Box:
+        """Held objects hover at the hand point, centred, keeping their own orientation."""
+        b = o.box
+        return Box(self.hand_position(agent), b.half, b.rot)
+
+    def in_viewport(self, points: np.ndarray, agent: Optional[AgentState] = None) -> np.ndarray:
+        cam = self.camera_position(agent)
+        rot = self.camera_rotation(agent)
+        local = (points - cam) @ rot
+        z = local[..., 2]
+        tan_v = np.tan(np.radians(self.fov) / 2)
+        aspect = self.width / self.height
+        with np.errstate(divide="ignore", invalid="ignore"):
+            u = local[..., 0] / (z * tan_v * aspect)
+            v = local[..., 1] / (z * tan_v)
+        return (z > 0.1) & (np.abs(u) < 1) & (np.abs(v) < 1)
+
+    def visibility(self, object_ids: Optional[Sequence[str]] = None,
+                   agent: Optional[AgentState] = None,
+                   max_distance: Optional[float] = None) -> Dict[str, Tuple[bool, bool]]:
+        """object_id -> (visible, interactable) from the agent's (or a given) pose."""
+        a = agent or self.agent
+        dist = self.visibility_distance if max_distance is None else max_distance
+        cam = self.camera_position(a)
+        cands = [self.objects[i] for i in object_ids] if object_ids is not None else list(self.objects.values())
+        result: Dict[str, Tuple[bool, bool]] = {}
+        pts_list, owner_list = [], []
+        for o in cands:
+            result[o.object_id] = (False, False)
+            if not o.rendered or o.object_id == self.held:
+                continue
+            pts = o.visibility_points()
+            d = np.hypot(pts[:, 0] - a.x, pts[:, 2] - a.z)
+            ok = (d <= dist) & (pts[:, 1] <= a.y + AGENT_HEIGHT / 2 + dist)
+            ok &= self.in_viewport(pts, a)
+            if ok.any():
+                pts_list.append(pts[ok])
+                owner_list.extend([o.object_id] * int(ok.sum()))
+        if not pts_list:
+            return result
+        pts = np.vstack(pts_list)
+        occ = self.occluders()
+        t = ray_box_hits(cam, pts, occ.centers, occ.halves, occ.rots)
+        owner_idx = {oid: i for i, oid in enumerate(occ.ids)}
+        tgt = np.array([owner_idx.get(oid, -1) for oid in owner_list])
+        own = occ.owners[None, :] == tgt[:, None]
+        t[own] = np.inf
+        if self.held is not None and self.held in owner_idx:
+            # The held object does not block its own holder's view of things behind it... but
+            # THOR lets it occlude; keep it as an occluder (nothing to do).
+            pass
+        blocked_solid = (t < 0.999) & ~occ.see_through[None, :]
+        blocked_glass = (t < 0.999) & occ.see_through[None, :]
+        seen = ~blocked_solid.any(1)
+        clear = seen & ~blocked_glass.any(1)
+        for i, oid in enumerate(owner_list):
+            v, it = result[oid]
+            result[oid] = (v or bool(seen[i]), it or bool(clear[i]))
+        return result
+
+    # --- placement helpers -------------------------------------------------------------
+    def infer_parents(self, obj: SimObject, box: Optional[Box] = None) -> Tuple[str, ...]:
+        """Receptacles an object rests in or on, judged from geometry (innermost first)."""
+        b = box or obj.box
+        lo, hi = b.aabb()
+        c = b.center
+        found = []
+        for r in self.active():
+            if not r.flags.get("receptacle") or r.object_id == obj.object_id or r.is_picked_up:
+                continue
+            if r.object_id in self.descendants(obj.object_id) if obj.flags.get("receptacle") else False:
+                continue
+            rb = r.box
+            rlo, rhi = r.aabb
+            local = rb.rot.T @ (c - rb.center)
+            if np.any(np.abs(local[[0, 2]]) > rb.half[[0, 2]] + 0.02):
+                continue
+            if r.object_type == "Floor":
+                if lo[1] <= rhi[1] + 0.08:
+                    found.append((10.0, r.object_id))
+                continue
+            if rlo[1] - 0.05 <= lo[1] <= rhi[1] + 0.05:
+                found.append((float(rhi[1] - rlo[1]), r.object_id))
+        found.sort()
+        return tuple(oid for _, oid in found)
+
+    def overlapping(self, box: Box, ignore: Iterable[str] = ()) -> Optional[SimObject]:
+        """First rendered object whose parts overlap `box` (AABB prefilter, then SAT)."""
+        from .geometry import boxes_overlap
+
+        ign = set(ignore)
+        lo, hi = box.aabb()
+        for o in self.objects.values():
+            if not o.rendered or o.object_id in ign or o.object_type == "Floor":
+                continue
+            olo, ohi = o.aabb
+            if np.any(olo > hi - 1e-3) or np.any(ohi < lo + 1e-3):
+                continue
+            for p in self.render_parts(o):
+                if boxes_overlap(box, p, eps=2e-3):
+                    return o
+        return None
