@@ -54,6 +54,8 @@ def _validate_init(p: Dict[str, Any]) -> None:
 class Controller:
     """Drop-in for ai2thor's Controller on the 120 iTHOR floor plans, CPU only."""
 
+    _generation = 0  # distinguishes worlds so renderer uploads are never confused
+
     def __init__(self, scene: Optional[str] = None, **kwargs: Any) -> None:
         self.initialization_parameters: Dict[str, Any] = dict(DEFAULT_INIT)
         for k, v in kwargs.items():
@@ -110,6 +112,8 @@ class Controller:
             _BASE_WORLDS[key] = base
         w = copy.copy(base)
         w._cache = dict(base._cache)
+        Controller._generation += 1
+        w.generation = Controller._generation
         w.rotate_step = float(p["rotateStepDegrees"])
         w.snap_to_grid = bool(p["snapToGrid"])
         w.max_up = float(p["maxUpwardLookAngle"]) or 30.0
@@ -239,7 +243,7 @@ class Controller:
             self._renderer = BoxRenderer(self.width, self.height,
                                          float(self.initialization_parameters["fieldOfView"]),
                                          CAMERA_NEAR, CAMERA_FAR)
-        key = hash((id(view.objects), view.held, view.agent if view.held else None, id(view)))
+        key = (view.generation, view.version, view.held, view.agent if view.held else None)
         if self._uploaded_key != key:
             transforms, colors, ids = _instances(view, names)
             self._renderer.set_instances(transforms, colors, ids)
@@ -286,37 +290,23 @@ def _id_table(w: World) -> Tuple[Tuple[str, ...], np.ndarray]:
     return names, palette
 
 
-def _object_color(o) -> np.ndarray:
-    base = np.array(class_color(o.object_type), dtype=np.float64)
-    h = zlib.crc32(o.object_id.encode())
-    jitter = np.array([(h >> 16) & 31, (h >> 8) & 31, h & 31], dtype=np.float64) - 16
-    c = base + jitter
-    if o.is_broken:
-        c *= 0.55
-    if o.is_cooked:
-        c = c * 0.6 + np.array([90, 45, 10])
-    if o.is_dirty:
-        c = c * 0.7 + np.array([30, 25, 5])
-    if o.is_toggled and o.object_type in ("DeskLamp", "FloorLamp", "Television", "Laptop", "Candle"):
-        c = c * 0.5 + 127
-    return np.clip(c, 0, 255).astype(np.uint8)
-
-
 def _instances(w: World, names: Tuple[str, ...]):
     index = {n: i for i, n in enumerate(names)}
     mats, cols, ids = [], [], []
     for o in w.objects.values():
         if not o.rendered:
             continue
-        col = _object_color(o)
-        for p in w.render_parts(o):
-            mats.append(p.transform())
-            cols.append(col)
-            ids.append(index[o.object_id])
-    wall_col = np.array([200, 196, 188], dtype=np.uint8)
-    for n, b in zip(_WALL_NAMES, _room_boxes(w)):
-        mats.append(b.transform())
-        cols.append(wall_col if not n.startswith("Ceiling") else np.array([230, 230, 230], np.uint8))
-        ids.append(index[n])
-    return (np.asarray(mats, dtype=np.float32), np.asarray(cols, dtype=np.uint8),
-            np.asarray(ids, dtype=np.int32))
+        m = (o.part_transforms if o.object_id != w.held
+             else w.held_box(o).transform()[None].astype(np.float32))
+        mats.append(m)
+        cols.append(np.broadcast_to(o.color, (len(m), 3)))
+        ids.append(np.full(len(m), index[o.object_id], dtype=np.int32))
+    walls = w._cache.get("room_transforms")
+    if walls is None:
+        walls = np.stack([b.transform() for b in _room_boxes(w)]).astype(np.float32)
+        w._cache["room_transforms"] = walls
+    mats.append(walls)
+    wall_cols = np.array([[200, 196, 188]] * (len(_WALL_NAMES) - 1) + [[230, 230, 230]], np.uint8)
+    cols.append(wall_cols)
+    ids.append(np.array([index[n] for n in _WALL_NAMES], dtype=np.int32))
+    return (np.concatenate(mats), np.concatenate(cols).astype(np.uint8), np.concatenate(ids))

@@ -112,6 +112,7 @@ class Event:
         self._render = render
         self._flags = flags
         self._images: Optional[Tuple] = None
+        self._seg_cache: Optional[np.ndarray] = None
         self._id_names, self._id_palette = id_colors
         self.events = [self]
         self.third_party_camera_frames: list = []
@@ -156,7 +157,12 @@ class Event:
         ids = self.instance_ids_frame
         if ids is None:
             return None
-        return self._id_palette[ids]
+        if self._seg_cache is None:
+            packed = np.zeros(len(self._id_palette), dtype=np.uint32)
+            packed.view(np.uint8).reshape(-1, 4)[:, :3] = self._id_palette
+            rgba = np.take(packed, ids).view(np.uint8).reshape(ids.shape + (4,))
+            self._seg_cache = np.ascontiguousarray(rgba[..., :3])
+        return self._seg_cache
 
     @property
     def semantic_segmentation_frame(self) -> Optional[np.ndarray]:

@@ -26,71 +26,66 @@ def agent_metadata(w: World) -> Dict[str, Any]:
     }
 
 
+def _static_fields(o: SimObject) -> Dict[str, Any]:
+    """Scalar metadata fields that only change when the object record changes (cached)."""
+    cached = o.__dict__.get("_meta_static")
+    if cached is None:
+        f = o.flags
+        cached = {
+            "objectId": o.object_id, "name": o.name, "objectType": o.object_type,
+            "assetId": o.asset_id, "receptacle": f.get("receptacle", False),
+            "pickupable": f.get("pickupable", False), "moveable": f.get("moveable", False),
+            "openable": f.get("openable", False), "isOpen": o.is_open, "openness": o.openness,
+            "toggleable": f.get("toggleable", False), "isToggled": o.is_toggled,
+            "sliceable": f.get("sliceable", False), "isSliced": o.is_sliced,
+            "cookable": f.get("cookable", False), "isCooked": o.is_cooked,
+            "dirtyable": f.get("dirtyable", False), "isDirty": o.is_dirty,
+            "breakable": f.get("breakable", False), "isBroken": o.is_broken,
+            "canFillWithLiquid": f.get("canFillWithLiquid", False),
+            "isFilledWithLiquid": o.is_filled, "fillLiquid": o.fill_liquid,
+            "canBeUsedUp": f.get("canBeUsedUp", False), "isUsedUp": o.is_used_up,
+            "temperature": o.temperature, "isHeatSource": f.get("isHeatSource", False),
+            "isColdSource": f.get("isColdSource", False), "mass": o.mass, "isMoving": False,
+        }
+        object.__setattr__(o, "_meta_static", cached)
+    return cached
+
+
 def object_metadata(w: World, o: SimObject, vis: Dict[str, tuple], contents: Dict[str, List[str]]) -> Dict[str, Any]:
-    f = o.flags
-    lo, hi = o.aabb
     if o.object_id == w.held:
         b = w.held_box(o)
         lo, hi = b.aabb()
-        centre = b.center
-        pos = centre - o.rot_matrix @ o.local_box.center
+        pos = b.center - o.rot_matrix @ o.local_box.center
+        oobb = b.corners().tolist() if (o.pickupable or o.moveable) else None
+        rot = o.rotation
+        corners = aabb_corner_points(lo, hi)
+        lo, hi = lo.tolist(), hi.tolist()
     else:
-        b = o.box
-        pos = o.position
+        pos, rot, lo, hi, oobb_t, corners_t = o.geometry_meta
+        oobb = [list(c) for c in oobb_t] if oobb_t is not None else None
+        corners = [list(c) for c in corners_t]
     visible, interactable = vis.get(o.object_id, (False, False))
     a = w.agent
-    dist = float(np.linalg.norm(np.asarray(pos) - np.array([a.x, a.y, a.z])))
-    is_rec = f.get("receptacle", False)
-    return {
-        "objectId": o.object_id,
-        "name": o.name,
-        "objectType": o.object_type,
-        "assetId": o.asset_id,
+    d = dict(_static_fields(o))
+    d.update({
         "position": _v(pos),
-        "rotation": _v(o.rotation),
+        "rotation": _v(rot),
         "visible": visible,
         "isInteractable": interactable,
-        "distance": dist,
-        "receptacle": is_rec,
-        "receptacleObjectIds": list(contents.get(o.object_id, [])) if is_rec else None,
+        "distance": float(((pos[0] - a.x) ** 2 + (pos[1] - a.y) ** 2 + (pos[2] - a.z) ** 2) ** 0.5),
+        "receptacleObjectIds": list(contents.get(o.object_id, [])) if d["receptacle"] else None,
         "parentReceptacles": list(o.parents) if o.parents else None,
-        "pickupable": f.get("pickupable", False),
         "isPickedUp": o.object_id == w.held,
-        "moveable": f.get("moveable", False),
-        "openable": f.get("openable", False),
-        "isOpen": o.is_open,
-        "openness": o.openness,
-        "toggleable": f.get("toggleable", False),
-        "isToggled": o.is_toggled,
         "controlledObjects": list(o.controlled_objects) if o.controlled_objects is not None else None,
-        "sliceable": f.get("sliceable", False),
-        "isSliced": o.is_sliced,
-        "cookable": f.get("cookable", False),
-        "isCooked": o.is_cooked,
-        "dirtyable": f.get("dirtyable", False),
-        "isDirty": o.is_dirty,
-        "breakable": f.get("breakable", False),
-        "isBroken": o.is_broken,
-        "canFillWithLiquid": f.get("canFillWithLiquid", False),
-        "isFilledWithLiquid": o.is_filled,
-        "fillLiquid": o.fill_liquid,
-        "canBeUsedUp": f.get("canBeUsedUp", False),
-        "isUsedUp": o.is_used_up,
-        "temperature": o.temperature,
-        "isHeatSource": f.get("isHeatSource", False),
-        "isColdSource": f.get("isColdSource", False),
-        "mass": o.mass,
         "salientMaterials": list(o.salient_materials) if o.salient_materials else None,
-        "isMoving": False,
         "axisAlignedBoundingBox": {
-            "cornerPoints": aabb_corner_points(lo, hi),
-            "center": _v((lo + hi) / 2),
-            "size": _v(hi - lo),
+            "cornerPoints": corners,
+            "center": {"x": (lo[0] + hi[0]) / 2, "y": (lo[1] + hi[1]) / 2, "z": (lo[2] + hi[2]) / 2},
+            "size": {"x": hi[0] - lo[0], "y": hi[1] - lo[1], "z": hi[2] - lo[2]},
         },
-        "objectOrientedBoundingBox": (
-            {"cornerPoints": b.corners().tolist()} if (o.pickupable or o.moveable) else None
-        ),
-    }
+        "objectOrientedBoundingBox": {"cornerPoints": oobb} if oobb is not None else None,
+    })
+    return d
 
 
 def objects_metadata(w: World) -> List[Dict[str, Any]]:

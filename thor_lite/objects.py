@@ -166,11 +166,48 @@ class SimObject:
         door = Box(centre, np.array([WALL, size[1] / 2, width / 2]), rot)
         return shell + (door,)
 
-    def visibility_points(self) -> np.ndarray:
+    @cached_property
+    def vis_points(self) -> np.ndarray:
         """Points whose line of sight decides visibility (THOR uses per-prefab points)."""
         b = self.box
         shrink = Box(b.center, b.half * 0.75, b.rot)
         return np.vstack([shrink.corners(), b.center[None]])
+
+    def visibility_points(self) -> np.ndarray:
+        return self.vis_points
+
+    @cached_property
+    def color(self) -> np.ndarray:
+        """Base RGB: a colour per type, a small per-instance shift, tinted by state."""
+        import zlib
+
+        from .event import class_color
+
+        c = np.array(class_color(self.object_type), dtype=np.float64)
+        h = zlib.crc32(self.object_id.encode())
+        c += np.array([(h >> 16) & 31, (h >> 8) & 31, h & 31], dtype=np.float64) - 16
+        if self.is_broken:
+            c *= 0.55
+        if self.is_cooked:
+            c = c * 0.6 + np.array([90, 45, 10])
+        if self.is_dirty:
+            c = c * 0.7 + np.array([30, 25, 5])
+        if self.is_toggled and self.object_type in ("DeskLamp", "FloorLamp", "Television", "Laptop", "Candle"):
+            c = c * 0.5 + 127
+        return np.clip(c, 0, 255).astype(np.uint8)
+
+    @cached_property
+    def part_transforms(self) -> np.ndarray:
+        return np.stack([p.transform() for p in self.parts]).astype(np.float32)
+
+    @cached_property
+    def geometry_meta(self) -> Tuple[tuple, tuple, tuple, tuple, Optional[tuple], tuple]:
+        """Immutable numbers behind the metadata's pose and bounding-box fields."""
+        lo, hi = self.aabb
+        oobb = tuple(map(tuple, self.box.corners().tolist())) if (self.pickupable or self.moveable) else None
+        corners = tuple(map(tuple, aabb_corner_points(lo, hi)))
+        return (tuple(self.position), tuple(self.rotation), tuple(lo.tolist()), tuple(hi.tolist()),
+                oobb, corners)
 
 
 def _front_face_name(fx: float, fz: float) -> str:

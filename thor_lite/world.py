@@ -321,47 +321,67 @@ class World:
             v = local[..., 1] / (z * tan_v)
         return (z > 0.1) & (np.abs(u) < 1) & (np.abs(v) < 1)
 
+    def _visibility_points(self):
+        """All rendered objects' visibility points, packed (cached per world version)."""
+
+        def build():
+            ids, pts, owner = [], [], []
+            for o in self.objects.values():
+                if not o.rendered:
+                    continue
+                ids.append(o.object_id)
+                pts.append(o.vis_points)
+                owner.append(np.full(len(o.vis_points), len(ids) - 1))
+            if not pts:
+                return (), np.zeros((0, 3)), np.zeros(0, dtype=np.int64)
+            return tuple(ids), np.vstack(pts), np.concatenate(owner)
+
+        return self._cached("vis_points", build)
+
     def visibility(self, object_ids: Optional[Sequence[str]] = None,
                    agent: Optional[AgentState] = None,
                    max_distance: Optional[float] = None) -> Dict[str, Tuple[bool, bool]]:
-        """object_id -> (visible, interactable) from the agent's (or a given) pose."""
+        """object_id -> (visible, interactable) from the agent's (or a given) pose.
+
+        A point counts when it is within `visibilityDistance` of the agent's vertical axis,
+        inside the viewport, and the segment from the camera reaches it without entering
+        another object's box; glass lets sight through but not interaction.
+        """
         a = agent or self.agent
         dist = self.visibility_distance if max_distance is None else max_distance
         cam = self.camera_position(a)
-        cands = [self.objects[i] for i in object_ids] if object_ids is not None else list(self.objects.values())
-        result: Dict[str, Tuple[bool, bool]] = {}
-        pts_list, owner_list = [], []
-        for o in cands:
-            result[o.object_id] = (False, False)
-            if not o.rendered or o.object_id == self.held:
-                continue
-            pts = o.visibility_points()
-            d = np.hypot(pts[:, 0] - a.x, pts[:, 2] - a.z)
-            ok = (d <= dist) & (pts[:, 1] <= a.y + AGENT_HEIGHT / 2 + dist)
-            ok &= self.in_viewport(pts, a)
-            if ok.any():
-                pts_list.append(pts[ok])
-                owner_list.extend([o.object_id] * int(ok.sum()))
-        if not pts_list:
+        wanted = list(self.objects) if object_ids is None else list(object_ids)
+        result: Dict[str, Tuple[bool, bool]] = {oid: (False, False) for oid in wanted}
+        ids, pts, owner = self._visibility_points()
+        if len(pts) == 0:
             return result
-        pts = np.vstack(pts_list)
+        want_idx = np.zeros(len(ids), dtype=bool)
+        index = {oid: i for i, oid in enumerate(ids)}
+        for oid in wanted:
+            i = index.get(oid)
+            if i is not None and oid != self.held:
+                want_idx[i] = True
+        ok = want_idx[owner]
+        ok &= np.hypot(pts[:, 0] - a.x, pts[:, 2] - a.z) <= dist
+        ok &= pts[:, 1] <= a.y + AGENT_HEIGHT / 2 + dist
+        sel = np.flatnonzero(ok)
+        if len(sel) == 0:
+            return result
+        sel = sel[self.in_viewport(pts[sel], a)]
+        if len(sel) == 0:
+            return result
         occ = self.occluders()
-        t = ray_box_hits(cam, pts, occ.centers, occ.halves, occ.rots)
-        owner_idx = {oid: i for i, oid in enumerate(occ.ids)}
-        tgt = np.array([owner_idx.get(oid, -1) for oid in owner_list])
-        own = occ.owners[None, :] == tgt[:, None]
-        t[own] = np.inf
-        if self.held is not None and self.held in owner_idx:
-            # The held object does not block its own holder's view of things behind it... but
-            # THOR lets it occlude; keep it as an occluder (nothing to do).
-            pass
-        blocked_solid = (t < 0.999) & ~occ.see_through[None, :]
-        blocked_glass = (t < 0.999) & occ.see_through[None, :]
-        seen = ~blocked_solid.any(1)
-        clear = seen & ~blocked_glass.any(1)
-        for i, oid in enumerate(owner_list):
+        t = ray_box_hits(cam, pts[sel], occ.centers, occ.halves, occ.rots)
+        occ_index = {oid: i for i, oid in enumerate(occ.ids)}
+        tgt = np.array([occ_index.get(ids[k], -1) for k in owner[sel]])
+        t[occ.owners[None, :] == tgt[:, None]] = np.inf
+        hit = t < 0.999
+        seen = ~(hit & ~occ.see_through[None, :]).any(1)
+        clear = seen & ~(hit & occ.see_through[None, :]).any(1)
+        for k, s_, c_ in zip(owner[sel], seen, clear):
+            oid = ids[k]
             v, it = result[oid]
-            result[oid] = (v or bool(seen[i]), it or bool(clear[i]))
+            result[oid] = (v or bool(s_), it or bool(c_))
         return result
 
     # --- placement helpers -------------------------------------------------------------
