@@ -11,7 +11,7 @@ import numpy as np
 
 from . import actions  # noqa: F401  (registers every action)
 from .actions.interaction import carry_held
-from .actions.registry import ACTIONS, ActionFailed, InvalidArguments, bind
+from .actions.registry import ACTIONS, ActionFailed, InvalidArguments, PartialFailure, bind
 from .constants import (
     CAMERA_FAR, CAMERA_NEAR, DEFAULT_INIT, PHYSICS_KWARGS, THOR_ONLY_KWARGS,
 )
@@ -73,6 +73,7 @@ class Controller:
         self.last_event: Optional[Event] = None
         self.scene: Optional[str] = None
         self._world: Optional[World] = None
+        self._aliases: Dict[str, Dict[str, str]] = {}
         self._time = 0.0
         self.reset(scene or "FloorPlan10")
 
@@ -92,7 +93,13 @@ class Controller:
         _validate_init(params)
         self.initialization_parameters = params
         self.scene = name
+        if self._world is not None and self._world.name_aliases:
+            self._aliases.setdefault(self._world.scene_name, {}).update(self._world.name_aliases)
         self._world = self._fresh_world(name, params)
+        for oid, alias in self._aliases.get(name, {}).items():
+            if oid in self._world.objects:  # dataset names adopted earlier stay adopted
+                self._world.update(oid, name=alias)
+        self._world.name_aliases = dict(self._aliases.get(name, {}))
         if self._renderer is not None:
             self._renderer.resize(self.width, self.height)
             self._renderer.set_fov(float(params["fieldOfView"]))
@@ -165,6 +172,8 @@ class Controller:
             if w.held is not None and name in _NAV_ACTIONS:
                 carry_held(w)
             ok, err = True, ""
+        except PartialFailure as e:
+            ret, ok, err = None, False, str(e)
         except ActionFailed as e:
             w.restore(snap)
             ret, ok, err = None, False, str(e)

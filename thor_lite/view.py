@@ -215,6 +215,10 @@ def topdown_map(
 
 
 # ------------------------------------------------------------------ per-scene output
+class UnknownScene(ValueError):
+    """The Controller refused the scene name."""
+
+
 def _pose_xz(event) -> Tuple[float, float]:
     p = event.metadata["agent"]["position"]
     return float(p["x"]), float(p["z"])
@@ -223,23 +227,37 @@ def _pose_xz(event) -> Tuple[float, float]:
 def random_walk(controller, steps: int, seed: int, progress: bool = True, desc: str = "walk"):
     """Seeded random walk; yields the event after each successful action.
 
-    Failed actions (blocked moves, look limits) are skipped and do not count; at most
+    Failed actions (blocked moves, look limits) are skipped and do not count. After a
+    blocked MoveAhead the agent turns (one random direction, kept until it moves again)
+    and retries MoveAhead, so it does not stay stuck in a dead end. At most
     ``5 * steps`` actions are tried.
     """
     from tqdm import tqdm
 
     rng = random.Random(seed)
     done, tries = 0, 0
+    escape: Optional[str] = None  # turn direction while getting out of a dead end
+    retry_move = False
     with tqdm(total=steps, desc=desc, disable=not progress, leave=False) as bar:
         while done < steps and tries < 5 * steps:
             tries += 1
-            action = rng.choices(WALK_ACTIONS, weights=WALK_WEIGHTS)[0]
+            if retry_move:
+                action = "MoveAhead"
+            elif escape is not None:
+                action = escape
+            else:
+                action = rng.choices(WALK_ACTIONS, weights=WALK_WEIGHTS)[0]
             event = controller.step(action=action)
-            if not event.metadata.get("lastActionSuccess", False):
-                continue
-            done += 1
-            bar.update(1)
-            yield event
+            ok = bool(event.metadata.get("lastActionSuccess", False))
+            if action == "MoveAhead":
+                retry_move = False
+                escape = None if ok else (escape or rng.choice(("RotateLeft", "RotateRight")))
+            elif escape is not None and ok:
+                retry_move = True
+            if ok:
+                done += 1
+                bar.update(1)
+                yield event
 
 
 def _walk_frame(event) -> np.ndarray:
@@ -260,18 +278,21 @@ def render_scene(
 ) -> Dict[str, Path]:
     """Render one scene's images (and walk GIF when steps > 0); returns {kind: path}.
 
-    Raises ValueError for an unknown scene name (from thor_lite's Controller).
+    Raises UnknownScene (a ValueError) when thor_lite's Controller rejects the scene name.
     """
     import imageio.v3 as iio
 
     from thor_lite import Controller
 
+    try:
+        controller = Controller(
+            scene=scene, width=width, height=height,
+            renderDepthImage=True, renderInstanceSegmentation=True,
+        )
+    except ValueError as exc:  # thor_lite's answer to an unknown scene name
+        raise UnknownScene(str(exc)) from exc
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    controller = Controller(
-        scene=scene, width=width, height=height,
-        renderDepthImage=True, renderInstanceSegmentation=True,
-    )
     try:
         event = controller.last_event
         if event is None:
@@ -336,7 +357,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         try:
             paths = render_scene(scene, args.out, args.width, args.height, args.steps,
                                  args.seed, progress=not args.quiet)
-        except ValueError as exc:
+        except UnknownScene as exc:
             first = next((ln for ln in str(exc).splitlines() if ln.strip()), str(exc))
             print(f"error: cannot load scene {scene!r}: {first}", file=sys.stderr)
             print("       scene names look like FloorPlan1..30, FloorPlan201..230, "

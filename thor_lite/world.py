@@ -73,7 +73,7 @@ class World:
         self._init_surfaces()
         start = self._default_start()
         self.agent = AgentState(start[0], self.floor_y + AGENT_Y_OFFSET, start[1], 0.0, 0.0, True)
-        self.pickup_counter: Dict[str, int] = {}
+        self.name_aliases: Dict[str, str] = {}  # objectId -> dataset name adopted by it
 
     # --- mutation ----------------------------------------------------------------------
     def update(self, object_id: str, **changes) -> SimObject:
@@ -93,10 +93,10 @@ class World:
         self.version += 1
 
     def snapshot(self):
-        return (self.objects, self.held, self.agent, self.version)
+        return (self.objects, self.held, self.agent, self.version, dict(self.name_aliases))
 
     def restore(self, snap) -> None:
-        self.objects, self.held, self.agent, _ = snap
+        self.objects, self.held, self.agent, _, self.name_aliases = snap
         self.version += 1  # caches keyed on the old version must not be reused
 
     def _cached(self, key: str, fn, version: Optional[int] = None):

@@ -16,6 +16,10 @@ class ActionFailed(Exception):
     """An action ran but could not be carried out (THOR: lastActionSuccess=False)."""
 
 
+class PartialFailure(ActionFailed):
+    """Some of a batch action's entries failed; the valid ones stay applied (THOR semantics)."""
+
+
 class InvalidArguments(ValueError):
     """THOR's InvalidAction / MissingArguments / InvalidArgument error codes."""
 

@@ -12,7 +12,7 @@ from .. import physics
 from ..scene_data import typical_half_extents
 from ..world import World
 from .interaction import break_object, set_openness, slice_object
-from .registry import REQUIRED, ActionFailed, InvalidArguments, action, vec
+from .registry import REQUIRED, ActionFailed, InvalidArguments, PartialFailure, action, vec
 
 
 def _lookup(w: World, object_id: str, msg: Optional[str] = None) -> SimObject:
@@ -26,20 +26,53 @@ def _name_prefix(name: str) -> str:
     return name.split("_")[0].lower()
 
 
-def match_pose_entry(w: World, entry: Dict[str, Any], taken: set) -> Optional[SimObject]:
-    """Find the object an official dataset pose refers to: by name, else by type + position."""
-    name = entry.get("objectName") or entry.get("name")
-    obj = w.by_name(name) if name else None
-    if obj is not None and (obj.pickupable or obj.moveable):
-        return obj
-    otype = entry.get("objectType")
-    pos = np.asarray(vec(entry.get("position", (0, 0, 0)), "position"))
-    cands = [o for o in w.objects.values()
-             if (o.pickupable or o.moveable) and o.object_id not in taken and not o.is_picked_up
-             and (o.object_type == otype if otype else _name_prefix(o.name) == _name_prefix(name or ""))]
-    if not cands:
-        return None
-    return min(cands, key=lambda o: (float(np.linalg.norm(np.asarray(o.position) - pos)), o.name))
+def match_pose_entries(w: World, entries: List[Dict[str, Any]]) -> List[Optional[SimObject]]:
+    """Map dataset pose entries to scene objects: by name, else by type and position.
+
+    Datasets recorded on other THOR builds name objects with other hash suffixes
+    (`Bowl_21eb5c01` vs `Bowl_072da5e8`). Unmatched entries are assigned per name prefix
+    by a minimum-distance matching, and the chosen objects take the dataset's name so that
+    later calls (and metadata readers) see one consistent identity.
+    """
+    from scipy.optimize import linear_sum_assignment
+
+    out: List[Optional[SimObject]] = [None] * len(entries)
+    used: set = set()
+    pending: Dict[str, List[int]] = {}
+    for i, e in enumerate(entries):
+        name = e.get("objectName") or e.get("name")
+        obj = w.by_name(name) if name else None
+        if obj is not None and (obj.pickupable or obj.moveable):
+            out[i] = obj
+            used.add(obj.object_id)
+        elif obj is None and name:
+            pending.setdefault(_name_prefix(name), []).append(i)
+    for prefix, idxs in sorted(pending.items()):
+        names = {}
+        for i in idxs:  # a name listed twice asks for a copy, not a second object
+            names.setdefault(entries[i].get("objectName") or entries[i].get("name"), i)
+        firsts = list(names.values())
+        cands = sorted([o for o in w.objects.values()
+                        if (o.pickupable or o.moveable) and o.object_id not in used
+                        and o.name not in w.name_aliases.values()
+                        and (_name_prefix(o.name) == prefix or o.object_type.lower() == prefix)],
+                       key=lambda o: (_name_prefix(o.name) != prefix, o.object_id))
+        if not cands:
+            continue
+        pos = np.array([vec(entries[i].get("position", (0, 0, 0)), "position") for i in firsts])
+        cpos = np.array([o.position for o in cands])
+        cost = np.linalg.norm(pos[:, None, :] - cpos[None, :, :], axis=-1)
+        rows, cols = linear_sum_assignment(cost)
+        for r, c in zip(rows, cols):
+            i = firsts[r]
+            new_name = entries[i].get("objectName") or entries[i].get("name")
+            obj = w.update(cands[c].object_id, name=new_name)
+            w.name_aliases[cands[c].object_id] = new_name
+            used.add(obj.object_id)
+            for j in idxs:
+                if (entries[j].get("objectName") or entries[j].get("name")) == new_name:
+                    out[j] = obj
+    return out
 
 
 @action("SetObjectPoses", lenient=True, objectPoses=REQUIRED, placeStationary=True,
@@ -49,10 +82,9 @@ def set_object_poses(w: World, objectPoses, placeStationary=True, skipMoveable=F
         raise ActionFailed("objectPoses was not initialized correctly. Please make sure each element in the objectPoses list is initialized.")
     errors: List[str] = []
     placed: Dict[str, int] = {}
-    taken: set = set()
     plan = []
-    for entry in objectPoses:
-        obj = match_pose_entry(w, entry, taken)
+    matches = match_pose_entries(w, list(objectPoses))
+    for entry, obj in zip(objectPoses, matches):
         name = entry.get("objectName") or entry.get("name")
         if obj is None:
             static = w.by_name(name) if name else None
@@ -65,7 +97,6 @@ def set_object_poses(w: World, objectPoses, placeStationary=True, skipMoveable=F
         rot = vec(entry.get("rotation", obj.rotation), "rotation")
         count = placed.get(obj.object_id, 0)
         placed[obj.object_id] = count + 1
-        taken.add(obj.object_id)
         plan.append((obj, pos, rot, count))
     if w.held is not None:
         w.update(w.held, is_picked_up=False)
@@ -86,7 +117,7 @@ def set_object_poses(w: World, objectPoses, placeStationary=True, skipMoveable=F
     _refresh_parents(w, [o.object_id for o, _, _, c in plan if c == 0])
     physics.apply_state_rules(w)
     if errors:
-        raise ActionFailed("\n".join(errors))
+        raise PartialFailure("\n".join(errors))
 
 
 def _refresh_parents(w: World, ids: List[str]) -> None:

@@ -1,0 +1,50 @@
+"""Find the object a dataset refers to, on any THOR build (works on metadata dicts).
+
+Datasets recorded on another THOR build carry other name hashes and, for a few objects,
+slightly different ids. Resolution order: exact name, exact objectId, then the nearest
+object of the same type to the position encoded in the objectId (or given explicitly).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, Iterable, Optional, Sequence, Tuple
+
+
+def position_from_object_id(object_id: str) -> Optional[Tuple[float, float, float]]:
+    parts = object_id.split("|")
+    if len(parts) < 4:
+        return None
+    try:
+        return (float(parts[1]), float(parts[2]), float(parts[3]))
+    except ValueError:
+        return None
+
+
+def find_object(objects: Iterable[Dict[str, Any]], name: Optional[str] = None,
+                object_id: Optional[str] = None, object_type: Optional[str] = None,
+                position: Optional[Sequence[float]] = None,
+                max_distance: float = 0.5) -> Optional[Dict[str, Any]]:
+    objs = list(objects)
+    if name is not None:
+        for o in objs:
+            if o["name"] == name:
+                return o
+    if object_id is not None:
+        for o in objs:
+            if o["objectId"] == object_id:
+                return o
+        object_type = object_type or object_id.split("|")[0]
+        position = position if position is not None else position_from_object_id(object_id)
+    if object_type is None and name is not None:
+        object_type = name.split("_")[0]
+    if object_type is None or position is None:
+        return None
+    best, best_d = None, math.inf
+    for o in objs:
+        if o["objectType"] != object_type:
+            continue
+        ref = position_from_object_id(o["objectId"]) or (o["position"]["x"], o["position"]["y"], o["position"]["z"])
+        d = math.dist(ref, position)
+        if d < best_d:
+            best, best_d = o, d
+    return best if best_d <= max_distance else None
