@@ -131,7 +131,9 @@ class SimObject:
         t = self.object_type
         if t in IN_RECEPTACLES and self.flags.get("openable"):
             return self._open_container_parts(b) if self.openness > 0 else (b,)
-        if t in OPEN_TOP_RECEPTACLES and self.flags.get("receptacle"):
+        # Sinks and bathtubs are basins even when THOR flags only their *Basin child as the
+        # receptacle; a solid box would hide (and block placement into) the basin inside.
+        if t in OPEN_TOP_RECEPTACLES and (self.flags.get("receptacle") or t in ("Sink", "Bathtub")):
             return _hollow_parts(b, open_faces=("top",))
         return (b,)
 
@@ -169,9 +171,13 @@ class SimObject:
     @cached_property
     def vis_points(self) -> np.ndarray:
         """Points whose line of sight decides visibility (THOR uses per-prefab points)."""
+        # A lattice over the box (corners shrunk to 75%, about 0.3 m apart, at most 5 per
+        # axis) so that large furniture close to the camera still has points in view.
         b = self.box
-        shrink = Box(b.center, b.half * 0.75, b.rot)
-        return np.vstack([shrink.corners(), b.center[None]])
+        axes = [np.linspace(-0.75, 0.75, int(np.clip(np.ceil(2 * h / 0.3) + 1, 2, 5))) for h in b.half]
+        grid = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, 3)
+        pts = b.center + (grid * b.half) @ b.rot.T
+        return np.vstack([pts, b.center[None]])
 
     def visibility_points(self) -> np.ndarray:
         return self.vis_points

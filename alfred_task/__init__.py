@@ -1,0 +1,1 @@
+"""ALFRED task code (in progress)."""

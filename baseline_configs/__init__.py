@@ -1,0 +1,1 @@
+"""AllenAct experiment configs for the rearrangement and ALFRED baselines (in progress)."""

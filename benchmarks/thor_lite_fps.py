@@ -1,0 +1,189 @@
+"""thor_lite environment steps per second, in one process.
+
+    python benchmarks/thor_lite_fps.py [--steps 500] [--repeats 3] [--scene FloorPlan1]
+
+Cases: resolution (224, 300) x action mix x image mode.
+
+- mixes:  ``nav``      seeded MoveAhead/RotateLeft/RotateRight/LookUp/LookDown
+          ``interact`` navigation alternating with Open/Close/Pickup/Put/DropHandObject on
+                       objects that the last event lists as visible (failures are fine)
+- modes:  ``all``      renderDepthImage + renderInstanceSegmentation on; every step reads
+                       event.frame, event.depth_frame and event.instance_segmentation_frame
+          ``rgb``      depth/segmentation off; every step reads event.frame
+          ``none``     depth/segmentation off; frames never read (the interaction mix still
+                       reads metadata["objects"] to choose targets)
+
+Prints the median over ``--repeats`` runs of ``--steps`` steps (steps/s and ms/step), then a
+cProfile of the 224 / nav / all case, and writes the table to
+``benchmarks/results/thor_lite_fps.md``.
+"""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("LP_NUM_THREADS", "0")
+
+import argparse
+import cProfile
+import io
+import platform
+import pstats
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Dict, List, Tuple
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from thor_lite import Controller  # noqa: E402
+
+NAV_ACTIONS = ("MoveAhead", "RotateLeft", "RotateRight", "LookUp", "LookDown")
+NAV_WEIGHTS = (0.4, 0.2, 0.2, 0.1, 0.1)
+INTERACT_ACTIONS = ("OpenObject", "CloseObject", "PickupObject", "PutObject", "DropHandObject")
+RESOLUTIONS = (224, 300)
+MIXES = ("nav", "interact")
+MODES = ("all", "rgb", "none")
+
+
+def make_controller(scene: str, res: int, mode: str) -> Controller:
+    full = mode == "all"
+    return Controller(scene=scene, width=res, height=res,
+                      renderDepthImage=full, renderInstanceSegmentation=full)
+
+
+def _read_frames(event, mode: str) -> None:
+    if mode == "all":
+        event.frame, event.depth_frame, event.instance_segmentation_frame
+    elif mode == "rgb":
+        event.frame
+
+
+def _interaction(rng: random.Random, event) -> Dict:
+    """One interaction on a visible object that fits the action (may still fail)."""
+    objs = [o for o in event.metadata["objects"] if o.get("visible")]
+    held = event.metadata.get("inventoryObjects") or []
+    action = rng.choice(INTERACT_ACTIONS)
+    if action == "DropHandObject":
+        return {"action": action}
+    key = {"OpenObject": "openable", "CloseObject": "openable",
+           "PickupObject": "pickupable", "PutObject": "receptacle"}[action]
+    if action == "PickupObject" and held:
+        key = "receptacle"
+        action = "PutObject"
+    cands = [o for o in objs if o.get(key)] or objs
+    if not cands:
+        return {"action": rng.choice(NAV_ACTIONS)}
+    return {"action": action, "objectId": rng.choice(cands)["objectId"]}
+
+
+def run_steps(controller: Controller, steps: int, mix: str, mode: str, seed: int) -> Tuple[float, int, int]:
+    """Run `steps` steps; returns (elapsed seconds, interactions tried, interactions that succeeded)."""
+    rng = random.Random(seed)
+    event = controller.last_event
+    tried = ok = 0
+    t0 = time.perf_counter()
+    for i in range(steps):
+        if mix == "interact" and i % 2 == 1:
+            event = controller.step(_interaction(rng, event))
+            tried += 1
+            ok += bool(event.metadata["lastActionSuccess"])
+        else:
+            event = controller.step(action=rng.choices(NAV_ACTIONS, weights=NAV_WEIGHTS)[0])
+        if mix == "interact" and mode == "none":
+            event.metadata["objects"]
+        _read_frames(event, mode)
+    return time.perf_counter() - t0, tried, ok
+
+
+def bench_case(scene: str, res: int, mix: str, mode: str, steps: int, repeats: int,
+               seed: int) -> Tuple[float, List[float], float]:
+    controller = make_controller(scene, res, mode)
+    try:
+        run_steps(controller, min(20, steps), mix, mode, seed + 999)  # warm-up (GL context, caches)
+        times, tried, ok = [], 0, 0
+        for r in range(repeats):
+            controller.reset(scene)
+            t, n, k = run_steps(controller, steps, mix, mode, seed + r)
+            times.append(t)
+            tried, ok = tried + n, ok + k
+    finally:
+        controller.stop()
+    return statistics.median(times), times, (ok / tried if tried else float("nan"))
+
+
+def profile_case(scene: str, steps: int, seed: int, top: int = 15) -> str:
+    controller = make_controller(scene, 224, "all")
+    try:
+        run_steps(controller, min(20, steps), "nav", "all", seed + 999)
+        controller.reset(scene)
+        prof = cProfile.Profile()
+        prof.enable()
+        run_steps(controller, steps, "nav", "all", seed)
+        prof.disable()
+    finally:
+        controller.stop()
+    buf = io.StringIO()
+    pstats.Stats(prof, stream=buf).strip_dirs().sort_stats("cumulative").print_stats(top)
+    return buf.getvalue()
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--steps", type=int, default=500, help="steps per repeat (default 500)")
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--scene", default="FloorPlan1")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--no-profile", action="store_true")
+    p.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "thor_lite_fps.md")
+    args = p.parse_args(argv)
+
+    rows = []
+    header = "| res | mix | images read | steps/s | ms/step | interactions ok | repeats (s) |"
+    sep = "|---:|---|---|---:|---:|---:|---|"
+    print(f"thor_lite FPS: scene={args.scene} steps={args.steps} repeats={args.repeats} "
+          f"python={platform.python_version()} cpus={os.cpu_count()} "
+          f"LP_NUM_THREADS={os.environ.get('LP_NUM_THREADS')}")
+    print(header)
+    print(sep)
+    for res in RESOLUTIONS:
+        for mix in MIXES:
+            for mode in MODES:
+                med, times, ok = bench_case(args.scene, res, mix, mode, args.steps, args.repeats,
+                                            args.seed)
+                ok_s = "-" if ok != ok else f"{100 * ok:.0f}%"
+                row = (f"| {res} | {mix} | {mode} | {args.steps / med:.1f} | {1000 * med / args.steps:.2f} "
+                       f"| {ok_s} | {', '.join(f'{t:.3f}' for t in times)} |")
+                rows.append(row)
+                print(row, flush=True)
+
+    md = [
+        "# thor_lite steps per second",
+        "",
+        f"Scene {args.scene}, {args.steps} steps x {args.repeats} repeats (median), one process, "
+        f"Python {platform.python_version()}, {os.cpu_count()} CPUs, "
+        f"LP_NUM_THREADS={os.environ.get('LP_NUM_THREADS')}.",
+        "`images read`: all = RGB + depth + instance segmentation rendered and read every step; "
+        "rgb = RGB only; none = frames never read. `interactions ok`: share of the "
+        "interaction-mix Open/Close/Pickup/Put/Drop actions that succeeded.",
+        "",
+        header,
+        sep,
+        *rows,
+        "",
+    ]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text("\n".join(md))
+    print(f"\ntable written to {args.out}")
+
+    if not args.no_profile:
+        print("\n## where the time goes (224, nav, all images; top 15 by cumulative time)\n")
+        print(profile_case(args.scene, args.steps, args.seed))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
