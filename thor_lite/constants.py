@@ -111,6 +111,8 @@ OPEN_TOP_RECEPTACLES: FrozenSet[str] = frozenset(
     {"Cup", "Bowl", "GarbageCan", "Sink", "SinkBasin", "BathtubBasin", "Bathtub", "Pan",
      "Pot", "Mug", "Toaster", "LaundryHamper", "Box"}
 )
+# Furniture drawn as a top (seat) slab on legs: there is open space underneath.
+TABLE_LIKE: FrozenSet[str] = frozenset({"DiningTable", "CoffeeTable", "SideTable", "Desk", "Chair", "Stool"})
 # Object-specific receptacles snap one allowed object to an attach point.
 OBJECT_SPECIFIC_RECEPTACLES: Dict[str, FrozenSet[str]] = {
     "StoveBurner": frozenset({"Pot", "Pan", "Kettle"}),

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterable, Sequence, Tuple
+from typing import Iterable, Optional, Sequence, Tuple
 
 import numpy as np
 from scipy.spatial.transform import Rotation
@@ -81,6 +81,18 @@ class Box:
     def aabb(self) -> Tuple[np.ndarray, np.ndarray]:
         ext = np.abs(self.rot) @ self.half
         return self.center - ext, self.center + ext
+
+    def upright(self, tol: float = 0.99) -> Optional["Box"]:
+        """The same box with its local axis 1 pointing up, or None if it is tilted."""
+        k = int(np.argmax(np.abs(self.rot[1])))
+        if abs(self.rot[1, k]) < tol:
+            return None
+        order = [i for i in range(3) if i != k]
+        cols = [self.rot[:, order[0]], self.rot[:, k] * np.sign(self.rot[1, k]), self.rot[:, order[1]]]
+        rot = np.stack(cols, axis=1)
+        if np.linalg.det(rot) < 0:
+            rot[:, 2] *= -1
+        return Box(self.center, self.half[[order[0], k, order[1]]], rot)
 
     def transform(self) -> np.ndarray:
         """4x4 world-from-unit-cube matrix for the renderer."""

@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from .constants import IN_RECEPTACLES, OPEN_TOP_RECEPTACLES
+from .constants import IN_RECEPTACLES, OPEN_TOP_RECEPTACLES, TABLE_LIKE
 from .geometry import AABB_CORNER_SIGNS, Box, euler_to_matrix
 from .scene_data import ObjectRecord
 
@@ -62,7 +62,8 @@ class SimObject:
     salient_materials: Optional[Tuple[str, ...]] = None
     controlled_objects: Optional[Tuple[str, ...]] = None
     front: Tuple[float, float] = (0.0, 1.0)  # outward xz direction of an openable's door
-    surface_y: Optional[float] = None  # resting height for objects put on this receptacle
+    surface_offset: Optional[float] = None  # how far below its top things rest on this receptacle
+    holes: Tuple[Tuple[float, float, float, float], ...] = ()  # xz rects cut out (sinks in counters)
 
     # --- construction ------------------------------------------------------------------
     @staticmethod
@@ -129,12 +130,19 @@ class SimObject:
         """Boxes drawn and ray-cast for this object (hollow containers, opened doors)."""
         b = self.box
         t = self.object_type
+        if self.holes:
+            return _with_holes(b, self.holes)
         if t in IN_RECEPTACLES and self.flags.get("openable"):
             return self._open_container_parts(b) if self.openness > 0 else (b,)
         # Sinks and bathtubs are basins even when THOR flags only their *Basin child as the
         # receptacle; a solid box would hide (and block placement into) the basin inside.
         if t in OPEN_TOP_RECEPTACLES and (self.flags.get("receptacle") or t in ("Sink", "Bathtub")):
             return _hollow_parts(b, open_faces=("top",))
+        up = b.upright()
+        if t in TABLE_LIKE and up is not None:
+            return _table_parts(up, self.surface_offset, t)
+        if self.surface_offset is not None and up is not None:
+            return (_truncated(up, self.surface_offset),)  # sofa/bed: keep the seat, drop the back
         return (b,)
 
     def _open_container_parts(self, b: Box) -> Tuple[Box, ...]:
@@ -216,6 +224,66 @@ class SimObject:
                 oobb, corners)
 
 
+def _with_holes(b: Box, holes) -> Tuple[Box, ...]:
+    """An axis-aligned slab with rectangular xz holes, as strips around each hole."""
+    lo, hi = b.aabb()
+    pieces = [(lo[0], hi[0], lo[2], hi[2])]
+    for hx0, hx1, hz0, hz1 in holes:
+        nxt = []
+        for x0, x1, z0, z1 in pieces:
+            if hx1 <= x0 or hx0 >= x1 or hz1 <= z0 or hz0 >= z1:
+                nxt.append((x0, x1, z0, z1))
+                continue
+            if hx0 > x0:
+                nxt.append((x0, hx0, z0, z1))
+            if hx1 < x1:
+                nxt.append((hx1, x1, z0, z1))
+            cx0, cx1 = max(x0, hx0), min(x1, hx1)
+            if hz0 > z0:
+                nxt.append((cx0, cx1, z0, hz0))
+            if hz1 < z1:
+                nxt.append((cx0, cx1, hz1, z1))
+        pieces = nxt
+    return tuple(Box.axis_aligned((x0, lo[1], z0), (x1, hi[1], z1)) for x0, x1, z0, z1 in pieces
+                 if x1 - x0 > 1e-3 and z1 - z0 > 1e-3)
+
+
+def _truncated(b: Box, offset: float) -> Box:
+    """The part of an upright box below `offset` from its top."""
+    lo, hi = b.aabb()
+    top = hi[1] - offset
+    half = b.half.copy()
+    half[1] = max((top - lo[1]) / 2, 0.01)
+    c = b.center.copy()
+    c[1] = (lo[1] + top) / 2
+    return Box(c, half, b.rot)
+
+
+def _table_parts(b: Box, offset: Optional[float], object_type: str) -> Tuple[Box, ...]:
+    """A top (or seat) slab and four legs, so things under tables stay visible."""
+    lo, hi = b.aabb()
+    height = hi[1] - lo[1]
+    if offset is None:
+        offset = height * 0.5 if object_type == "Chair" else 0.0
+    top = hi[1] - offset
+    slab = min(0.04, height * 0.2)
+    seat_half = b.half.copy()
+    seat_half[1] = slab / 2
+    seat_c = b.center.copy()
+    seat_c[1] = top - slab / 2
+    parts = [Box(seat_c, seat_half, b.rot)]
+    leg_h = max(top - slab - lo[1], 0.0)
+    if leg_h > 0.05:
+        leg = np.array([min(0.03, b.half[0] * 0.2), leg_h / 2, min(0.03, b.half[2] * 0.2)])
+        for sx in (-1, 1):
+            for sz in (-1, 1):
+                local = np.array([sx * (b.half[0] - leg[0]), 0.0, sz * (b.half[2] - leg[2])])
+                c = b.center + b.rot @ local
+                c[1] = lo[1] + leg_h / 2
+                parts.append(Box(c, leg, b.rot))
+    return tuple(parts)
+
+
 def _front_face_name(fx: float, fz: float) -> str:
     if abs(fx) >= abs(fz):
         return "+x" if fx > 0 else "-x"
@@ -226,7 +294,7 @@ def _hollow_parts(b: Box, open_faces: Tuple[str, ...]) -> Tuple[Box, ...]:
     """Five (or fewer) thin walls of a box, in its own frame; 'top' is local +y."""
     parts: List[Box] = []
     h = b.half
-    w = np.minimum(np.full(3, WALL), h * 0.25)
+    w = np.minimum(np.full(3, WALL / 2), h * 0.1)  # half-thickness of each wall
     faces = {
         "bottom": (1, -1), "top": (1, 1), "+x": (0, 1), "-x": (0, -1), "+z": (2, 1), "-z": (2, -1),
     }

@@ -49,8 +49,10 @@ def surface_height(w: World, rec: SimObject) -> float:
     lo, hi = rec.aabb
     if rec.object_type in IN_RECEPTACLES or rec.object_type == "Floor":
         return float(lo[1] + 0.02) if rec.object_type != "Floor" else float(hi[1])
-    if rec.surface_y is not None:
-        return rec.surface_y
+    if rec.surface_offset is not None:
+        return float(hi[1] - rec.surface_offset)
+    if rec.object_type == "Chair":  # seat drawn at half height when THOR recorded nothing on it
+        return float(lo[1] + 0.5 * (hi[1] - lo[1]))
     if len(rec.parts) > 1:  # hollow: rest on the inner bottom
         return float(lo[1] + min(0.02, (hi[1] - lo[1]) * 0.25))
     return float(hi[1])

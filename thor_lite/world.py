@@ -6,6 +6,7 @@ whenever an object changes.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -20,6 +21,16 @@ from .constants import (
 from .geometry import Box, euler_to_matrix, pack_boxes, ray_box_hits
 from .objects import SimObject
 from .scene_data import SceneRecord, layout_cells
+
+
+def _dilate(cells: Optional[frozenset], k: int) -> Optional[frozenset]:
+    """Grow a cell set by k cells (Chebyshev); the recorded layouts are from an older build."""
+    if cells is None or k <= 0:
+        return cells
+    return frozenset((i + di, j + dj) for i, j in cells for di in range(-k, k + 1) for dj in range(-k, k + 1))
+
+
+PENETRATION_TOLERANCE = 0.03
 
 
 @dataclass(frozen=True)
@@ -68,9 +79,14 @@ class World:
         lo, hi = floor.aabb
         self.floor_y = float(hi[1])
         self.room_lo, self.room_hi = lo, hi
-        self.room_cells = layout_cells(scene.name)  # walls: real reachable grid, when available
+        # Walls come from the real reachable grid of an older THOR build (ALFRED's layouts):
+        # its cells are trusted as free of static furniture; cells up to `dilation` away
+        # (rooms grew a little in later builds) must also pass the full geometric test.
+        self.layout = layout_cells(scene.name)
+        self.room_cells = _dilate(self.layout, int(os.environ.get("THOR_LITE_LAYOUT_DILATION", "1")))
         self._init_openable_fronts()
         self._init_surfaces()
+        self._init_counter_holes()
         start = self._default_start()
         self.agent = AgentState(start[0], self.floor_y + AGENT_Y_OFFSET, start[1], 0.0, 0.0, True)
         self.name_aliases: Dict[str, str] = {}  # objectId -> dataset name adopted by it
@@ -172,15 +188,34 @@ class World:
         bottoms: Dict[str, List[float]] = {}
         for o in self.objects.values():
             if o.parents:
-                bottoms.setdefault(o.parents[0], []).append(float(o.aabb[0][1]))
+                bottoms.setdefault(o.parents[-1] if len(o.parents) > 1 else o.parents[0], []).append(float(o.aabb[0][1]))
         for rid, ys in bottoms.items():
             r = self.objects.get(rid)
             if r is None or r.object_type in IN_RECEPTACLES or r.object_type == "Floor":
                 continue
             lo, hi = r.aabb
             y = float(np.median(ys))
-            if lo[1] - 0.05 <= y <= hi[1] + 0.05:
-                self.objects[rid] = r.with_changes(surface_y=y)
+            if lo[1] + 0.02 <= y <= hi[1] - 0.03:
+                self.objects[rid] = r.with_changes(surface_offset=float(hi[1] - y))
+
+    def _init_counter_holes(self) -> None:
+        """Cut sink basins out of the counter slabs that cover them."""
+        basins = [o for o in self.objects.values() if o.object_type in ("Sink", "SinkBasin")]
+        for o in list(self.objects.values()):
+            if o.object_type != "CounterTop" or o.box.upright() is None:
+                continue
+            lo, hi = o.aabb
+            holes = []
+            for b in basins:
+                blo, bhi = b.aabb
+                if bhi[0] <= lo[0] or blo[0] >= hi[0] or bhi[2] <= lo[2] or blo[2] >= hi[2]:
+                    continue
+                if blo[1] > hi[1] or bhi[1] < lo[1] - 0.3:
+                    continue
+                if b.object_type == "SinkBasin" or not any(x.object_id.startswith(b.object_id + "|") for x in basins):
+                    holes.append((float(blo[0]), float(bhi[0]), float(blo[2]), float(bhi[2])))
+            if holes:
+                self.objects[o.object_id] = o.with_changes(holes=tuple(holes))
 
     # --- navigation --------------------------------------------------------------------
     def obstacle_footprints(self) -> List[Tuple[np.ndarray, np.ndarray, np.ndarray]]:
@@ -191,8 +226,6 @@ class World:
             for o in self.active():
                 if o.pickupable or o.object_type in NON_BLOCKING_TYPES or o.is_picked_up:
                     continue
-                if self.room_cells is not None and o.is_static:
-                    continue  # static furniture is already carved out of the real layout
                 lo, hi = o.aabb
                 bottom = self.floor_y if o.object_type in FLOOR_EXTENDED_TYPES else lo[1]
                 if bottom > self.floor_y + 1.5 or hi[1] < self.floor_y + 0.05:
@@ -203,6 +236,7 @@ class World:
                     out.append((b.center[[0, 2]], b.half[[0, 2]], ax))
                 else:
                     out.append(((lo + hi)[[0, 2]] / 2, (hi - lo)[[0, 2]] / 2, np.eye(2)))
+                out[-1] = out[-1] + (o.is_static,)
             return out
 
         return self._cached("footprints", build, self._obstacle_version())
@@ -222,10 +256,14 @@ class World:
         if not (self.room_lo[0] + r - 1e-6 <= x <= self.room_hi[0] - r + 1e-6
                 and self.room_lo[2] + r - 1e-6 <= z <= self.room_hi[2] - r + 1e-6):
             return False
-        if self.room_cells is not None and (round(x / 0.25), round(z / 0.25)) not in self.room_cells:
+        cell = (round(x / 0.25), round(z / 0.25))
+        if self.room_cells is not None and cell not in self.room_cells:
             return False
+        trusted = self.layout is not None and cell in self.layout
         p = np.array([x, z])
-        for c, h, rot in self.obstacle_footprints():
+        for c, h, rot, static in self.obstacle_footprints():
+            if static and trusted:
+                continue  # static furniture is already carved out of the recorded layout
             local = rot.T @ (p - c)
             q = np.maximum(np.abs(local) - h, 0.0)
             if q @ q < (r - 1e-3) ** 2:
@@ -411,9 +449,15 @@ class World:
         return tuple(oid for _, oid in found)
 
     def overlapping(self, box: Box, ignore: Iterable[str] = ()) -> Optional[SimObject]:
-        """First rendered object whose parts overlap `box` (AABB prefilter, then SAT)."""
+        """First rendered object whose parts overlap `box` (AABB prefilter, then SAT).
+
+        Our furniture is a few boxes standing in for THOR's meshes, so contacts shallower
+        than PENETRATION_TOLERANCE are not collisions (objects rest slightly inside seats).
+        """
         from .geometry import boxes_overlap
 
+        shrink = np.minimum(PENETRATION_TOLERANCE, box.half * 0.3)
+        box = Box(box.center, box.half - shrink, box.rot)
         ign = set(ignore)
         lo, hi = box.aabb()
         for o in self.objects.values():

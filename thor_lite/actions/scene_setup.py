@@ -148,6 +148,12 @@ def _apply_state(w: World, obj: SimObject, change: str, value: bool) -> None:
     elif change == "cookable":
         if value:
             w.update(obj.object_id, is_cooked=True)
+    elif change == "toggleable":
+        # like ToggleObjectOn/Off, a StoveKnob's burner follows it
+        w.update(obj.object_id, is_toggled=value)
+        for cid in obj.controlled_objects or ():
+            if cid in w.objects:
+                w.update(cid, is_toggled=value)
     else:
         w.update(obj.object_id, **{_STATE_FIELDS[change][1]: value})
 

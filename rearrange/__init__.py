@@ -1,0 +1,1 @@
+"""Visual Room Rearrangement task code (in progress)."""

@@ -1,0 +1,81 @@
+"""Simulator backends: thor_lite (default, CPU) or the real AI2-THOR Unity build.
+
+One setting chooses the controller; everything above it speaks the same Controller API.
+The real backend is checked before Unity is started, so a missing build, X display or
+Vulkan driver fails in seconds with the reason, instead of hanging a sampler process.
+"""
+from __future__ import annotations
+
+import glob
+import os
+from typing import Any, Dict
+
+from .constants import REQUIRED_THOR_VERSION, THOR_COMMIT_ID
+
+BACKENDS = ("thor_lite", "thor")
+
+
+class ThorUnavailableError(RuntimeError):
+    """The real AI2-THOR backend cannot start on this machine."""
+
+
+def make_controller(backend: str = "thor_lite", **controller_kwargs: Any):
+    if backend == "thor_lite":
+        from thor_lite import Controller
+
+        return Controller(**controller_kwargs)
+    if backend == "thor":
+        check_thor(controller_kwargs)
+        from ai2thor.controller import Controller  # type: ignore
+
+        kwargs = dict(controller_kwargs)
+        kwargs.setdefault("commit_id", THOR_COMMIT_ID)
+        return Controller(**kwargs)
+    raise ValueError(f"unknown simulator backend '{backend}' (expected one of {BACKENDS})")
+
+
+def _open_x_displays() -> list:
+    return sorted(f":{os.path.basename(p)[1:]}" for p in glob.glob("/tmp/.X11-unix/X*"))
+
+
+def check_thor(controller_kwargs: Dict[str, Any]) -> None:
+    """Pre-flight for the Unity backend: package version, build on disk, display/GPU."""
+    try:
+        import ai2thor  # type: ignore
+        from ai2thor.build import Build  # type: ignore
+    except ImportError as e:
+        raise ThorUnavailableError(
+            f"backend='thor' needs the ai2thor package ({REQUIRED_THOR_VERSION}): pip install ai2thor=={REQUIRED_THOR_VERSION}"
+        ) from e
+    version = getattr(ai2thor, "__version__", "0")
+    if version.split(".")[0] < REQUIRED_THOR_VERSION.split(".")[0]:
+        raise ThorUnavailableError(f"ai2thor {version} found, {REQUIRED_THOR_VERSION} required")
+    commit = controller_kwargs.get("commit_id", THOR_COMMIT_ID)
+    platform = controller_kwargs.get("platform")
+    problems = []
+    cloud = platform is not None and getattr(platform, "__name__", str(platform)) == "CloudRendering"
+    if cloud:
+        import ctypes.util
+
+        if ctypes.util.find_library("vulkan") is None:
+            problems.append("CloudRendering needs a Vulkan driver (libvulkan) and a GPU; none was found")
+        if controller_kwargs.get("gpu_device") is None and not os.environ.get("CUDA_VISIBLE_DEVICES"):
+            problems.append("CloudRendering needs gpu_device=<int>")
+    else:
+        x_display = controller_kwargs.get("x_display") or os.environ.get("DISPLAY")
+        if not x_display and not _open_x_displays():
+            problems.append("no X display is open (start one, or pass platform=CloudRendering with a GPU)")
+    releases = os.path.join(os.path.expanduser("~"), ".ai2thor", "releases")
+    plat_name = "CloudRendering" if cloud else "Linux64"
+    build_dir = os.path.join(releases, f"thor-{plat_name}-{commit}")
+    if not controller_kwargs.get("local_executable_path") and not os.path.isdir(build_dir):
+        problems.append(
+            f"the Unity build {build_dir} is not on disk and ai2thor would try to download it "
+            "(several hundred MB from the AI2 S3 bucket); without network access that fails"
+        )
+    if problems:
+        raise ThorUnavailableError(
+            "Cannot start the real AI2-THOR backend:\n  - " + "\n  - ".join(problems)
+            + "\nUse backend='thor_lite' (the default) to run on the embedded CPU simulator."
+        )
+    del Build  # imported only to prove the package is complete

@@ -1,0 +1,476 @@
+"""Baseline actor-critic models for the 2023 Rearrangement Challenge.
+
+Written from the specification in `shared/reference/rearrangement.md` §6.4 on
+top of AllenAct's building blocks (`SimpleCNN`, `RNNStateEncoder`,
+`LinearActorCriticHead`, `CategoricalDistr`).
+
+Conventions (those of AllenAct's on-policy engine):
+
+* observations are batched as ``[steps, samplers, ...]``: raw RGB as
+  ``[steps, samplers, H, W, 3]`` floats, ResNet features as
+  ``[steps, samplers, C, 7, 7]``, ``in_walkthrough_phase`` as
+  ``[steps, samplers, 1]`` bools;
+* ``prev_actions`` is a ``[steps, samplers]`` long tensor;
+* ``masks`` is ``[steps, samplers, 1]`` with 0 on the first step of a task;
+* the outputs are ``CategoricalDistr(logits=[steps, samplers, n_actions])`` and
+  values ``[steps, samplers, 1]``; recurrent state lives in a `Memory` under the
+  keys of `_recurrent_memory_specification`.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional, Sequence, Tuple, cast
+
+import gym
+import numpy as np
+import torch
+import torch.nn as nn
+from gym.spaces import Dict as SpaceDict
+
+from allenact.algorithms.onpolicy_sync.policy import (
+    ActorCriticModel,
+    LinearActorCriticHead,
+    LinearActorHead,
+    LinearCriticHead,
+    ObservationType,
+)
+from allenact.base_abstractions.distributions import CategoricalDistr
+from allenact.base_abstractions.misc import ActorCriticOutput, Memory
+from allenact.embodiedai.models.basic_models import RNNStateEncoder, SimpleCNN
+from allenact.utils.model_utils import simple_conv_and_linear_weights_init
+
+__all__ = [
+    "RearrangeActorCriticSimpleConvRNN",
+    "ResNetRearrangeActorCriticRNN",
+    "TwoPhaseRearrangeActorCriticSimpleConvRNN",
+    "WALKTHROUGH_DISALLOWED_ACTION_SUBSTRINGS",
+    "ConcatRGBSimpleCNN",
+    "ResNetPairAttentionEncoder",
+]
+
+# Actions whose names contain one of these get a large negative logit during
+# the walkthrough phase (they can only fail there).
+WALKTHROUGH_DISALLOWED_ACTION_SUBSTRINGS: Tuple[str, ...] = ("drop", "open", "pickup")
+
+_CONCAT_UUID = "_rearrange_concat_rgb"
+
+
+def _num_actions(action_space: gym.Space) -> int:
+    assert isinstance(
+        action_space, gym.spaces.Discrete
+    ), f"Rearrangement baselines need a Discrete action space, got {action_space}."
+    return int(action_space.n)
+
+
+def _rnn_memory_spec(num_layers: int, hidden_size: int) -> Tuple:
+    return (
+        (("layer", num_layers), ("sampler", None), ("hidden", hidden_size)),
+        torch.float32,
+    )
+
+
+class ConcatRGBSimpleCNN(nn.Module):
+    """AllenAct `SimpleCNN` applied to two HxWx3 images stacked along channels.
+
+    Input: ``observations[uuid_a]``, ``observations[uuid_b]`` of shape
+    ``[steps, samplers, H, W, 3]``; output ``[steps, samplers, output_size]``.
+    """
+
+    def __init__(
+        self, observation_space: SpaceDict, uuid_a: str, uuid_b: str, output_size: int,
+    ):
+        super().__init__()
+        self.uuid_a = uuid_a
+        self.uuid_b = uuid_b
+        space_a = observation_space.spaces[uuid_a]
+        space_b = observation_space.spaces[uuid_b]
+        assert (
+            space_a.shape[:2] == space_b.shape[:2]
+        ), f"Image sizes differ: {space_a.shape} vs {space_b.shape}"
+        h, w = space_a.shape[:2]
+        channels = space_a.shape[2] + space_b.shape[2]
+        # SimpleCNN only reads the shape of `rgb_uuid`'s space.
+        concat_space = SpaceDict(
+            {
+                _CONCAT_UUID: gym.spaces.Box(
+                    low=-np.inf, high=np.inf, shape=(h, w, channels), dtype=np.float32
+                )
+            }
+        )
+        self.cnn = SimpleCNN(
+            observation_space=concat_space,
+            output_size=output_size,
+            rgb_uuid=_CONCAT_UUID,
+            depth_uuid=None,
+        )
+        self.output_size = output_size
+
+    def forward(self, observations: ObservationType) -> torch.Tensor:
+        a = cast(torch.Tensor, observations[self.uuid_a])
+        b = cast(torch.Tensor, observations[self.uuid_b])
+        return self.cnn({_CONCAT_UUID: torch.cat((a, b), dim=-1).float()})
+
+
+class ResNetPairAttentionEncoder(nn.Module):
+    """The [A, B, A⊙B] 1x1-conv attention block of §6.4.
+
+    A, B: ``[steps, samplers, C, h, w]`` (C×7×7 ResNet features).
+    X = cat[A, B, A⊙B] (3C channels);
+    attention = softmax over the h·w positions of Conv1x1(3C→32)→ReLU→Conv1x1(32→1);
+    feature = spatial *mean* of ReLU(Conv1x1(3C→out)(X)) × attention.
+    Output ``[steps, samplers, output_size]``.
+    """
+
+    def __init__(
+        self,
+        observation_space: SpaceDict,
+        uuid_a: str,
+        uuid_b: str,
+        output_size: int = 512,
+        attention_hidden: int = 32,
+    ):
+        super().__init__()
+        self.uuid_a = uuid_a
+        self.uuid_b = uuid_b
+        shape_a = observation_space.spaces[uuid_a].shape
+        shape_b = observation_space.spaces[uuid_b].shape
+        assert len(shape_a) == 3 and tuple(shape_a) == tuple(
+            shape_b
+        ), f"Expected two equal C×h×w feature spaces, got {shape_a} and {shape_b}."
+        self.in_channels = int(shape_a[0])
+        self.output_size = output_size
+        three_c = 3 * self.in_channels
+        self.attention = nn.Sequential(
+            nn.Conv2d(three_c, attention_hidden, 1),
+            nn.ReLU(inplace=True),
+            nn.Conv2d(attention_hidden, 1, 1),
+        )
+        self.encoder = nn.Sequential(
+            nn.Conv2d(three_c, output_size, 1), nn.ReLU(inplace=True),
+        )
+        self.apply(simple_conv_and_linear_weights_init)
+
+    def forward(self, observations: ObservationType) -> torch.Tensor:
+        a = cast(torch.Tensor, observations[self.uuid_a]).float()
+        b = cast(torch.Tensor, observations[self.uuid_b]).float()
+        lead = a.shape[:-3]
+        a = a.reshape((-1,) + a.shape[-3:])
+        b = b.reshape((-1,) + b.shape[-3:])
+        x = torch.cat((a, b, a * b), dim=1)
+        n, _, h, w = x.shape
+        attn = torch.softmax(self.attention(x).view(n, h * w), dim=-1).view(n, 1, h, w)
+        feats = (self.encoder(x) * attn).mean(dim=(2, 3))
+        return feats.view(*lead, self.output_size)
+
+
+class _OnePhaseRNNActorCritic(ActorCriticModel[CategoricalDistr]):
+    """Visual encoder → RNN → linear actor and linear critic."""
+
+    def __init__(
+        self,
+        action_space: gym.spaces.Discrete,
+        observation_space: SpaceDict,
+        visual_encoder: Callable[[SpaceDict], nn.Module],
+        hidden_size: int,
+        num_rnn_layers: int,
+        rnn_type: str,
+    ):
+        super().__init__(action_space=action_space, observation_space=observation_space)
+        self.hidden_size = hidden_size
+        self.num_actions = _num_actions(action_space)
+        self.visual_encoder = visual_encoder(observation_space)
+        self.state_encoder = RNNStateEncoder(
+            input_size=self.visual_encoder.output_size,
+            hidden_size=hidden_size,
+            num_layers=num_rnn_layers,
+            rnn_type=rnn_type,
+        )
+        self.actor = LinearActorHead(hidden_size, self.num_actions)
+        self.critic = LinearCriticHead(hidden_size)
+
+    @property
+    def num_recurrent_layers(self) -> int:
+        return self.state_encoder.num_recurrent_layers
+
+    def _recurrent_memory_specification(self):
+        return {"rnn": _rnn_memory_spec(self.num_recurrent_layers, self.hidden_size)}
+
+    def forward(  # type:ignore
+        self,
+        observations: ObservationType,
+        memory: Memory,
+        prev_actions: torch.Tensor,
+        masks: torch.FloatTensor,
+    ) -> Tuple[ActorCriticOutput[CategoricalDistr], Optional[Memory]]:
+        x = self.visual_encoder(observations)
+        x, rnn_hidden = self.state_encoder(x, memory.tensor("rnn"), masks)
+        return (
+            ActorCriticOutput(
+                distributions=self.actor(x), values=self.critic(x), extras={}
+            ),
+            memory.set_tensor("rnn", rnn_hidden),
+        )
+
+
+class RearrangeActorCriticSimpleConvRNN(_OnePhaseRNNActorCritic):
+    """1-phase SimpleConvRNN baseline (§6.4).
+
+    ``rgb`` and ``unshuffled_rgb`` (H×W×3 each) are stacked into 6 channels and
+    encoded by AllenAct's `SimpleCNN` (→ `hidden_size`), followed by an RNN
+    (GRU by default) and linear actor/critic heads.
+    Memory: ``"rnn"`` of shape ``[layers, samplers, hidden_size]``.
+    """
+
+    def __init__(
+        self,
+        action_space: gym.spaces.Discrete,
+        observation_space: SpaceDict,
+        rgb_uuid: str = "rgb",
+        unshuffled_rgb_uuid: str = "unshuffled_rgb",
+        hidden_size: int = 512,
+        num_rnn_layers: int = 1,
+        rnn_type: str = "GRU",
+    ):
+        super().__init__(
+            action_space=action_space,
+            observation_space=observation_space,
+            visual_encoder=lambda space: ConcatRGBSimpleCNN(
+                space, rgb_uuid, unshuffled_rgb_uuid, output_size=hidden_size
+            ),
+            hidden_size=hidden_size,
+            num_rnn_layers=num_rnn_layers,
+            rnn_type=rnn_type,
+        )
+        self.rgb_uuid = rgb_uuid
+        self.unshuffled_rgb_uuid = unshuffled_rgb_uuid
+
+
+class ResNetRearrangeActorCriticRNN(_OnePhaseRNNActorCritic):
+    """1-phase ResNet baseline (§6.4).
+
+    Inputs ``rgb_resnet`` / ``unshuffled_rgb_resnet`` are C×7×7 feature maps (C
+    is read from the observation space: 512 for ResNet18, 2048 for
+    ResNet50/CLIP-RN50). They go through the [A, B, A⊙B] attention block
+    (→ `hidden_size`), an RNN and linear actor/critic heads.
+    Memory: ``"rnn"`` of shape ``[layers, samplers, hidden_size]``.
+    """
+
+    def __init__(
+        self,
+        action_space: gym.spaces.Discrete,
+        observation_space: SpaceDict,
+        rgb_uuid: str = "rgb_resnet",
+        unshuffled_rgb_uuid: str = "unshuffled_rgb_resnet",
+        hidden_size: int = 512,
+        num_rnn_layers: int = 1,
+        rnn_type: str = "GRU",
+    ):
+        super().__init__(
+            action_space=action_space,
+            observation_space=observation_space,
+            visual_encoder=lambda space: ResNetPairAttentionEncoder(
+                space, rgb_uuid, unshuffled_rgb_uuid, output_size=hidden_size
+            ),
+            hidden_size=hidden_size,
+            num_rnn_layers=num_rnn_layers,
+            rnn_type=rnn_type,
+        )
+        self.rgb_uuid = rgb_uuid
+        self.unshuffled_rgb_uuid = unshuffled_rgb_uuid
+
+
+class TwoPhaseRearrangeActorCriticSimpleConvRNN(ActorCriticModel[CategoricalDistr]):
+    """2-phase SimpleConv baseline (§6.4, ``RNN_TYPE="LSTM"``).
+
+    Per step t (run step by step, since the walkthrough encoding fed to the
+    LSTM at t is the one produced at t-1):
+
+    * v_t = SimpleCNN(cat[rgb, unshuffled_rgb]) (→ `hidden_size`);
+    * a_t = Embedding(n_actions + 1)(mask_t · (prev_action_t + 1)) (0 at a task start);
+    * p_t = Embedding(2)(in_walkthrough_phase_t);
+    * o_t, (h, c) = LSTM([v_t, a_t, p_t, w_{t-1}], (h, c) · mask_t) — the LSTM
+      state resets at the start of every task (walkthrough and unshuffle);
+    * the walkthrough encoding w is reset only where mask_t == 0 *and* the step
+      is a walkthrough step; during walkthrough steps
+      w_t = GRU(o_t, w_{t-1}); during unshuffle steps w_t = w_{t-1} (frozen);
+    * logits/value come from the walkthrough or the unshuffle
+      `LinearActorCriticHead`, chosen by phase. The walkthrough head's `done`
+      bias starts at `walkthrough_done_bias` (−3), and during the walkthrough
+      `walkthrough_disallowed_logit_offset` (−1000) is added to the logits of
+      every action whose name contains "drop", "open" or "pickup".
+
+    ``zero_walkthrough_encoding_at_start`` (default True): on walkthrough-start
+    steps the encoding fed to the LSTM is the reset (zero) one. With False the
+    stale encoding of the previous episode is fed on that one step (the
+    upstream SimpleConv variant's behaviour per §6.4; only the ResNet variant
+    zeroed it); the GRU update itself always starts from zero.
+
+    Memory: ``"rnn"`` ``[2·layers, samplers, hidden_size]`` (LSTM h and c
+    stacked, AllenAct's `RNNStateEncoder` packing) and ``"walkthrough_encoding"``
+    ``[1, samplers, hidden_size]``.
+    """
+
+    def __init__(
+        self,
+        action_space: gym.spaces.Discrete,
+        observation_space: SpaceDict,
+        rgb_uuid: str = "rgb",
+        unshuffled_rgb_uuid: str = "unshuffled_rgb",
+        in_walkthrough_phase_uuid: str = "in_walkthrough_phase",
+        is_walkthrough_phase_embedding_dim: int = 32,
+        done_action_index: int = 0,
+        action_names: Optional[Sequence[str]] = None,
+        walkthrough_disallowed_action_substrings: Sequence[
+            str
+        ] = WALKTHROUGH_DISALLOWED_ACTION_SUBSTRINGS,
+        walkthrough_disallowed_logit_offset: float = -1000.0,
+        walkthrough_done_bias: float = -3.0,
+        prev_action_embedding_dim: int = 32,
+        hidden_size: int = 512,
+        num_rnn_layers: int = 1,
+        rnn_type: str = "LSTM",
+        zero_walkthrough_encoding_at_start: bool = True,
+    ):
+        super().__init__(action_space=action_space, observation_space=observation_space)
+        self.num_actions = _num_actions(action_space)
+        if action_names is None:
+            raise ValueError(
+                "`action_names` (the ordered list of action names) is required to"
+                " know which actions to mask during the walkthrough phase."
+            )
+        action_names = list(action_names)
+        if len(action_names) != self.num_actions:
+            raise ValueError(
+                f"{len(action_names)} action names for {self.num_actions} actions."
+            )
+        if not 0 <= done_action_index < self.num_actions:
+            raise ValueError(f"done_action_index {done_action_index} out of range.")
+        self.action_names = action_names
+
+        self.rgb_uuid = rgb_uuid
+        self.unshuffled_rgb_uuid = unshuffled_rgb_uuid
+        self.in_walkthrough_phase_uuid = in_walkthrough_phase_uuid
+        self.hidden_size = hidden_size
+        self.done_action_index = done_action_index
+        self.zero_walkthrough_encoding_at_start = zero_walkthrough_encoding_at_start
+
+        self.visual_encoder = ConcatRGBSimpleCNN(
+            observation_space, rgb_uuid, unshuffled_rgb_uuid, output_size=hidden_size
+        )
+        self.prev_action_embedder = nn.Embedding(
+            self.num_actions + 1, prev_action_embedding_dim
+        )
+        self.is_walkthrough_phase_embedder = nn.Embedding(
+            2, is_walkthrough_phase_embedding_dim
+        )
+        self.state_encoder = RNNStateEncoder(
+            input_size=self.visual_encoder.output_size
+            + prev_action_embedding_dim
+            + is_walkthrough_phase_embedding_dim
+            + hidden_size,
+            hidden_size=hidden_size,
+            num_layers=num_rnn_layers,
+            rnn_type=rnn_type,
+        )
+        self.walkthrough_encoder = RNNStateEncoder(
+            input_size=hidden_size, hidden_size=hidden_size, num_layers=1, rnn_type="GRU"
+        )
+
+        self.walkthrough_ac = LinearActorCriticHead(hidden_size, self.num_actions)
+        with torch.no_grad():
+            self.walkthrough_ac.actor_and_critic.bias[done_action_index] = float(
+                walkthrough_done_bias
+            )
+        self.unshuffle_ac = LinearActorCriticHead(hidden_size, self.num_actions)
+
+        offsets = torch.tensor(
+            [
+                walkthrough_disallowed_logit_offset
+                if any(s in name for s in walkthrough_disallowed_action_substrings)
+                else 0.0
+                for name in action_names
+            ],
+            dtype=torch.float32,
+        )
+        self.walkthrough_logit_offsets: torch.Tensor
+        self.register_buffer("walkthrough_logit_offsets", offsets, persistent=False)
+
+    @property
+    def num_recurrent_layers(self) -> int:
+        return self.state_encoder.num_recurrent_layers
+
+    def _recurrent_memory_specification(self):
+        return {
+            "rnn": _rnn_memory_spec(self.num_recurrent_layers, self.hidden_size),
+            "walkthrough_encoding": _rnn_memory_spec(
+                self.walkthrough_encoder.num_recurrent_layers, self.hidden_size
+            ),
+        }
+
+    def forward(  # type:ignore
+        self,
+        observations: ObservationType,
+        memory: Memory,
+        prev_actions: torch.Tensor,
+        masks: torch.FloatTensor,
+    ) -> Tuple[ActorCriticOutput[CategoricalDistr], Optional[Memory]]:
+        nsteps, nsamplers = masks.shape[:2]
+        masks = cast(torch.FloatTensor, masks.view(nsteps, nsamplers, 1).float())
+        in_walkthrough = (
+            cast(torch.Tensor, observations[self.in_walkthrough_phase_uuid])
+            .view(nsteps, nsamplers, 1)
+            .bool()
+        )
+        wt_float = in_walkthrough.float()
+
+        vis = self.visual_encoder(observations)  # [T, N, hidden]
+        prev = prev_actions.view(nsteps, nsamplers).long()
+        prev_emb = self.prev_action_embedder(
+            masks.view(nsteps, nsamplers).long() * (prev + 1)
+        )
+        phase_emb = self.is_walkthrough_phase_embedder(
+            in_walkthrough.view(nsteps, nsamplers).long()
+        )
+        non_recurrent = torch.cat((vis, prev_emb, phase_emb), dim=-1)
+
+        # The walkthrough encoding is reset only on walkthrough-start steps.
+        wt_masks = 1.0 - (1.0 - masks) * wt_float  # [T, N, 1]
+
+        rnn_hidden = memory.tensor("rnn")
+        wt_hidden = memory.tensor("walkthrough_encoding")
+        outputs = []
+        for t in range(nsteps):
+            wt_mask_t = wt_masks[t : t + 1]  # [1, N, 1]
+            wt_prev_masked = wt_hidden * wt_mask_t.view(1, nsamplers, 1)
+            wt_in = (
+                wt_prev_masked if self.zero_walkthrough_encoding_at_start else wt_hidden
+            )
+            x_t = torch.cat(
+                (non_recurrent[t : t + 1], wt_in[-1].unsqueeze(0)), dim=-1
+            )  # [1, N, in]
+            out_t, rnn_hidden = self.state_encoder(
+                x_t, rnn_hidden, cast(torch.FloatTensor, masks[t : t + 1])
+            )
+            _, wt_new = self.walkthrough_encoder(
+                out_t, wt_hidden, cast(torch.FloatTensor, wt_mask_t)
+            )
+            wt_hidden = torch.where(
+                in_walkthrough[t].view(1, nsamplers, 1), wt_new, wt_prev_masked
+            )
+            outputs.append(out_t)
+        x = torch.cat(outputs, dim=0)  # [T, N, hidden]
+
+        wt_distr, wt_values = self.walkthrough_ac(x)
+        un_distr, un_values = self.unshuffle_ac(x)
+        wt_logits = wt_distr.logits + self.walkthrough_logit_offsets
+        logits = torch.where(in_walkthrough, wt_logits, un_distr.logits)
+        values = torch.where(in_walkthrough, wt_values, un_values)
+
+        memory = memory.set_tensor("rnn", rnn_hidden)
+        memory = memory.set_tensor("walkthrough_encoding", wt_hidden)
+        return (
+            ActorCriticOutput(
+                distributions=CategoricalDistr(logits=logits), values=values, extras={}
+            ),
+            memory,
+        )
