@@ -132,6 +132,26 @@ def boxes_overlap(a: Box, b: Box, eps: float = 1e-3) -> bool:
     return True
 
 
+def boxes_overlap_many(a: Box, centers: np.ndarray, halves: np.ndarray, rots: np.ndarray,
+                       eps: float = 1e-3) -> np.ndarray:
+    """Vectorised separating-axis test of one box against N boxes -> bool[N]."""
+    n = len(centers)
+    if n == 0:
+        return np.zeros(0, dtype=bool)
+    a_axes = np.broadcast_to(a.rot.T, (n, 3, 3))  # rows = a's axes
+    b_axes = np.transpose(rots, (0, 2, 1))  # rows = b's axes
+    cross = np.cross(a_axes[:, :, None, :], b_axes[:, None, :, :]).reshape(n, 9, 3)
+    axes = np.concatenate([a_axes, b_axes, cross], axis=1)  # (n, 15, 3)
+    norm = np.linalg.norm(axes, axis=-1, keepdims=True)
+    valid = norm[..., 0] > 1e-6
+    axes = axes / np.where(norm > 1e-6, norm, 1.0)
+    ra = np.abs(axes @ a.rot) @ a.half  # (n, 15)
+    rb = np.einsum("nkj,nj->nk", np.abs(np.einsum("nki,nij->nkj", axes, rots)), halves)
+    d = np.abs(np.einsum("nki,ni->nk", axes, centers - a.center))
+    separated = (d > ra + rb - eps) & valid
+    return ~separated.any(axis=1)
+
+
 def pack_boxes(boxes: Iterable[Box]) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     boxes = list(boxes)
     if not boxes:

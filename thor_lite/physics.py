@@ -79,7 +79,8 @@ def find_placement(w: World, obj: SimObject, rec: SimObject, *, agent_xz: Option
     step = 0.05 if max(hx, hz) < 1.5 else 0.1
     us = np.arange(-hx, hx + 1e-9, step)
     vs = np.arange(-hz, hz + 1e-9, step)
-    grid = np.array([centre + u * rx + v * rz for u in us for v in vs])
+    uu, vv = np.meshgrid(us, vs, indexing="ij")
+    grid = centre + uu.reshape(-1, 1) * rx + vv.reshape(-1, 1) * rz
     if len(grid) == 0:
         grid = centre[None]
     if agent_xz is not None:
@@ -95,7 +96,8 @@ def find_placement(w: World, obj: SimObject, rec: SimObject, *, agent_xz: Option
         grid = grid[:attempts]
     base_rot = obj.rotation
     cand_yaws = list(yaws) if yaws is not None else [base_rot[1] + k * 90.0 for k in range(4)]
-    ignore_set = set(ignore) | {obj.object_id, rec.object_id} | set(w.descendants(obj.object_id))
+    # The receptacle itself is NOT ignored: resting on it must not intersect its walls.
+    ignore_set = set(ignore) | {obj.object_id} | set(w.descendants(obj.object_id))
     inside = rec.object_type in IN_RECEPTACLES
     for p in grid:
         for yaw in cand_yaws:
@@ -153,9 +155,14 @@ def drop_height(w: World, box: Box, ignore: Iterable[str]) -> Tuple[float, Optio
                 continue
             if plo[0] > hi[0] or phi[0] < lo[0] or plo[2] > hi[2] or phi[2] < lo[2]:
                 continue
-            # require the box centre to be over the part (else it would tip off)
-            c = box.center
-            if not (plo[0] - 0.02 <= c[0] <= phi[0] + 0.02 and plo[2] - 0.02 <= c[2] <= phi[2] + 0.02):
+            # require the box centre to be over the part's (rotated) footprint, else it tips off
+            up = p.upright()
+            if up is not None:
+                local = up.rot.T @ (box.center - up.center)
+                if abs(local[0]) > up.half[0] + 0.02 or abs(local[2]) > up.half[2] + 0.02:
+                    continue
+            elif not (plo[0] - 0.02 <= box.center[0] <= phi[0] + 0.02
+                      and plo[2] - 0.02 <= box.center[2] <= phi[2] + 0.02):
                 continue
             best_y, best_id = float(phi[1]), o.object_id
     return best_y, best_id

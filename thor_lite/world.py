@@ -57,6 +57,7 @@ class Occluders:
     owners: np.ndarray  # index into `ids`
     ids: Tuple[str, ...]
     see_through: np.ndarray  # per box
+    extents: np.ndarray  # per box AABB half extents
 
 
 class World:
@@ -328,8 +329,9 @@ class World:
                     owners.append(len(ids) - 1)
                     see.append(o.object_type in SEE_THROUGH_TYPES)
             c, h, r = pack_boxes(boxes)
+            ext = np.einsum("bij,bj->bi", np.abs(r), h) if len(h) else np.zeros((0, 3))
             return Occluders(c, h, r, np.asarray(owners, dtype=np.int64), tuple(ids),
-                             np.asarray(see, dtype=bool))
+                             np.asarray(see, dtype=bool), ext)
 
         return self._cached("occluders", build, self.version * 1000003 + self._agent_key())
 
@@ -449,24 +451,29 @@ class World:
         return tuple(oid for _, oid in found)
 
     def overlapping(self, box: Box, ignore: Iterable[str] = ()) -> Optional[SimObject]:
-        """First rendered object whose parts overlap `box` (AABB prefilter, then SAT).
+        """First rendered object whose parts overlap `box` (vectorised AABB + SAT).
 
         Our furniture is a few boxes standing in for THOR's meshes, so contacts shallower
         than PENETRATION_TOLERANCE are not collisions (objects rest slightly inside seats).
         """
-        from .geometry import boxes_overlap
+        from .geometry import boxes_overlap_many
 
         shrink = np.minimum(PENETRATION_TOLERANCE, box.half * 0.3)
         box = Box(box.center, box.half - shrink, box.rot)
+        occ = self.occluders()
+        if len(occ.centers) == 0:
+            return None
         ign = set(ignore)
+        ign.update(oid for oid in occ.ids if self.objects[oid].object_type == "Floor")
+        keep_owner = np.array([oid not in ign for oid in occ.ids], dtype=bool)
         lo, hi = box.aabb()
-        for o in self.objects.values():
-            if not o.rendered or o.object_id in ign or o.object_type == "Floor":
-                continue
-            olo, ohi = o.aabb
-            if np.any(olo > hi - 1e-3) or np.any(ohi < lo + 1e-3):
-                continue
-            for p in self.render_parts(o):
-                if boxes_overlap(box, p, eps=2e-3):
-                    return o
-        return None
+        ext = occ.extents
+        cand = keep_owner[occ.owners]
+        cand &= np.all(occ.centers - ext < hi - 1e-3, axis=1) & np.all(occ.centers + ext > lo + 1e-3, axis=1)
+        idx = np.flatnonzero(cand)
+        if len(idx) == 0:
+            return None
+        hit = boxes_overlap_many(box, occ.centers[idx], occ.halves[idx], occ.rots[idx], eps=2e-3)
+        if not hit.any():
+            return None
+        return self.objects[occ.ids[int(occ.owners[idx[int(np.argmax(hit))]])]]

@@ -1,0 +1,121 @@
+"""Run the greedy unshuffle expert (1-phase) over a rearrangement split and report metrics.
+
+    python benchmarks/rearrange_expert.py --stage val                       # shipped thor_lite split
+    python benchmarks/rearrange_expert.py --data ../shared/data/rearrangement/2023_val.pkl.gz
+    python benchmarks/rearrange_expert.py --stage val --episodes-per-scene 5 --processes 2
+
+Prints % Fixed Strict, success and energy per room type and overall, expert steps/s, and
+writes a markdown table to benchmarks/results/.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import sys
+import time
+from collections import OrderedDict, defaultdict
+from pathlib import Path
+from typing import Any, Dict, List, Tuple
+
+import numpy as np
+from tqdm import tqdm
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+ROOMS = {0: "kitchen", 2: "living room", 3: "bedroom", 4: "bathroom"}
+
+
+def room_of(scene: str) -> str:
+    n = int(scene.replace("FloorPlan", ""))
+    return ROOMS[n // 100]
+
+
+def run_scene(args: Tuple[str, List[Dict[str, Any]], str]) -> List[Dict[str, Any]]:
+    scene, episodes, stage = args
+    from allenact.base_abstractions.sensor import SensorSuite
+
+    from rearrange.tasks import RearrangeTaskSampler
+
+    sampler = RearrangeTaskSampler(
+        run_walkthrough_phase=False, run_unshuffle_phase=True, stage=stage,
+        scenes_to_task_spec_dicts=OrderedDict({scene: episodes}), rearrange_env_kwargs={},
+        sensors=SensorSuite([]), max_steps=500, epochs=1, seed=0)
+    out = []
+    try:
+        while True:
+            task = sampler.next_task()
+            if task is None:
+                break
+            t0, n = time.perf_counter(), 0
+            while not task.is_done():
+                action, ok = task.query_expert()
+                task.step(action)
+                n += 1
+            m = task.metrics()
+            info = m.pop("task_info")
+            out.append({"scene": scene, "unique_id": info["unique_id"], "steps": n,
+                        "seconds": time.perf_counter() - t0, **m})
+    finally:
+        sampler.close()
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--stage", default="val", help="thor_lite split to load (data/rearrange/<stage>.pkl.gz)")
+    ap.add_argument("--data", type=Path, help="explicit .pkl.gz file (e.g. the official 2023 val split)")
+    ap.add_argument("--episodes-per-scene", type=int, default=None)
+    ap.add_argument("--processes", type=int, default=max(1, min(2, os.cpu_count() or 1)))
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args(argv)
+
+    from rearrange.dataset import load_dataset, load_stage
+
+    data = load_dataset(args.data) if args.data else load_stage(args.stage)
+    label = args.data.name if args.data else f"thor_lite {args.stage}"
+    jobs = [(s, eps[: args.episodes_per_scene] if args.episodes_per_scene else eps, args.stage)
+            for s, eps in data.items()]
+    t0 = time.perf_counter()
+    results: List[Dict[str, Any]] = []
+    ctx = mp.get_context("forkserver")
+    with ctx.Pool(args.processes) as pool:
+        for rows in tqdm(pool.imap_unordered(run_scene, jobs), total=len(jobs), desc="scenes"):
+            results.extend(rows)
+    wall = time.perf_counter() - t0
+
+    by_room: Dict[str, List[Dict[str, Any]]] = defaultdict(list)
+    for r in results:
+        by_room[room_of(r["scene"])].append(r)
+    lines = [f"# Greedy expert, 1-phase, on {label}", "",
+             "| rooms | episodes | % Fixed Strict | success | start energy | end energy | steps (mean) |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+
+    def row(name: str, rs: List[Dict[str, Any]]) -> str:
+        f = lambda k: float(np.mean([r[f"unshuffle/{k}"] for r in rs]))
+        return (f"| {name} | {len(rs)} | {100 * f('prop_fixed_strict'):.1f} | {100 * f('success'):.1f} | "
+                f"{f('start_energy'):.2f} | {f('end_energy'):.2f} | {np.mean([r['steps'] for r in rs]):.1f} |")
+
+    for room in ROOMS.values():
+        if by_room.get(room):
+            lines.append(row(room, by_room[room]))
+    lines.append(row("**all**", results))
+    steps = sum(r["steps"] for r in results)
+    env_seconds = sum(r["seconds"] for r in results)
+    lines += ["", f"{steps} expert steps in {wall:.0f} s wall on {args.processes} processes "
+                  f"({steps / max(env_seconds, 1e-9):.1f} steps/s per process, median episode "
+                  f"{np.median([r['seconds'] for r in results]):.2f} s)"]
+    text = "\n".join(lines)
+    print(text)
+    out = args.out or Path(__file__).resolve().parent / "results" / (
+        f"rearrange_expert_{(args.data.stem if args.data else args.stage).replace('.pkl', '')}.md")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text + "\n")
+    with open(out.with_suffix(".json"), "w") as f:
+        json.dump(results, f, default=float)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,281 @@
+"""Generate rearrangement episodes in the official 2023 schema on thor_lite (§7.3-7.4).
+
+    python -m rearrange.datagen --stage val            # 20 scenes x 50 episodes
+    python -m rearrange.datagen --stage combined       # from train/val/test files
+
+Each scene is seeded from the stage seed, and each try from (scene, index, try, offset), so the
+output is identical for every run and every number of worker processes. Scenes run in a
+process pool with a progress bar; results are written atomically at the end.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import logging
+import multiprocessing as mp
+import random
+import sys
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from tqdm import tqdm
+
+from .constants import (
+    OBJECT_TYPES_THAT_CAN_HAVE_IDENTICAL_MESHES, OBJECT_TYPES_TO_NOT_MOVE, OPENABLE_OBJECTS,
+    scenes_for_stage,
+)
+from .dataset import dataset_path, load_dataset, save_dataset
+
+log = logging.getLogger(__name__)
+
+STAGE_SEEDS = {"train": 1329328939, "val": 3348958620, "test": 289123396, "debug": 239084231}
+EPISODES_PER_SCENE = 50
+MAX_TRIES = 300
+
+
+def _md5_int(s: str) -> int:
+    return int(hashlib.md5(s.encode()).hexdigest(), 16) % (2 ** 32)
+
+
+def stage_seed(stage: str) -> int:
+    r = random.Random(STAGE_SEEDS[stage])
+    return r.randint(0, 10 ** 8 - 1)
+
+
+def _irs(controller, seed: int, excluded_ids: Sequence[str] = ()) -> bool:
+    ev = controller.step("InitialRandomSpawn", randomSeed=seed, forceVisible=True, placeStationary=False,
+                         excludedReceptacles=["ToiletPaperHanger"], excludedObjectIds=list(excluded_ids))
+    return bool(ev.metadata["lastActionSuccess"])
+
+
+def _poses(objects: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    out = [{"name": o["name"], "objectName": o["name"],
+            "position": dict(o["position"]), "rotation": dict(o["rotation"])}
+           for o in objects if o["pickupable"] and o["objectType"] not in OBJECT_TYPES_TO_NOT_MOVE]
+    return sorted(out, key=lambda p: p["name"])
+
+
+def _random_openness(rng: random.Random, current: float) -> Optional[float]:
+    for _ in range(100):
+        v = rng.random()
+        if abs(v - current) > 0.2:
+            return round(v, 6)
+    return None
+
+
+class EpisodeGenerator:
+    """Builds one scene's 50 episodes with a thor_lite controller (one per worker)."""
+
+    def __init__(self, stage: str) -> None:
+        from .environment import RearrangeTHOREnvironment
+
+        self.stage = stage
+        self.seed = stage_seed(stage)
+        self.env = RearrangeTHOREnvironment(force_cache_reset=True, controller_kwargs={"width": 300, "height": 300})
+        self.c = self.env.controller
+
+    def scene_episodes(self, scene: str) -> List[Dict[str, Any]]:
+        self.c.reset(scene)
+        objs = self.c.last_event.metadata["objects"]
+        has_openable = any(o["openable"] and not o["pickupable"] and o["objectType"] in OPENABLE_OBJECTS for o in objs)
+        reachable = sorted(((p["x"], p["z"]) for p in self.c.step("GetReachablePositions").metadata["actionReturn"]))
+        eps = []
+        for i in range(EPISODES_PER_SCENE):
+            n_open = int(has_openable) * (i % 2)
+            n_move = (1 - n_open) + (5 * i) // EPISODES_PER_SCENE
+            eps.append(self._episode(scene, i, n_move, n_open, reachable))
+        return eps
+
+    def _episode(self, scene: str, index: int, n_move: int, n_open: int, reachable) -> Dict[str, Any]:
+        offset = 0
+        for t in range(MAX_TRIES):
+            rng = random.Random(_md5_int(f"{scene}|ind_{index}|tries_{t}|counts_{offset}|seed_{self.seed}"))
+            spec, counts = self._try(scene, rng, n_move + offset, n_open, reachable, extra_irs=t >= 30)
+            if spec is None:
+                continue
+            npos, nopen, energy = counts
+            if npos != n_move:
+                offset = max(offset + (1 if npos < n_move else -1), 0)
+                continue
+            if nopen != n_open or npos + nopen == 0 or energy <= 0 or npos > 5 or nopen > 1:
+                continue
+            spec.update(position_diff_count=npos, open_diff_count=nopen, pose_diff_energy=energy,
+                        object_rearrangement_count=n_move + n_open)
+            return spec
+        raise RuntimeError(f"{scene} episode {index}: no valid episode after {MAX_TRIES} tries")
+
+    def _try(self, scene: str, rng: random.Random, n_move: int, n_open: int, reachable, extra_irs: bool):
+        from .environment import PoseMismatchError, RearrangeTaskSpec
+        from .pose_metrics import compare_poses, pose_difference_energy
+
+        c = self.c
+        x, z = rng.choice(reachable)
+        rot = rng.choice(range(0, 360, 30))
+        start_seed, target_seed = rng.randint(0, 10 ** 7 - 1), rng.randint(0, 10 ** 7 - 1)
+        c.reset(scene)
+        y = c.last_event.metadata["agent"]["position"]["y"]
+        pos = {"x": x, "y": y, "z": z}
+        c.step("TeleportFull", position=pos, rotation={"x": 0, "y": rot, "z": 0}, horizon=0, standing=True, forceAction=True)
+        objs = c.last_event.metadata["objects"]
+        for t in OBJECT_TYPES_THAT_CAN_HAVE_IDENTICAL_MESHES:
+            same = sorted((o["objectId"] for o in objs if o["objectType"] == t))
+            if len(same) > 1:
+                keep = rng.choice(same)
+                c.step("RemoveFromScene", objectIds=[s for s in same if s != keep])
+        c.step("MakeAllObjectsUnbreakable")
+        if not _irs(c, start_seed):
+            return None, None
+        objs = c.last_event.metadata["objects"]
+        if any(o["isBroken"] for o in objs):
+            return None, None
+        openables = sorted((o for o in objs if o["openable"] and not o["pickupable"]
+                            and o["objectType"] in OPENABLE_OBJECTS), key=lambda o: o["name"])
+        rng.shuffle(openables)
+        chosen = []
+        for o in openables:
+            if len(chosen) >= n_open:
+                break
+            a = c.step("OpenObject", objectId=o["objectId"], openness=1.0, forceAction=True)
+            b = c.step("CloseObject", objectId=o["objectId"], forceAction=True)
+            if a.metadata["lastActionSuccess"] and b.metadata["lastActionSuccess"]:
+                chosen.append(o)
+        if len(chosen) < n_open:
+            return None, None
+        openable_data = []
+        for o in chosen:
+            v = _random_openness(rng, 0.0)
+            if v is None or not c.step("OpenObject", objectId=o["objectId"], openness=v, forceAction=True):
+                return None, None
+            openable_data.append({"name": o["name"], "objectName": o["name"], "objectId": o["objectId"],
+                                  "start_openness": v})
+        objs = c.last_event.metadata["objects"]
+        movable = sorted((o for o in objs if o["pickupable"] and o["objectType"] not in OBJECT_TYPES_TO_NOT_MOVE),
+                         key=lambda o: o["name"])
+        if len(movable) < n_move:
+            return None, None
+        rng.shuffle(movable)
+        moved, fixed = movable[len(movable) - n_move:], movable[:len(movable) - n_move]
+        if extra_irs:
+            _irs(c, start_seed + 1, excluded_ids=[o["objectId"] for o in moved])
+        starting = _poses(c.last_event.metadata["objects"])
+        not_to_move = [o["objectId"] for o in c.last_event.metadata["objects"]
+                       if o["pickupable"] and o["objectType"] in OBJECT_TYPES_TO_NOT_MOVE]
+        if not _irs(c, target_seed, excluded_ids=[o["objectId"] for o in fixed] + not_to_move):
+            return None, None
+        for od in openable_data:
+            cur = next(o for o in c.last_event.metadata["objects"] if o["name"] == od["name"])
+            v = _random_openness(rng, cur["openness"])
+            if v is None:
+                return None, None
+            c.step("CloseObject", objectId=cur["objectId"], forceAction=True)
+            c.step("OpenObject", objectId=cur["objectId"], openness=v, forceAction=True)
+            od["target_openness"] = v
+        objs = c.last_event.metadata["objects"]
+        if any(o["isBroken"] for o in objs):
+            return None, None
+        target = _poses(objs)
+        if [p["name"] for p in target] != [p["name"] for p in starting]:
+            return None, None
+        spec = {"agent_position": pos, "agent_rotation": rot, "openable_data": openable_data,
+                "starting_poses": starting, "target_poses": target}
+        # Validate the way an agent will meet it: goal state, then shuffled state.
+        try:
+            task_spec = RearrangeTaskSpec(scene=scene, stage=self.stage, **spec)
+            self.env.reset(task_spec)
+            self.env.shuffle()
+        except PoseMismatchError:
+            return None, None
+        ips, gps, cps = self.env.poses
+        npos = nopen = 0
+        energy = 0.0
+        for g, i in zip(gps, ips):
+            if i["broken"]:
+                return None, None
+            cmp = compare_poses(g, i)
+            d = pose_difference_energy(g, i)
+            energy += d
+            if cmp["iou"] is not None and cmp["iou"] < 0.5:
+                npos += 1
+            if cmp["openness_diff"] is not None and cmp["openness_diff"] >= 0.2 and not g["pickupable"]:
+                nopen += 1
+            if d > 0:
+                for pose in (i, g):  # the object must be reachable where it is and where it goes
+                    if not self.env.interactable_cache.get(scene, pose, self.c, force_cache_refresh=True):
+                        return None, None
+        return spec, (npos, nopen, float(energy))
+
+
+_GEN: Optional[EpisodeGenerator] = None
+
+
+def _worker_scene(args: Tuple[str, str]) -> Tuple[str, List[Dict[str, Any]]]:
+    global _GEN
+    stage, scene = args
+    if _GEN is None or _GEN.stage != stage:
+        _GEN = EpisodeGenerator(stage)
+    return scene, _GEN.scene_episodes(scene)
+
+
+def generate_stage(stage: str, out_path: Optional[Path] = None, scenes: Optional[Sequence[str]] = None,
+                   processes: Optional[int] = None) -> Path:
+    """Generate a train/val/test split on thor_lite and write it atomically."""
+    if stage not in ("train", "val", "test", "debug"):
+        raise ValueError(f"cannot generate stage '{stage}'")
+    scenes = list(scenes or scenes_for_stage("train" if stage == "debug" else stage))
+    out_path = Path(out_path or dataset_path(stage))
+    processes = processes or max(1, min(mp.cpu_count(), len(scenes)))
+    jobs = [(stage, s) for s in scenes]
+    results: Dict[str, List[Dict[str, Any]]] = {}
+    if processes == 1:
+        it = map(_worker_scene, jobs)
+        for scene, eps in tqdm(it, total=len(jobs), desc=f"datagen {stage}", unit="scene"):
+            results[scene] = eps
+    else:
+        ctx = mp.get_context("forkserver")
+        with ctx.Pool(processes) as pool:
+            for scene, eps in tqdm(pool.imap_unordered(_worker_scene, jobs), total=len(jobs),
+                                   desc=f"datagen {stage}", unit="scene"):
+                results[scene] = eps
+    ordered = OrderedDict((s, results[s]) for s in scenes)
+    save_dataset(ordered, out_path)
+    return out_path
+
+
+def combine(data_dir: Optional[Path] = None, limit: int = 10) -> Path:
+    """combined = 10 train episodes per scene (2 per difficulty chunk) + all val + all test."""
+    out: "OrderedDict[str, List[Dict[str, Any]]]" = OrderedDict()
+    for stage in ("train", "val", "test"):
+        from .dataset import load_stage
+
+        data = load_stage(stage, data_dir)
+        for scene, eps in data.items():
+            if len(eps) != EPISODES_PER_SCENE:
+                raise ValueError(f"{stage} {scene}: expected {EPISODES_PER_SCENE} episodes, found {len(eps)}")
+            keep = eps if stage != "train" else [
+                e for chunk in range(5) for e in eps[chunk * 10: chunk * 10 + limit // 5]]
+            out[scene] = [dict(e, scene=scene, stage=stage) for e in keep]
+    path = dataset_path("combined", data_dir)
+    save_dataset(out, path)
+    return path
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--stage", required=True, choices=["train", "val", "test", "combined", "debug"])
+    ap.add_argument("--scenes", nargs="*", help="restrict to these scenes (default: the stage's scenes)")
+    ap.add_argument("--out", type=Path, help="output .pkl.gz (default: data/rearrange/<stage>.pkl.gz)")
+    ap.add_argument("--processes", type=int, default=None)
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING)
+    if args.stage == "combined":
+        path = combine(args.out.parent if args.out else None)
+    else:
+        path = generate_stage(args.stage, out_path=args.out, scenes=args.scenes, processes=args.processes)
+    data = load_dataset(path)
+    print(f"wrote {path}: {len(data)} scenes, {sum(len(v) for v in data.values())} episodes")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,129 @@
+"""Loading and validating rearrangement datasets (official 2023 files and thor_lite ones).
+
+Files are gzip-compressed pickles of `{scene: [episode, ...]}` holding only plain Python
+types (§7.1-7.2). Malformed files are rejected with the scene, episode index and field.
+"""
+from __future__ import annotations
+
+import gzip
+import os
+import pickle
+import tempfile
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Union
+
+from .constants import DATA_DIR
+
+EPISODE_KEYS = ("agent_position", "agent_rotation", "object_rearrangement_count", "openable_data",
+                "starting_poses", "target_poses", "position_diff_count", "open_diff_count",
+                "pose_diff_energy")
+STAGES = ("train", "val", "test", "combined")
+
+
+class DatasetError(ValueError):
+    """A rearrangement dataset file is missing or malformed."""
+
+
+def _xyz(v: Any) -> bool:
+    return isinstance(v, dict) and all(isinstance(v.get(k), (int, float)) for k in ("x", "y", "z"))
+
+
+def validate_episode(scene: str, index: int, ep: Dict[str, Any], where: str = "") -> None:
+    def bad(field: str, why: str) -> DatasetError:
+        return DatasetError(f"{where}{scene} episode {index}: field '{field}' {why}")
+
+    if not isinstance(ep, dict):
+        raise DatasetError(f"{where}{scene} episode {index}: expected a dict, got {type(ep).__name__}")
+    for k in EPISODE_KEYS:
+        if k not in ep:
+            raise bad(k, "is missing")
+    if not _xyz(ep["agent_position"]):
+        raise bad("agent_position", f"must be a dict with numeric x, y, z (got {ep['agent_position']!r})")
+    if not isinstance(ep["agent_rotation"], (int, float)):
+        raise bad("agent_rotation", f"must be a number (got {ep['agent_rotation']!r})")
+    for key in ("starting_poses", "target_poses"):
+        poses = ep[key]
+        if not isinstance(poses, list) or not poses:
+            raise bad(key, "must be a non-empty list")
+        for j, p in enumerate(poses):
+            if not isinstance(p, dict) or "name" not in p or not _xyz(p.get("position")) or not _xyz(p.get("rotation")):
+                raise bad(f"{key}[{j}]", "must have name, position{x,y,z} and rotation{x,y,z}")
+    if [p["name"] for p in ep["starting_poses"]] != [p["name"] for p in ep["target_poses"]]:
+        raise bad("target_poses", "must list the same object names, in the same order, as starting_poses")
+    if not isinstance(ep["openable_data"], list):
+        raise bad("openable_data", "must be a list")
+    for j, od in enumerate(ep["openable_data"]):
+        for k in ("objectName", "objectId", "start_openness", "target_openness"):
+            if k not in od:
+                raise bad(f"openable_data[{j}].{k}", "is missing")
+        for k in ("start_openness", "target_openness"):
+            if not (isinstance(od[k], (int, float)) and 0.0 <= od[k] <= 1.0):
+                raise bad(f"openable_data[{j}].{k}", f"must be in [0, 1] (got {od[k]!r})")
+
+
+def load_dataset(path: Union[str, Path], stage: Optional[str] = None) -> "OrderedDict[str, List[Dict[str, Any]]]":
+    """Read and validate a `.pkl.gz` split; adds scene/index/stage to each episode if missing."""
+    path = Path(path)
+    if not path.is_file():
+        raise DatasetError(f"{path}: no such dataset file")
+    try:
+        with gzip.open(path, "rb") as f:
+            data = pickle.load(f)
+    except (OSError, EOFError, pickle.UnpicklingError) as e:
+        raise DatasetError(f"{path}: not a gzip-compressed pickle ({e})") from e
+    if not isinstance(data, dict):
+        raise DatasetError(f"{path}: expected a dict of scene -> episodes, got {type(data).__name__}")
+    stage = stage or path.name.split(".")[0]
+    out: "OrderedDict[str, List[Dict[str, Any]]]" = OrderedDict()
+    for scene, eps in data.items():
+        if not isinstance(eps, list):
+            raise DatasetError(f"{path}: {scene}: expected a list of episodes")
+        rows = []
+        for i, ep in enumerate(eps):
+            validate_episode(scene, i, ep, where=f"{path}: ")
+            ep = dict(ep)
+            ep.setdefault("scene", scene)
+            ep.setdefault("index", i)
+            ep.setdefault("stage", stage)
+            rows.append(ep)
+        out[scene] = rows
+    return out
+
+
+def save_dataset(data: Dict[str, List[Dict[str, Any]]], path: Union[str, Path]) -> None:
+    """Atomic write: a crash never leaves a half-written dataset behind."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as f:
+            pickle.dump(data, f, protocol=4)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def dataset_path(stage: str, data_dir: Union[str, Path, None] = None) -> Path:
+    if stage not in STAGES:
+        raise DatasetError(f"unknown stage '{stage}' (expected one of {STAGES})")
+    return Path(data_dir or DATA_DIR) / f"{stage}.pkl.gz"
+
+
+def load_stage(stage: str, data_dir: Union[str, Path, None] = None,
+               scenes: Optional[Sequence[str]] = None) -> "OrderedDict[str, List[Dict[str, Any]]]":
+    """The thor_lite split for a stage; train is generated on first use (deterministic)."""
+    path = dataset_path(stage, data_dir)
+    if not path.is_file() and stage == "train":
+        from .datagen import generate_stage
+
+        generate_stage("train", out_path=path)
+    data = load_dataset(path, stage=stage)
+    if scenes is not None:
+        missing = [s for s in scenes if s not in data]
+        if missing:
+            raise DatasetError(f"{path}: no episodes for scenes {missing}")
+        data = OrderedDict((s, data[s]) for s in scenes)
+    return data
