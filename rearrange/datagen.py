@@ -78,7 +78,12 @@ class EpisodeGenerator:
     def scene_episodes(self, scene: str) -> List[Dict[str, Any]]:
         self.c.reset(scene)
         objs = self.c.last_event.metadata["objects"]
-        has_openable = any(o["openable"] and not o["pickupable"] and o["objectType"] in OPENABLE_OBJECTS for o in objs)
+        # Only openables an agent can actually reach count (the official generator assumed all can).
+        self.openable_names = sorted(
+            o["name"] for o in objs
+            if o["openable"] and not o["pickupable"] and o["objectType"] in OPENABLE_OBJECTS
+            and self.c.step("GetInteractablePoses", objectId=o["objectId"], maxPoses=1).metadata["actionReturn"])
+        has_openable = bool(self.openable_names)
         reachable = sorted(((p["x"], p["z"]) for p in self.c.step("GetReachablePositions").metadata["actionReturn"]))
         eps = []
         for i in range(EPISODES_PER_SCENE):
@@ -129,8 +134,7 @@ class EpisodeGenerator:
         objs = c.last_event.metadata["objects"]
         if any(o["isBroken"] for o in objs):
             return None, None
-        openables = sorted((o for o in objs if o["openable"] and not o["pickupable"]
-                            and o["objectType"] in OPENABLE_OBJECTS), key=lambda o: o["name"])
+        openables = sorted((o for o in objs if o["name"] in self.openable_names), key=lambda o: o["name"])
         rng.shuffle(openables)
         chosen = []
         for o in openables:

@@ -99,6 +99,7 @@ def save_dataset(data: Dict[str, List[Dict[str, Any]]], path: Union[str, Path]) 
     try:
         with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as f:
             pickle.dump(data, f, protocol=4)
+        os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -143,6 +143,7 @@ class RearrangeTHOREnvironment:
         self.obj_name_to_walkthrough_start_pose: Dict[str, Dict[str, Any]] = {}
         self.obj_name_to_unshuffle_start_pose: Dict[str, Dict[str, Any]] = {}
         self._reachable: Optional[List[Dict[str, float]]] = None
+        self._poses_cache: Optional[Tuple[Any, Tuple]] = None
 
     # --- basic accessors --------------------------------------------------------------
     @property
@@ -253,21 +254,30 @@ class RearrangeTHOREnvironment:
     # --- poses --------------------------------------------------------------------------
     @property
     def poses(self) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]], List[Dict[str, Any]]]:
-        """(unshuffle_start, walkthrough_start, current), parallel lists ordered by name."""
+        """(unshuffle_start, walkthrough_start, current), parallel lists ordered by name.
+
+        Computed once per simulator event (the expert, reward and metrics all ask for it);
+        callers get fresh shallow copies of the pose dicts.
+        """
+        ev = self.last_event
+        if self._poses_cache is None or self._poses_cache[0] is not ev:
+            self._poses_cache = (ev, self._compute_poses())
+        return tuple([dict(p) for p in lst] for lst in self._poses_cache[1])  # type: ignore[return-value]
+
+    def _compute_poses(self):
         gps = self.obj_name_to_walkthrough_start_pose
         ips = self.obj_name_to_unshuffle_start_pose
         cur = tracked_poses(self.last_event.metadata["objects"])
-        names = sorted(gps)
         out_i, out_g, out_c = [], [], []
-        for n in names:
-            g = copy.deepcopy(gps[n])
-            i = copy.deepcopy(ips.get(n, g))
+        for n in sorted(gps):
+            g = dict(gps[n])
+            i = dict(ips.get(n, g))
             if g["broken"]:  # "pretend not broken", as the official code does
                 g["broken"] = False
                 i["broken"] = False
             c = cur.get(n)
             if c is None:
-                c = copy.deepcopy(g)
+                c = dict(g)
                 c.update(broken=True, position=None, rotation=None, openness=None)
             out_i.append(i)
             out_g.append(g)

@@ -31,8 +31,8 @@ def location_to_key(loc: Dict[str, Any]) -> Key:
 class ShortestPathNavigatorTHOR:
     """A graph over (x, z, rotation, horizon); edges are single navigation actions.
 
-    The scene graph is built once; each episode works on a copy so failed moves can delete
-    edges locally. Next-action queries use a reverse BFS from the target set, cached until the
+    The scene graph is built once and shared; each episode keeps its own set of deleted
+    edges (failed moves), so nothing is copied per episode. Next-action queries use a reverse BFS from the target set, cached until the
     targets or the graph change, so repeated expert queries cost O(degree).
     """
 
@@ -44,6 +44,7 @@ class ShortestPathNavigatorTHOR:
         self.include_move_left_right = include_move_left_right
         self._scene: Optional[str] = None
         self.graph: Optional[nx.DiGraph] = None
+        self.removed_edges: Set[Tuple[Key, Key]] = set()
         self._dist_cache: Tuple[Optional[frozenset], int, Dict[Key, int]] = (None, -1, {})
         self._graph_version = 0
 
@@ -59,7 +60,8 @@ class ShortestPathNavigatorTHOR:
         if base is None:
             base = self._build_graph()
             self._scene_graphs[key] = base
-        self.graph = base.copy()
+        self.graph = base
+        self.removed_edges: Set[Tuple[Key, Key]] = set()
         self._scene = scene
         self._graph_version += 1
 
@@ -142,8 +144,8 @@ class ShortestPathNavigatorTHOR:
         if self.graph is None or key not in self.graph:
             return
         for _, nbr, data in list(self.graph.out_edges(key, data=True)):
-            if data.get("action") == action:
-                self.graph.remove_edge(key, nbr)
+            if data.get("action") == action and (key, nbr) not in self.removed_edges:
+                self.removed_edges.add((key, nbr))
                 self._graph_version += 1
 
     def _distances_to(self, targets: frozenset) -> Dict[Key, int]:
@@ -155,7 +157,7 @@ class ShortestPathNavigatorTHOR:
         while queue:
             cur = queue.popleft()
             for prev in self.graph.predecessors(cur):
-                if prev not in dist:
+                if prev not in dist and (prev, cur) not in self.removed_edges:
                     dist[prev] = dist[cur] + 1
                     queue.append(prev)
         self._dist_cache = (targets, self._graph_version, dist)
@@ -175,6 +177,8 @@ class ShortestPathNavigatorTHOR:
         best = None
         for _, nbr, data in sorted(self.graph.out_edges(source, data=True), key=lambda e: (e[2]["action"], e[1])):
             d = dist.get(nbr)
+            if (source, nbr) in self.removed_edges:
+                continue
             if d is not None and d == dist[source] - 1:
                 best = data["action"]
                 break

@@ -17,6 +17,7 @@ broken current pose in :func:`are_poses_equal` without ``treat_broken_as_unequal
 from __future__ import annotations
 
 import logging
+import functools
 import math
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -131,8 +132,17 @@ def angle_between_rotations(a: Dict[str, float], b: Dict[str, float]) -> float:
     (radians) of ``a * b^-1`` is scaled by 180/(2π) (half the usual degree conversion, as
     in the reference) and its components' absolute values are summed (L1 norm).
     """
-    ra = Rotation.from_euler("xyz", [a["x"], a["y"], a["z"]], degrees=True)
-    rb = Rotation.from_euler("xyz", [b["x"], b["y"], b["z"]], degrees=True)
+    return _angle_between_cached(float(a["x"]), float(a["y"]), float(a["z"]),
+                                 float(b["x"]), float(b["y"]), float(b["z"]))
+
+
+@functools.lru_cache(maxsize=65536)
+def _angle_between_cached(ax: float, ay: float, az: float, bx: float, by: float, bz: float) -> float:
+    # Memoised: the same (goal, current) rotation pairs recur on every step of an episode.
+    if (ax, ay, az) == (bx, by, bz):
+        return 0.0
+    ra = Rotation.from_euler("xyz", [ax, ay, az], degrees=True)
+    rb = Rotation.from_euler("xyz", [bx, by, bz], degrees=True)
     rotvec = (ra * rb.inv()).as_rotvec() * (180.0 / (2.0 * math.pi))
     return float(np.abs(rotvec).sum())
 

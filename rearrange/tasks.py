@@ -398,7 +398,8 @@ class RearrangeTaskSampler(TaskSampler):
                  max_steps: Union[Dict[str, int], int], discrete_actions: Sequence[str] = REARRANGE_ACTIONS,
                  require_done_action: bool = True, force_axis_aligned_start: bool = True,
                  epochs: Union[int, float] = float("inf"), seed: Optional[int] = None,
-                 task_spec_in_metrics: bool = False, expert_kwargs: Optional[Dict[str, Any]] = None) -> None:
+                 task_spec_in_metrics: bool = False, expert_kwargs: Optional[Dict[str, Any]] = None,
+                 **_: Any) -> None:  # allenact adds mp_ctx etc.
         if not (run_walkthrough_phase or run_unshuffle_phase):
             raise ValueError("at least one of the two phases must run")
         self.run_walkthrough_phase = run_walkthrough_phase

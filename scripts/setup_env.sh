@@ -54,7 +54,7 @@ pip_install() {
 }
 
 STAMP=.venv/.requirements.sha
-want="$(cat requirements.txt requirements-nodeps.txt | sha256sum | cut -d' ' -f1)"
+want="$(cat requirements.txt requirements-nodeps.txt pyproject.toml | sha256sum | cut -d' ' -f1)"
 have="$(cat "$STAMP" 2>/dev/null || true)"
 if [[ "$want" == "$have" ]]; then
     log "python packages up to date (requirements.txt sha matches $STAMP)"
@@ -65,6 +65,8 @@ else
     pip_install -r requirements.txt
     log "installing requirements-nodeps.txt without dependencies (scene data for thor_lite)"
     pip_install --no-deps -r requirements-nodeps.txt
+    log "installing this repo in editable mode (so 'allenact -b . baseline_configs/...' can import it)"
+    pip_install --no-deps --no-build-isolation -e .
     echo "$want" >"$STAMP"
     log "python packages installed"
 fi

@@ -1,0 +1,79 @@
+"""Fixes for running AllenAct 0.5.4 on Python 3.11 / numpy 2 / torch 2.14 (imported by every config).
+
+- numpy 2 removed `np.NaN`, which allenact's map builders still use.
+- moviepy 1.0.3 turns on `logging.captureWarnings(True)` at import, hiding every warning.
+- torch >= 2.6 loads checkpoints with `weights_only=True`; allenact's checkpoints hold numpy
+  scalars and schedule objects, so we allow-list the numpy types they contain.
+- allenact exits 0 when a train/valid/test worker crashes; we make that exit status 1, so
+  scripts and CI can trust the exit code.
+"""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+if not hasattr(np, "NaN"):
+    np.NaN = np.nan  # type: ignore[attr-defined]
+
+
+def _allow_numpy_in_checkpoints() -> None:
+    import torch
+
+    safe = [np.dtype, np.ndarray]
+    try:
+        from numpy._core.multiarray import scalar  # numpy 2
+
+        safe.append(scalar)
+    except ImportError:  # pragma: no cover
+        pass
+    safe += [type(np.dtype(t)) for t in ("float64", "float32", "int64", "int32", "bool")]
+    torch.serialization.add_safe_globals(safe)
+
+
+class _ErrorRecorder(logging.Handler):
+    MARKERS = ("Encountered Exception. Terminating runner", "abnormally terminated")
+
+    def __init__(self) -> None:
+        super().__init__(level=logging.ERROR)
+        self.failed = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        msg = record.getMessage()
+        if any(m in msg for m in self.MARKERS):
+            self.failed = True
+
+
+def _install_exit_status_guard() -> None:
+    from allenact.algorithms.onpolicy_sync.runner import OnPolicyRunner
+    from allenact.utils.system import get_logger
+
+    if getattr(OnPolicyRunner, "_exit_status_guard", False):
+        return
+    original = OnPolicyRunner.log_and_close
+
+    def log_and_close(self, *args, **kwargs):
+        recorder = _ErrorRecorder()
+        logger = get_logger()
+        logger.addHandler(recorder)
+        try:
+            result = original(self, *args, **kwargs)
+        finally:
+            logger.removeHandler(recorder)
+        if recorder.failed:
+            raise SystemExit("allenact: a worker process failed (see the errors above); exit status 1")
+        return result
+
+    OnPolicyRunner.log_and_close = log_and_close
+    OnPolicyRunner._exit_status_guard = True
+
+
+def install() -> None:
+    import allenact.utils.tensor_utils  # noqa: F401  (imports moviepy, which hijacks warnings)
+
+    logging.captureWarnings(False)
+    _allow_numpy_in_checkpoints()
+    _install_exit_status_guard()
+
+
+install()

@@ -1,0 +1,217 @@
+"""Base experiment config of the 2023 rearrangement baselines (thor_lite by default).
+
+Every concrete config inherits from this class. Construction arguments can be given on the
+command line, e.g. `allenact ... --config_kwargs '{"num_train_processes": 2, "training_steps": 20000}'`:
+
+- backend: "thor_lite" (default, CPU) or "thor" (the real AI2-THOR Unity build)
+- num_train_processes / num_valid_processes / num_test_processes: samplers (default: from the
+  CPU count without CUDA, 40/2/20 as in the official configs with GPUs)
+- training_steps, data_dir, stage for testing ("combined" as for leaderboard submissions, or
+  "val"/"test"), episodes_per_scene (limit, for quick runs), max_test_episodes_per_scene
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import math
+import os
+from abc import abstractmethod
+from collections import OrderedDict
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import torch
+from allenact.base_abstractions.experiment_config import ExperimentConfig, MachineParams
+from allenact.base_abstractions.sensor import ExpertActionSensor, Sensor, SensorSuite
+from allenact.utils.experiment_utils import Builder, LinearDecay, TrainingPipeline
+
+from baseline_configs import allenact_compat  # noqa: F401  (stack fixes, exit status)
+from rearrange.constants import (
+    MAX_UNSHUFFLE_STEPS, MAX_WALKTHROUGH_STEPS, REARRANGE_ACTIONS, SCREEN_SIZE, scenes_for_stage,
+)
+from rearrange.dataset import load_stage
+
+
+def partition_sequence(seq: Sequence[Any], parts: int) -> List[List[Any]]:
+    """Split into `parts` contiguous chunks whose sizes differ by at most one."""
+    out, start = [], 0
+    for i in range(parts):
+        size = len(seq) // parts + (1 if i < len(seq) % parts else 0)
+        out.append(list(seq[start:start + size]))
+        start += size
+    return out
+
+
+class RearrangeBaseExperimentConfig(ExperimentConfig):
+    SCREEN_SIZE = SCREEN_SIZE
+    MAX_STEPS = {"walkthrough": MAX_WALKTHROUGH_STEPS, "unshuffle": MAX_UNSHUFFLE_STEPS}
+    REQUIRE_DONE_ACTION = True
+    FORCE_AXIS_ALIGNED_START = True
+    RANDOMIZE_START_ROTATION_DURING_TRAINING = False
+    TRAINING_STEPS = int(75e6)
+    SAVE_INTERVAL = int(1e6)
+    ACTIONS: Tuple[str, ...] = REARRANGE_ACTIONS
+
+    def __init__(self, backend: str = "thor_lite", num_train_processes: Optional[int] = None,
+                 num_valid_processes: Optional[int] = None, num_test_processes: Optional[int] = None,
+                 training_steps: Optional[int] = None, save_interval: Optional[int] = None,
+                 data_dir: Optional[str] = None, test_stage: str = "val",
+                 episodes_per_scene: Optional[int] = None, max_test_episodes_per_scene: Optional[int] = None,
+                 train_scenes: Optional[Sequence[str]] = None, test_scenes: Optional[Sequence[str]] = None,
+                 metric_accumulate_interval: Optional[int] = None, lr: float = 3e-4) -> None:
+        self.backend = backend
+        self.cuda = torch.cuda.is_available()
+        cpus = os.cpu_count() or 1
+        self.num_train_processes = num_train_processes or (40 if self.cuda else max(1, min(cpus, 8)))
+        self.num_valid_processes = 2 if num_valid_processes is None and self.cuda else (num_valid_processes or 0)
+        self.num_test_processes = num_test_processes or (20 if self.cuda else max(1, min(cpus, 8)))
+        self.training_steps = int(training_steps or self.TRAINING_STEPS)
+        self.save_interval = int(save_interval or min(self.SAVE_INTERVAL, self.training_steps))
+        self.data_dir = data_dir
+        self.test_stage = test_stage
+        self.episodes_per_scene = episodes_per_scene
+        self.max_test_episodes_per_scene = max_test_episodes_per_scene
+        self.train_scenes = list(train_scenes) if train_scenes else None
+        self.test_scenes = list(test_scenes) if test_scenes else None
+        self.metric_accumulate_interval = metric_accumulate_interval
+        self.lr = lr
+
+    # --- what concrete configs provide -----------------------------------------------------
+    @abstractmethod
+    def sensors(self) -> Sequence[Sensor]:
+        ...
+
+    @abstractmethod
+    def training_pipeline(self, **kwargs) -> TrainingPipeline:
+        ...
+
+    @abstractmethod
+    def create_model(self, **kwargs) -> torch.nn.Module:
+        ...
+
+    @classmethod
+    def actions(cls) -> Tuple[str, ...]:
+        return cls.ACTIONS
+
+    def thor_controller_kwargs(self, mode: str, device: Optional[int] = None) -> Dict[str, Any]:
+        kwargs: Dict[str, Any] = {"width": self.SCREEN_SIZE, "height": self.SCREEN_SIZE,
+                                  "rotateStepDegrees": 90, "snapToGrid": True, "quality": "Very Low"}
+        if self.backend == "thor":
+            from rearrange.backends import _open_x_displays
+
+            displays = _open_x_displays()
+            if displays:
+                kwargs["x_display"] = displays[(device or 0) % len(displays)]
+            else:
+                import ai2thor.platform  # type: ignore
+
+                kwargs["platform"] = ai2thor.platform.CloudRendering
+                kwargs["gpu_device"] = device if device is not None else 0
+        return kwargs
+
+    # --- machines --------------------------------------------------------------------------
+    def machine_params(self, mode: str = "train", **kwargs) -> MachineParams:
+        gpus = list(range(torch.cuda.device_count())) if self.cuda else []
+        if mode == "train":
+            n = self.num_train_processes
+            devices = gpus[: max(1, min(len(gpus), n))] if gpus else ["cpu"]
+        elif mode == "valid":
+            n = self.num_valid_processes
+            devices = gpus[-1:] if gpus else ["cpu"]
+        elif mode == "test":
+            n = self.num_test_processes
+            devices = gpus if gpus else ["cpu"]
+        else:
+            raise NotImplementedError(f"unknown mode {mode}")
+        nprocesses = [len(p) for p in partition_sequence(range(n), len(devices))] if n else 0
+        return MachineParams(nprocesses=nprocesses, devices=devices,
+                             sensor_preprocessor_graph=self.sensor_preprocessor_graph_builder(mode))
+
+    def sensor_preprocessor_graph_builder(self, mode: str) -> Optional[Builder]:
+        return None
+
+    # --- samplers --------------------------------------------------------------------------
+    def make_sampler_fn(self, **kwargs):
+        from rearrange.tasks import RearrangeTaskSampler
+
+        return RearrangeTaskSampler(**kwargs)
+
+    def _data(self, stage: str) -> "OrderedDict[str, List[Dict[str, Any]]]":
+        data = load_stage(stage, self.data_dir)
+        limit = self.episodes_per_scene if stage == "train" else self.max_test_episodes_per_scene
+        if limit:
+            data = OrderedDict((s, eps[:limit]) for s, eps in data.items())
+        return data
+
+    def stagewise_task_sampler_args(self, stage: str, process_ind: int, total_processes: int,
+                                    devices: Optional[Sequence[int]] = None,
+                                    seeds: Optional[Sequence[int]] = None,
+                                    deterministic_cudnn: bool = False) -> Dict[str, Any]:
+        data = self._data("val" if stage == "valid_subset" else stage)
+        if stage == "train" and self.train_scenes:
+            data = OrderedDict((s, data[s]) for s in self.train_scenes)
+        if stage != "train" and self.test_scenes:
+            data = OrderedDict((s, data[s]) for s in self.test_scenes if s in data)
+        if stage == "valid_subset":
+            data = OrderedDict((s, eps[::5]) for s, eps in data.items())
+        scenes = list(data)
+        if stage == "combined":  # balance: 2 train scenes for each val/test scene
+            tr = [s for s in scenes if data[s][0].get("stage") == "train"]
+            ot = [s for s in scenes if s not in tr]
+            scenes = [x for pair in zip(tr[0::2], tr[1::2], ot) for x in pair] + tr[2 * len(ot):]
+        if total_processes > len(scenes):
+            if total_processes % len(scenes) != 0:
+                raise ValueError(f"{total_processes} processes cannot share {len(scenes)} scenes evenly")
+            scenes = scenes * (total_processes // len(scenes))
+        mine = partition_sequence(scenes, total_processes)[process_ind]
+        device = devices[process_ind % len(devices)] if devices else None
+        if isinstance(device, torch.device):
+            device = device.index
+        seed = int(hashlib.md5("|".join(mine).encode()).hexdigest(), 16) % (2 ** 31)
+        return {
+            "run_walkthrough_phase": self.run_walkthrough_phase,
+            "run_unshuffle_phase": self.run_unshuffle_phase,
+            "stage": "val" if stage == "valid_subset" else stage,
+            "scenes_to_task_spec_dicts": OrderedDict((s, copy.deepcopy(data[s])) for s in mine),
+            "rearrange_env_kwargs": {"backend": self.backend, "force_cache_reset": stage != "train",
+                                     "controller_kwargs": self.thor_controller_kwargs(stage, device)},
+            "sensors": SensorSuite(self.sensors_for(stage)),
+            "max_steps": self.MAX_STEPS,
+            "discrete_actions": self.actions(),
+            "require_done_action": self.REQUIRE_DONE_ACTION,
+            "force_axis_aligned_start": self.FORCE_AXIS_ALIGNED_START,
+            "epochs": float("inf") if stage == "train" else 1,
+            "seed": seed if seeds is None else seeds[process_ind],
+        }
+
+    def sensors_for(self, stage: str) -> List[Sensor]:
+        """Expert sensors are privileged: only training samplers get them."""
+        sensors = list(self.sensors())
+        if stage != "train":
+            sensors = [s for s in sensors if not isinstance(s, ExpertActionSensor)]
+        return sensors
+
+    def train_task_sampler_args(self, process_ind: int, total_processes: int, devices=None, seeds=None,
+                                deterministic_cudnn: bool = False) -> Dict[str, Any]:
+        return self.stagewise_task_sampler_args("train", process_ind, total_processes, devices, seeds)
+
+    def valid_task_sampler_args(self, process_ind: int, total_processes: int, devices=None, seeds=None,
+                                deterministic_cudnn: bool = False) -> Dict[str, Any]:
+        return self.stagewise_task_sampler_args("valid_subset", process_ind, total_processes, devices, seeds)
+
+    def test_task_sampler_args(self, process_ind: int, total_processes: int, devices=None, seeds=None,
+                               deterministic_cudnn: bool = False) -> Dict[str, Any]:
+        return self.stagewise_task_sampler_args(self.test_stage, process_ind, total_processes, devices, seeds)
+
+    # --- pipeline helpers ------------------------------------------------------------------
+    def _metric_interval(self) -> int:
+        if self.metric_accumulate_interval is not None:
+            return self.metric_accumulate_interval
+        return self.num_train_processes * 500 if self.cuda else max(1, self.num_train_processes * 64)
+
+    @staticmethod
+    def lr_schedule(steps: int):
+        return Builder(torch.optim.lr_scheduler.LambdaLR,
+                       {"lr_lambda": LinearDecay(steps=steps // 3, startp=1.0, endp=1.0 / 3)})
+
+    run_walkthrough_phase = False
+    run_unshuffle_phase = True

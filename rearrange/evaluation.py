@@ -1,0 +1,240 @@
+"""Evaluate agents (a checkpoint, random, "done at step 0", the expert) on a split.
+
+    python -m rearrange.evaluation --config baseline_configs/one_phase/one_phase_rgb_dagger.py \
+        --checkpoint out/.../exp_...pt --agents checkpoint random done --stage val \
+        --episodes-per-scene 2 --gif out/episode.gif --submission out/submission.json.gz
+
+Writes a markdown metrics table, a leaderboard-format `submission.json.gz` (§8) and a GIF of
+one episode (current view | goal view).
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import importlib.util
+import inspect
+import json
+import os
+import random
+import sys
+import tempfile
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+import numpy as np
+from tqdm import tqdm
+
+HEADLINE = ("unshuffle/prop_fixed_strict", "unshuffle/success", "unshuffle/prop_fixed",
+            "unshuffle/energy_prop", "unshuffle/num_newly_misplaced", "unshuffle/ep_length")
+
+
+class Agent:
+    def reset(self, task) -> None:
+        pass
+
+    def act(self, task, observations) -> int:
+        raise NotImplementedError
+
+
+class RandomAgent(Agent):
+    """Uniform over all actions (as the official example's random agent)."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self.rng = random.Random(seed)
+
+    def act(self, task, observations) -> int:
+        return self.rng.randrange(task.action_space.n)
+
+
+class DoneAgent(Agent):
+    def act(self, task, observations) -> int:
+        return task.discrete_actions.index("done")
+
+
+class ExpertAgent(Agent):
+    def act(self, task, observations) -> int:
+        action, ok = task.query_expert()
+        return action if ok else task.discrete_actions.index("done")
+
+
+class CheckpointAgent(Agent):
+    """A trained policy through allenact's InferenceAgent (actions sampled, as in --eval)."""
+
+    def __init__(self, config, checkpoint: str, seed: int = 0) -> None:
+        import torch
+        from allenact.utils.inference import InferenceAgent
+
+        torch.manual_seed(seed)
+        self.agent = InferenceAgent.from_experiment_config(config, device=torch.device("cpu"))
+        state = torch.load(checkpoint, map_location="cpu", weights_only=False)
+        self.agent.actor_critic.load_state_dict(state["model_state_dict"])
+
+    def reset(self, task) -> None:
+        self.agent.reset()
+
+    def act(self, task, observations) -> int:
+        return int(self.agent.act(observations))
+
+
+def load_config(path: str, config_kwargs: Optional[Dict[str, Any]] = None):
+    """Import an experiment config module by path and instantiate its ExperimentConfig."""
+    from allenact.base_abstractions.experiment_config import ExperimentConfig
+
+    p = Path(path).resolve()
+    spec = importlib.util.spec_from_file_location(p.stem, p)
+    if spec is None or spec.loader is None:
+        raise FileNotFoundError(f"cannot import config {path}")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    classes = [c for c in vars(mod).values() if inspect.isclass(c) and issubclass(c, ExperimentConfig)
+               and c.__module__ == mod.__name__]
+    if len(classes) != 1:
+        raise ValueError(f"{path}: expected exactly one ExperimentConfig defined there, found {len(classes)}")
+    return classes[0](**(config_kwargs or {}))
+
+
+def run_agent(config, agent: Agent, stage: str, episodes_per_scene: Optional[int] = None,
+              scenes: Optional[Sequence[str]] = None, gif_path: Optional[Path] = None,
+              desc: str = "episodes") -> List[Dict[str, Any]]:
+    """Run every episode of `stage` (optionally limited) and return per-task metrics dicts."""
+    args = config.stagewise_task_sampler_args(stage, 0, 1)
+    data = args["scenes_to_task_spec_dicts"]
+    if scenes:
+        data = OrderedDict((s, data[s]) for s in scenes)
+    if episodes_per_scene:
+        data = OrderedDict((s, eps[:episodes_per_scene]) for s, eps in data.items())
+    args["scenes_to_task_spec_dicts"] = data
+    if isinstance(agent, ExpertAgent):
+        args["sensors"] = type(args["sensors"])(config.sensors())
+    sampler = config.make_sampler_fn(**args)
+    total = int(sampler.length)
+    results: List[Dict[str, Any]] = []
+    frames: List[np.ndarray] = []
+    try:
+        with tqdm(total=total, desc=desc, unit="task") as bar:
+            while True:
+                task = sampler.next_task()
+                if task is None:
+                    break
+                agent.reset(task)
+                obs = task.get_observations()
+                record = gif_path is not None and not frames and hasattr(task, "unshuffle_env")
+                while not task.is_done():
+                    if record:
+                        frames.append(_side_by_side(task))
+                    obs = task.step(agent.act(task, obs)).observation
+                if record:
+                    frames.append(_side_by_side(task))
+                m = task.metrics()
+                if m:
+                    results.append(m)
+                bar.update(1)
+    finally:
+        sampler.close()
+    if gif_path is not None and frames:
+        write_gif(frames, gif_path)
+    return results
+
+
+def _side_by_side(task) -> np.ndarray:
+    cur = task.unshuffle_env.last_event.frame
+    goal = task.walkthrough_env.last_event.frame
+    return np.concatenate([cur, np.full((cur.shape[0], 4, 3), 255, np.uint8), goal], axis=1)
+
+
+def write_gif(frames: List[np.ndarray], path: Path, fps: int = 4) -> None:
+    import imageio.v2 as imageio
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp.gif")
+    imageio.mimsave(tmp, frames, duration=1.0 / fps, loop=0)
+    os.replace(tmp, path)
+
+
+def summarize(results: List[Dict[str, Any]]) -> Dict[str, float]:
+    out: Dict[str, float] = {"episodes": float(len(results))}
+    for k in HEADLINE:
+        vals = [r[k] for r in results if k in r]
+        out[k] = float(np.mean(vals)) if vals else float("nan")
+    return out
+
+
+def metrics_table(rows: Dict[str, Dict[str, float]]) -> str:
+    head = "| agent | episodes | % Fixed Strict | % success | % fixed | energy remaining | newly misplaced | steps |"
+    lines = [head, "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, s in rows.items():
+        lines.append(
+            f"| {name} | {int(s['episodes'])} | {100 * s['unshuffle/prop_fixed_strict']:.1f} | "
+            f"{100 * s['unshuffle/success']:.1f} | {100 * s['unshuffle/prop_fixed']:.1f} | "
+            f"{s['unshuffle/energy_prop']:.2f} | {s['unshuffle/num_newly_misplaced']:.2f} | "
+            f"{s['unshuffle/ep_length']:.1f} |")
+    return "\n".join(lines)
+
+
+def write_submission(results: List[Dict[str, Any]], path: Path) -> None:
+    """Leaderboard format: {unique_id: {**task_info, **metrics}} as gzipped JSON (§8)."""
+    sub = {}
+    for m in results:
+        m = dict(m)
+        info = m.pop("task_info")
+        sub[info["unique_id"]] = {**info, **m}
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as f:
+        f.write(json.dumps(sub, default=_json_default).encode())
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, path)
+
+
+def _json_default(o: Any):
+    if isinstance(o, (np.integer,)):
+        return int(o)
+    if isinstance(o, (np.floating,)):
+        return float(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    raise TypeError(f"cannot serialise {type(o).__name__}")
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--config", default="baseline_configs/one_phase/one_phase_rgb_dagger.py")
+    ap.add_argument("--config-kwargs", default="{}", help="JSON kwargs for the config")
+    ap.add_argument("--checkpoint")
+    ap.add_argument("--agents", nargs="+", default=["checkpoint", "random", "done"],
+                    choices=["checkpoint", "random", "done", "expert"])
+    ap.add_argument("--stage", default="val")
+    ap.add_argument("--episodes-per-scene", type=int, default=None)
+    ap.add_argument("--scenes", nargs="*")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--gif", type=Path)
+    ap.add_argument("--submission", type=Path)
+    ap.add_argument("--table", type=Path)
+    args = ap.parse_args(argv)
+    config = load_config(args.config, json.loads(args.config_kwargs))
+    rows: Dict[str, Dict[str, float]] = {}
+    for name in args.agents:
+        if name == "checkpoint":
+            if not args.checkpoint:
+                ap.error("--agents checkpoint needs --checkpoint")
+            agent: Agent = CheckpointAgent(config, args.checkpoint, seed=args.seed)
+        else:
+            agent = {"random": lambda: RandomAgent(args.seed), "done": DoneAgent, "expert": ExpertAgent}[name]()
+        res = run_agent(config, agent, args.stage, args.episodes_per_scene, args.scenes,
+                        gif_path=args.gif if name == args.agents[0] else None, desc=name)
+        rows[name] = summarize(res)
+        if name == args.agents[0] and args.submission:
+            write_submission(res, args.submission)
+    table = metrics_table(rows)
+    print(table)
+    if args.table:
+        args.table.parent.mkdir(parents=True, exist_ok=True)
+        args.table.write_text(table + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
