@@ -1,30 +1,85 @@
-"""Main job for now: a thor_lite tour.
+"""How to use the rearrangement task samplers (mirrors the official example.py), on thor_lite.
 
-Renders one scene of each iTHOR room type (kitchen, living room, bedroom, bathroom)
-with thor_lite.view into out/tour/ and prints where the files are.
+    python example.py                  # all three parts, small and quick
+    python example.py --part submission --max-episodes 0    # full combined submission
+
+1. A 2-phase sampler on `train` driven by random actions (walkthrough, then unshuffle).
+2. A 1-phase sampler on `val` with the same random agent.
+3. Running every `combined` episode and writing `submission.json.gz` in the leaderboard format.
+
+Set `backend="thor"` in the config kwargs to run the same code on the real AI2-THOR.
 """
 from __future__ import annotations
 
+import argparse
+import random
 import sys
+from collections import OrderedDict
 from pathlib import Path
+from typing import Optional
 
-from thor_lite.view import render_scene
+from baseline_configs.one_phase.one_phase_rgb_dagger import OnePhaseRGBDaggerExperimentConfig
+from baseline_configs.two_phase.two_phase_rgb_ppowalkthrough_ilunshuffle import (
+    TwoPhaseRGBPPOWalkthroughILUnshuffleExperimentConfig,
+)
+from rearrange.evaluation import RandomAgent, run_agent, summarize, write_submission
+from rearrange.tasks import UnshuffleTask, WalkthroughTask
 
-SCENES = ("FloorPlan1", "FloorPlan201", "FloorPlan301", "FloorPlan401")
-OUT = Path(__file__).resolve().parent / "out" / "tour"
+
+def two_phase_random_on_train(num_tasks: int = 2, seed: int = 0) -> None:
+    config = TwoPhaseRGBPPOWalkthroughILUnshuffleExperimentConfig(episodes_per_scene=1)
+    args = config.stagewise_task_sampler_args("train", process_ind=0, total_processes=1)
+    args["scenes_to_task_spec_dicts"] = OrderedDict(list(args["scenes_to_task_spec_dicts"].items())[:num_tasks])
+    args["epochs"] = 1
+    sampler = config.make_sampler_fn(**args)
+    rng = random.Random(seed)
+    try:
+        for _ in range(2 * num_tasks):  # each episode = a walkthrough task then an unshuffle task
+            task = sampler.next_task()
+            if task is None:
+                break
+            kind = "walkthrough" if isinstance(task, WalkthroughTask) else "unshuffle"
+            while not task.is_done():
+                obs = task.step(rng.randrange(task.action_space.n)).observation
+            print(f"[2-phase/train] {kind:11s} {task.task_info['unique_id']}: {task.num_steps_taken()} steps, "
+                  f"observations {sorted(obs)}")
+            if isinstance(task, UnshuffleTask):
+                m = task.metrics()
+                print(f"    % fixed strict {m['unshuffle/prop_fixed_strict']:.2f}, walkthrough saw "
+                      f"{m['walkthrough/num_obj_seen']} objects")
+    finally:
+        sampler.close()
 
 
-def main() -> int:
-    for scene in SCENES:
-        try:
-            paths = render_scene(scene, OUT, width=300, height=300, steps=20, seed=0)
-        except Exception as exc:  # report which scene failed, then fail the job
-            print(f"thor_lite tour: {scene} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
-            return 1
-        print(f"{scene}:")
-        for kind, path in paths.items():
-            print(f"  {kind:8s} {path.relative_to(OUT.parent.parent)}")
-    print(f"thor_lite tour: {len(SCENES)} scenes rendered into {OUT}")
+def one_phase_random_on_val(episodes_per_scene: int = 1, seed: int = 0) -> None:
+    config = OnePhaseRGBDaggerExperimentConfig()
+    res = run_agent(config, RandomAgent(seed), "val", episodes_per_scene=episodes_per_scene,
+                    scenes=["FloorPlan21", "FloorPlan221"], desc="1-phase val")
+    s = summarize(res)
+    print(f"[1-phase/val] random agent on {len(res)} episodes: % fixed strict "
+          f"{100 * s['unshuffle/prop_fixed_strict']:.1f}, energy remaining {s['unshuffle/energy_prop']:.2f}")
+
+
+def submission_on_combined(out: Path, max_episodes: Optional[int], seed: int = 0) -> None:
+    config = OnePhaseRGBDaggerExperimentConfig(test_stage="combined")
+    res = run_agent(config, RandomAgent(seed), "combined", episodes_per_scene=max_episodes, desc="combined")
+    write_submission(res, out)
+    print(f"[submission] {len(res)} episodes -> {out}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--part", choices=["all", "two_phase", "one_phase", "submission"], default="all")
+    ap.add_argument("--max-episodes", type=int, default=1,
+                    help="episodes per scene for the submission (0 = all 2800)")
+    ap.add_argument("--out", type=Path, default=Path("out/submission.json.gz"))
+    args = ap.parse_args(argv)
+    if args.part in ("all", "two_phase"):
+        two_phase_random_on_train()
+    if args.part in ("all", "one_phase"):
+        one_phase_random_on_val()
+    if args.part in ("all", "submission"):
+        submission_on_combined(args.out, args.max_episodes or None)
     return 0
 
 

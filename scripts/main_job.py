@@ -1,0 +1,106 @@
+"""The README's main job: a short 1-phase DAgger training on thor_lite, then an evaluation.
+
+1. `allenact` trains baseline_configs/one_phase/one_phase_rgb_dagger.py for a few minutes;
+2. `allenact --eval` evaluates the final checkpoint on val episodes (metrics json);
+3. the same episodes are played by a random agent and by "done at step 0";
+4. prints and writes the metrics table, writes `submission.json.gz` (leaderboard format) and a
+   GIF of one episode of the trained agent (current view | goal view).
+
+Everything goes to out/main_job/. Exits non-zero if any stage fails.
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+CONFIG = "baseline_configs/one_phase/one_phase_rgb_dagger.py"
+
+
+def run(cmd, log: Path) -> None:
+    print("+", " ".join(cmd), flush=True)
+    with open(log, "w") as f:
+        proc = subprocess.run(cmd, cwd=REPO, stdout=f, stderr=subprocess.STDOUT)
+    if proc.returncode != 0:
+        tail = log.read_text().splitlines()[-25:]
+        print("\n".join(tail), file=sys.stderr)
+        raise SystemExit(f"main job: command failed with status {proc.returncode}; full log in {log}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", type=Path, default=REPO / "out" / "main_job")
+    ap.add_argument("--training-steps", type=int, default=6144)
+    ap.add_argument("--processes", type=int, default=2)
+    ap.add_argument("--train-scenes", nargs="*", default=None,
+                    help="restrict training to these scenes (default: all 80 train scenes)")
+    ap.add_argument("--eval-episodes-per-scene", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=12345)
+    args = ap.parse_args(argv)
+    out = args.out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    allenact = str(Path(sys.executable).with_name("allenact"))
+    kwargs = {"num_train_processes": args.processes, "training_steps": args.training_steps,
+              "save_interval": args.training_steps, "num_test_processes": args.processes,
+              "test_stage": "val", "max_test_episodes_per_scene": args.eval_episodes_per_scene}
+    if args.train_scenes:
+        kwargs["train_scenes"] = args.train_scenes
+    t0 = time.time()
+    run([allenact, "-b", ".", CONFIG, "-o", str(out / "experiment"), "-s", str(args.seed),
+         "--config_kwargs", json.dumps(kwargs)], out / "train.log")
+    ckpts = sorted(glob.glob(str(out / "experiment" / "checkpoints" / "**" / "*.pt"), recursive=True),
+                   key=os.path.getmtime)
+    if not ckpts:
+        raise SystemExit(f"main job: training wrote no checkpoint under {out / 'experiment'}")
+    ckpt = ckpts[-1]
+    train_s = time.time() - t0
+    run([allenact, "-b", ".", CONFIG, "-o", str(out / "experiment"), "-s", str(args.seed), "--eval",
+         "-c", ckpt, "--config_kwargs", json.dumps(kwargs)], out / "eval.log")
+    metric_files = sorted(glob.glob(str(out / "experiment" / "metrics" / "**" / "*.json"), recursive=True),
+                          key=os.path.getmtime)
+    if not metric_files:
+        raise SystemExit("main job: allenact --eval wrote no metrics file")
+    evaluated = json.loads(Path(metric_files[-1]).read_text())[-1]
+    tasks = evaluated["tasks"]
+
+    from rearrange.evaluation import (
+        CheckpointAgent, DoneAgent, RandomAgent, load_config, metrics_table, run_agent, summarize,
+        write_submission,
+    )
+
+    config = load_config(str(REPO / CONFIG), kwargs)
+    rows = {f"DAgger ({args.training_steps} steps)": summarize(tasks)}
+    for name, agent in (("random", RandomAgent(args.seed)), ("done at step 0", DoneAgent())):
+        rows[name] = summarize(run_agent(config, agent, "val", args.eval_episodes_per_scene, desc=name))
+    table = metrics_table(rows)
+    fps = _train_fps(out / "train.log")
+    summary = (f"# Main job: 1-phase RGB DAgger on thor_lite\n\n{table}\n\n"
+               f"Evaluated on {len(tasks)} val episodes ({args.eval_episodes_per_scene} per scene). "
+               f"Training: {args.training_steps} steps on {args.processes} processes in {train_s:.0f} s"
+               + (f" (allenact approx_fps median {fps:.1f})" if fps else "") + f"; checkpoint {ckpt}\n")
+    print(summary)
+    (out / "results.md").write_text(summary)
+    write_submission(tasks, out / "submission.json.gz")
+    run_agent(config, CheckpointAgent(config, ckpt, seed=args.seed), "val", 1, scenes=["FloorPlan21"],
+              gif_path=out / "episode.gif", desc="gif")
+    print(f"wrote {out / 'results.md'}, {out / 'submission.json.gz'}, {out / 'episode.gif'}; "
+          f"TensorBoard logs in {out / 'experiment' / 'tb'}")
+    return 0
+
+
+def _train_fps(log: Path):
+    import re
+    import statistics
+
+    vals = [float(m) for m in re.findall(r"approx_fps ([0-9.]+)", log.read_text())]
+    return statistics.median(vals) if vals else None
+
+
+if __name__ == "__main__":
+    sys.exit(main())
