@@ -15,7 +15,7 @@ import logging
 import multiprocessing as mp
 import random
 import sys
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -43,9 +43,12 @@ def stage_seed(stage: str) -> int:
     return r.randint(0, 10 ** 8 - 1)
 
 
-def _irs(controller, seed: int, excluded_ids: Sequence[str] = ()) -> bool:
+def _irs(controller, seed: int, excluded_ids: Sequence[str] = (),
+         receptacle_ids: Optional[Sequence[str]] = None) -> bool:
+    kwargs = {} if receptacle_ids is None else {"receptacleObjectIds": list(receptacle_ids)}
     ev = controller.step("InitialRandomSpawn", randomSeed=seed, forceVisible=True, placeStationary=False,
-                         excludedReceptacles=["ToiletPaperHanger"], excludedObjectIds=list(excluded_ids))
+                         excludedReceptacles=["ToiletPaperHanger"], excludedObjectIds=list(excluded_ids),
+                         **kwargs)
     return bool(ev.metadata["lastActionSuccess"])
 
 
@@ -74,6 +77,7 @@ class EpisodeGenerator:
         self.seed = stage_seed(stage)
         self.env = RearrangeTHOREnvironment(force_cache_reset=True, controller_kwargs={"width": 300, "height": 300})
         self.c = self.env.controller
+        self.rejections: "Counter[str]" = Counter()
 
     def scene_episodes(self, scene: str) -> List[Dict[str, Any]]:
         self.c.reset(scene)
@@ -84,6 +88,12 @@ class EpisodeGenerator:
             if o["openable"] and not o["pickupable"] and o["objectType"] in OPENABLE_OBJECTS
             and self.c.step("GetInteractablePoses", objectId=o["objectId"], maxPoses=1).metadata["actionReturn"])
         has_openable = bool(self.openable_names)
+        # Spawn only on receptacles an agent can see from somewhere: otherwise most episodes
+        # with several moved objects hide one of them and are rejected (thor_lite's visibility
+        # is stricter than THOR's in cluttered rooms).
+        self.receptacle_ids = sorted(
+            o["objectId"] for o in objs if o["receptacle"] and not o["pickupable"]
+            and self.c.step("GetInteractablePoses", objectId=o["objectId"], maxPoses=1).metadata["actionReturn"])
         reachable = sorted(((p["x"], p["z"]) for p in self.c.step("GetReachablePositions").metadata["actionReturn"]))
         eps = []
         for i in range(EPISODES_PER_SCENE):
@@ -98,17 +108,21 @@ class EpisodeGenerator:
             rng = random.Random(_md5_int(f"{scene}|ind_{index}|tries_{t}|counts_{offset}|seed_{self.seed}"))
             spec, counts = self._try(scene, rng, n_move + offset, n_open, reachable, extra_irs=t >= 30)
             if spec is None:
+                self.rejections[counts] += 1
                 continue
             npos, nopen, energy = counts
             if npos != n_move:
+                self.rejections["moved count"] += 1
                 offset = max(offset + (1 if npos < n_move else -1), 0)
                 continue
             if nopen != n_open or npos + nopen == 0 or energy <= 0 or npos > 5 or nopen > 1:
+                self.rejections["open count"] += 1
                 continue
             spec.update(position_diff_count=npos, open_diff_count=nopen, pose_diff_energy=energy,
                         object_rearrangement_count=n_move + n_open)
             return spec
-        raise RuntimeError(f"{scene} episode {index}: no valid episode after {MAX_TRIES} tries")
+        raise RuntimeError(f"{scene} episode {index}: no valid episode after {MAX_TRIES} tries "
+                           f"(rejections: {dict(self.rejections)})")
 
     def _try(self, scene: str, rng: random.Random, n_move: int, n_open: int, reachable, extra_irs: bool):
         from .environment import PoseMismatchError, RearrangeTaskSpec
@@ -129,11 +143,11 @@ class EpisodeGenerator:
                 keep = rng.choice(same)
                 c.step("RemoveFromScene", objectIds=[s for s in same if s != keep])
         c.step("MakeAllObjectsUnbreakable")
-        if not _irs(c, start_seed):
-            return None, None
+        if not _irs(c, start_seed, receptacle_ids=self.receptacle_ids):
+            return None, "start spawn failed"
         objs = c.last_event.metadata["objects"]
         if any(o["isBroken"] for o in objs):
-            return None, None
+            return None, "broken after start spawn"
         openables = sorted((o for o in objs if o["name"] in self.openable_names), key=lambda o: o["name"])
         rng.shuffle(openables)
         chosen = []
@@ -145,42 +159,43 @@ class EpisodeGenerator:
             if a.metadata["lastActionSuccess"] and b.metadata["lastActionSuccess"]:
                 chosen.append(o)
         if len(chosen) < n_open:
-            return None, None
+            return None, "no openable opens and closes"
         openable_data = []
         for o in chosen:
             v = _random_openness(rng, 0.0)
             if v is None or not c.step("OpenObject", objectId=o["objectId"], openness=v, forceAction=True):
-                return None, None
+                return None, "open failed"
             openable_data.append({"name": o["name"], "objectName": o["name"], "objectId": o["objectId"],
                                   "start_openness": v})
         objs = c.last_event.metadata["objects"]
         movable = sorted((o for o in objs if o["pickupable"] and o["objectType"] not in OBJECT_TYPES_TO_NOT_MOVE),
                          key=lambda o: o["name"])
         if len(movable) < n_move:
-            return None, None
+            return None, "too few movable objects"
         rng.shuffle(movable)
         moved, fixed = movable[len(movable) - n_move:], movable[:len(movable) - n_move]
         if extra_irs:
-            _irs(c, start_seed + 1, excluded_ids=[o["objectId"] for o in moved])
+            _irs(c, start_seed + 1, excluded_ids=[o["objectId"] for o in moved], receptacle_ids=self.receptacle_ids)
         starting = _poses(c.last_event.metadata["objects"])
         not_to_move = [o["objectId"] for o in c.last_event.metadata["objects"]
                        if o["pickupable"] and o["objectType"] in OBJECT_TYPES_TO_NOT_MOVE]
-        if not _irs(c, target_seed, excluded_ids=[o["objectId"] for o in fixed] + not_to_move):
-            return None, None
+        if not _irs(c, target_seed, excluded_ids=[o["objectId"] for o in fixed] + not_to_move,
+                    receptacle_ids=self.receptacle_ids):
+            return None, "target spawn failed"
         for od in openable_data:
             cur = next(o for o in c.last_event.metadata["objects"] if o["name"] == od["name"])
             v = _random_openness(rng, cur["openness"])
             if v is None:
-                return None, None
+                return None, "no target openness"
             c.step("CloseObject", objectId=cur["objectId"], forceAction=True)
             c.step("OpenObject", objectId=cur["objectId"], openness=v, forceAction=True)
             od["target_openness"] = v
         objs = c.last_event.metadata["objects"]
         if any(o["isBroken"] for o in objs):
-            return None, None
+            return None, "broken after target spawn"
         target = _poses(objs)
         if [p["name"] for p in target] != [p["name"] for p in starting]:
-            return None, None
+            return None, "object set changed"
         spec = {"agent_position": pos, "agent_rotation": rot, "openable_data": openable_data,
                 "starting_poses": starting, "target_poses": target}
         # Validate the way an agent will meet it: goal state, then shuffled state.
@@ -189,13 +204,13 @@ class EpisodeGenerator:
             self.env.reset(task_spec)
             self.env.shuffle()
         except PoseMismatchError:
-            return None, None
+            return None, "reset/shuffle mismatch"
         ips, gps, cps = self.env.poses
         npos = nopen = 0
         energy = 0.0
         for g, i in zip(gps, ips):
             if i["broken"]:
-                return None, None
+                return None, "broken at start"
             cmp = compare_poses(g, i)
             d = pose_difference_energy(g, i)
             energy += d
@@ -206,7 +221,7 @@ class EpisodeGenerator:
             if d > 0:
                 for pose in (i, g):  # the object must be reachable where it is and where it goes
                     if not self.env.interactable_cache.get(scene, pose, self.c, force_cache_refresh=True):
-                        return None, None
+                        return None, "changed object unreachable"
         return spec, (npos, nopen, float(energy))
 
 

@@ -287,8 +287,6 @@ def test_default_scene_is_floorplan10():
         assert ctrl.last_event.metadata["sceneName"] == "FloorPlan10_physics"
 
 
-@pytest.mark.xfail(strict=True, reason="controller.step drops a per-step renderInstanceSegmentation=True "
-                                       "(reference §1.3: the id pass can be switched on for a single step)")
 def test_per_step_instance_segmentation(c):
     c.reset("FloorPlan1")
     ev = c.step("Pass", renderInstanceSegmentation=True)
@@ -296,8 +294,6 @@ def test_per_step_instance_segmentation(c):
     assert ev.metadata["colors"]
 
 
-@pytest.mark.xfail(strict=True, reason="headless=True is ignored; reference §1.1: every step then sends "
-                                       "renderImage=False, so event.frame is None")
 def test_headless_has_no_frame():
     with Controller(scene="FloorPlan1", width=32, height=32, headless=True) as ctrl:
         assert ctrl.last_event.frame is None

@@ -498,11 +498,6 @@ def test_sink_basin_is_reachable(fresh):
     assert ev.get_object(oid(c, "Mug"))["parentReceptacles"] == [basin]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG (objects._hollow_parts): a container's walls are 2*WALL = 3 cm thick and grow inward, "
-    "so flat things THOR recorded lying on a basin/drawer bottom (FloorPlan1's DishSponge, "
-    "0.750-0.777 m, inside the SinkBasin's 0.751-0.781 m bottom wall) are embedded in it and "
-    "never visible"))
 def test_object_lying_in_sink_basin_is_reachable(fresh):
     c = fresh
     basin, sponge = oid(c, "SinkBasin"), oid(c, "DishSponge")

@@ -203,8 +203,6 @@ def test_look_limits(fresh):
     assert ev.metadata["agent"]["cameraHorizon"] == pytest.approx(45)
 
 
-@pytest.mark.xfail(reason="errorCode stays None for look-limit failures; reference §3.1 says "
-                          "'LookDownCantExceedMin' for both limits (set in controller.py)")
 def test_look_limit_error_code(fresh):
     c = fresh
     c.step("LookUp")
@@ -432,12 +430,6 @@ def test_interactable_poses_restore_agent(fresh):
     assert ev.metadata["agent"] == before
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG (scene geometry): objects resting on shelves or lying flat on counter tops are embedded "
-    "in the single box that stands for the shelf/ShelvingUnit/CounterTop, so no pose sees them "
-    "(FloorPlan1: Bottle, 2 Vases, Statue on the shelving unit, DishSponge in the sink; "
-    "FloorPlan2: Knife, Spoon, CellPhone on counters; about 260 of ~1770 such objects over the "
-    "120 scenes)"))
 @pytest.mark.parametrize("scene", ["FloorPlan1", "FloorPlan2"])
 def test_every_object_outside_containers_has_interactable_poses(c, scene):
     ev = c.reset(scene)

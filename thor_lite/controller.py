@@ -68,6 +68,7 @@ class Controller:
             self.initialization_parameters["renderInstanceSegmentation"] = True
         if kwargs.get("renderClassImage"):
             self.initialization_parameters["renderSemanticSegmentation"] = True
+        self.headless = bool(kwargs.get("headless", False))  # THOR: no frames at all
         self._renderer = None
         self._uploaded_key: Optional[int] = None
         self.last_event: Optional[Event] = None
@@ -154,8 +155,11 @@ class Controller:
         name = req.pop("action", None)
         if isinstance(req.get("rotation"), (int, float)):
             req["rotation"] = {"x": 0.0, "y": float(req["rotation"]), "z": 0.0}
+        step_flags = {}
         if req.pop("renderObjectImage", False) or req.pop("renderInstanceSegmentation", False):
-            pass  # per-step segmentation requests are honoured by the init flags
+            step_flags["renderInstanceSegmentation"] = True  # the id pass for this step only
+        if req.pop("renderImage", True) is False:
+            step_flags["renderImage"] = False
         w = self._world
         spec = ACTIONS.get(name) if isinstance(name, str) else None
         if spec is None:
@@ -171,27 +175,28 @@ class Controller:
             ret = spec.fn(w, **args)
             if w.held is not None and name in _NAV_ACTIONS:
                 carry_held(w)
-            ok, err = True, ""
+            ok, err, code = True, "", None
         except PartialFailure as e:
-            ret, ok, err = None, False, str(e)
+            ret, ok, err, code = None, False, str(e), e.code
         except ActionFailed as e:
             w.restore(snap)
-            ret, ok, err = None, False, str(e)
+            ret, ok, err, code = None, False, str(e), e.code
         except InvalidArguments as e:
             w.restore(snap)
             self._finish(name, False, str(e), None, e.code)
             raise ValueError(str(e)) from None
         except Exception as e:  # THOR reports exceptions thrown inside actions as failures
             w.restore(snap)
-            ret, ok = None, False
+            ret, ok, code = None, False, None
             err = f"{type(e).__name__}: {e}. trace: {traceback.format_exc(limit=3)}"
         self._time += 0.26
-        ev = self._finish(name, ok, err, ret, None)
+        ev = self._finish(name, ok, err, ret, code, step_flags)
         if not ok and raise_for_failure:
             raise RuntimeError(err)
         return ev
 
-    def _finish(self, name: str, ok: bool, err: str, ret: Any, code: Optional[str]) -> Event:
+    def _finish(self, name: str, ok: bool, err: str, ret: Any, code: Optional[str],
+                step_flags: Optional[Dict[str, bool]] = None) -> Event:
         view = copy.copy(self._world)
         p = self.initialization_parameters
         a = view.agent
@@ -225,6 +230,8 @@ class Controller:
         }
         flags = {k: bool(p.get(k)) for k in ("renderDepthImage", "renderInstanceSegmentation",
                                              "renderSemanticSegmentation")}
+        flags["renderImage"] = not self.headless
+        flags.update(step_flags or {})
         names, palette = _id_table(view)
 
         def build():

@@ -134,6 +134,8 @@ class Event:
 
     @property
     def frame(self) -> Optional[np.ndarray]:
+        if not self._flags.get("renderImage", True):
+            return None
         return self._imgs()[0]
 
     @property

@@ -139,8 +139,13 @@ class SimObject:
         if t in OPEN_TOP_RECEPTACLES and (self.flags.get("receptacle") or t in ("Sink", "Bathtub")):
             return _hollow_parts(b, open_faces=("top",))
         up = b.upright()
+        if t == "ShelvingUnit" and up is not None:
+            return _shelving_parts(up)
         if t in TABLE_LIKE and up is not None:
             return _table_parts(up, self.surface_offset, t)
+        if t == "Shelf" and up is not None and self.surface_offset is None:
+            # THOR's shelf box includes the space above the board: draw just the board
+            return (_truncated(up, max(2 * up.half[1] - 0.02, 0.0)),)
         if self.surface_offset is not None and up is not None:
             return (_truncated(up, self.surface_offset),)  # sofa/bed: keep the seat, drop the back
         return (b,)
@@ -246,6 +251,22 @@ def _with_holes(b: Box, holes) -> Tuple[Box, ...]:
         pieces = nxt
     return tuple(Box.axis_aligned((x0, lo[1], z0), (x1, hi[1], z1)) for x0, x1, z0, z1 in pieces
                  if x1 - x0 > 1e-3 and z1 - z0 > 1e-3)
+
+
+def _shelving_parts(b: Box) -> Tuple[Box, ...]:
+    """Open shelving: two end panels and a top; the boards are their own Shelf objects."""
+    axis = 0 if b.half[0] >= b.half[2] else 2
+    parts = []
+    for sign in (-1.0, 1.0):
+        half = b.half.copy()
+        half[axis] = min(0.01, b.half[axis] * 0.1)
+        off = np.zeros(3)
+        off[axis] = sign * (b.half[axis] - half[axis])
+        parts.append(Box(b.center + b.rot @ off, half, b.rot))
+    top = b.half.copy()
+    top[1] = min(0.01, b.half[1] * 0.1)
+    parts.append(Box(b.center + b.rot @ np.array([0.0, b.half[1] - top[1], 0.0]), top, b.rot))
+    return tuple(parts)
 
 
 def _truncated(b: Box, offset: float) -> Box:

@@ -51,6 +51,8 @@ def surface_height(w: World, rec: SimObject) -> float:
         return float(lo[1] + 0.02) if rec.object_type != "Floor" else float(hi[1])
     if rec.surface_offset is not None:
         return float(hi[1] - rec.surface_offset)
+    if rec.object_type == "Shelf":  # only the board at the bottom of its box is drawn
+        return float(lo[1] + min(0.02, hi[1] - lo[1]))
     if rec.object_type == "Chair":  # seat drawn at half height when THOR recorded nothing on it
         return float(lo[1] + 0.5 * (hi[1] - lo[1]))
     if len(rec.parts) > 1:  # hollow: rest on the inner bottom
@@ -141,8 +143,11 @@ def snap_to_attach_point(w: World, obj: SimObject, rec: SimObject):
     return pos, rot
 
 
-def drop_height(w: World, box: Box, ignore: Iterable[str]) -> Tuple[float, Optional[str]]:
-    """Highest surface under a box's footprint (straight-down fall), and whose it is."""
+def drop_height(w: World, box: Box, ignore: Iterable[str], reach: float = 1e-3) -> Tuple[float, Optional[str]]:
+    """Highest surface under a box's footprint (straight-down fall), and whose it is.
+
+    Surfaces up to `reach` above the box's bottom count (to resolve small penetrations).
+    """
     lo, hi = box.aabb()
     best_y, best_id = w.floor_y, None
     ign = set(ignore)
@@ -151,7 +156,7 @@ def drop_height(w: World, box: Box, ignore: Iterable[str]) -> Tuple[float, Optio
             continue
         for p in w.render_parts(o):
             plo, phi = p.aabb()
-            if phi[1] > lo[1] + 1e-3 or phi[1] < best_y:
+            if phi[1] > lo[1] + reach or phi[1] < best_y:
                 continue
             if plo[0] > hi[0] or phi[0] < lo[0] or plo[2] > hi[2] or phi[2] < lo[2]:
                 continue
@@ -166,6 +171,28 @@ def drop_height(w: World, box: Box, ignore: Iterable[str]) -> Tuple[float, Optio
                 continue
             best_y, best_id = float(phi[1]), o.object_id
     return best_y, best_id
+
+
+MAX_SETTLE_LIFT = 0.05
+
+
+def settle(w: World, oid: str) -> None:
+    """Lift an object that sank a little into the surface under it (our boxes are coarser
+    than THOR's meshes), so that what is drawn, what is visible and what rests agree."""
+    obj = w.objects[oid]
+    if not obj.enabled or obj.is_picked_up or not (obj.pickupable or obj.moveable):
+        return
+    if any(p in w.objects and w.objects[p].object_type in IN_RECEPTACLES for p in obj.parents):
+        return  # things stored in drawers/cabinets/fridges stay exactly where THOR put them
+    box = obj.box
+    lo, hi = box.aabb()
+    reach = MAX_SETTLE_LIFT
+    ignore = [oid] + w.descendants(oid)
+    y, _ = drop_height(w, box, ignore, reach=reach)
+    lift = y - lo[1]
+    if 0.0 < lift <= reach:
+        p = obj.position
+        move_with_contents(w, oid, (p[0], p[1] + lift + REST_GAP / 2, p[2]), obj.rotation)
 
 
 def breaks_on_drop(obj: SimObject, fall: float) -> bool:

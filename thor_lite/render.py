@@ -117,6 +117,20 @@ def _unit_cube() -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(verts, dtype="f4"), np.asarray(indices, dtype="i4")
 
 
+def _preload_torchvision() -> None:
+    """Load torchvision's native ops before Mesa initialises LLVM in this process.
+
+    Measured here: importing torchvision *after* an llvmpipe EGL context exists crashes the
+    process (segfault in its extension import); importing it first is fine. Training code
+    imports it anyway, so load it up front whenever it is installed.
+    """
+    import importlib.util
+    import sys
+
+    if "torchvision" not in sys.modules and importlib.util.find_spec("torchvision") is not None:
+        import torchvision  # noqa: F401
+
+
 class RendererUnavailable(RuntimeError):
     """Raised when no EGL/OpenGL 3.3 context can be created on this machine."""
 
@@ -316,6 +330,7 @@ class BoxRenderer:
             self._reset_gl_handles()
 
         os.environ.setdefault("LP_NUM_THREADS", "0")
+        _preload_torchvision()
         try:
             import moderngl
         except Exception as exc:  # pragma: no cover - depends on install

@@ -88,6 +88,8 @@ class World:
         self._init_openable_fronts()
         self._init_surfaces()
         self._init_counter_holes()
+        self._init_basin_clearance()
+        self._settle_all()
         start = self._default_start()
         self.agent = AgentState(start[0], self.floor_y + AGENT_Y_OFFSET, start[1], 0.0, 0.0, True)
         self.name_aliases: Dict[str, str] = {}  # objectId -> dataset name adopted by it
@@ -196,7 +198,7 @@ class World:
                 continue
             lo, hi = r.aabb
             y = float(np.median(ys))
-            if lo[1] + 0.02 <= y <= hi[1] - 0.03:
+            if lo[1] - 0.01 <= y <= hi[1] - 0.03:
                 self.objects[rid] = r.with_changes(surface_offset=float(hi[1] - y))
 
     def _init_counter_holes(self) -> None:
@@ -217,6 +219,34 @@ class World:
                     holes.append((float(blo[0]), float(bhi[0]), float(blo[2]), float(bhi[2])))
             if holes:
                 self.objects[o.object_id] = o.with_changes(holes=tuple(holes))
+
+    def _settle_all(self) -> None:
+        from .physics import settle
+
+        for oid, o in sorted(self.objects.items(), key=lambda kv: kv[1].aabb[0][1]):
+            if o.pickupable or o.moveable:  # lowest first, so supports settle before their loads
+                settle(self, oid)
+        self.version = 0
+
+    def _init_basin_clearance(self) -> None:
+        """Lower the tops of cabinets that a sink basin dips into (THOR's are hollow there)."""
+        basins = [o for o in self.objects.values() if o.object_type in ("SinkBasin", "BathtubBasin")]
+        for o in list(self.objects.values()):
+            if o.object_type not in ("Cabinet", "Drawer") or not o.is_static:
+                continue
+            lo, hi = o.aabb
+            top = hi[1]
+            for b in basins:
+                blo, bhi = b.aabb
+                if bhi[0] <= lo[0] or blo[0] >= hi[0] or bhi[2] <= lo[2] or blo[2] >= hi[2]:
+                    continue
+                if lo[1] < blo[1] < top:
+                    top = blo[1] - 0.005
+            if top < hi[1]:
+                world = Box.axis_aligned(lo, (hi[0], top, hi[2]))
+                r = o.rot_matrix
+                local = Box(r.T @ (world.center - np.asarray(o.position)), world.half, r.T @ world.rot)
+                self.objects[o.object_id] = o.with_changes(local_box=local)
 
     # --- navigation --------------------------------------------------------------------
     def obstacle_footprints(self) -> List[Tuple[np.ndarray, np.ndarray, np.ndarray]]:
@@ -414,7 +444,7 @@ class World:
         t = ray_box_hits(cam, pts[sel], occ.centers, occ.halves, occ.rots)
         occ_index = {oid: i for i, oid in enumerate(occ.ids)}
         tgt = np.array([occ_index.get(ids[k], -1) for k in owner[sel]])
-        t[occ.owners[None, :] == tgt[:, None]] = np.inf
+        t[occ.owners[None, :] == tgt[:, None]] = np.inf  # a point is never hidden by its own object
         hit = t < 0.999
         seen = ~(hit & ~occ.see_through[None, :]).any(1)
         clear = seen & ~(hit & occ.see_through[None, :]).any(1)

@@ -109,9 +109,11 @@ def _look(w: World, name: str, sign: int, degrees: Optional[float]) -> None:
         raise ActionFailed(f"{name} action requires degree value to be a multiple of 0.1f")
     h = round(w.agent.horizon + sign * deg, 1)
     if h < -w.max_up - 1e-6:
-        raise ActionFailed(f"can't look up beyond {w.max_up:g} degrees above the forward horizon")
+        raise ActionFailed(f"can't look up beyond {w.max_up:g} degrees above the forward horizon",
+                           code="LookDownCantExceedMin")  # THOR sets this code for both limits
     if h > w.max_down + 1e-6:
-        raise ActionFailed(f"can't look down beyond {w.max_down:g} degrees below the forward horizon")
+        raise ActionFailed(f"can't look down beyond {w.max_down:g} degrees below the forward horizon",
+                           code="LookDownCantExceedMin")
     w.agent = replace(w.agent, horizon=h)
 
 

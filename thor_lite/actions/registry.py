@@ -15,6 +15,10 @@ REQUIRED = object()
 class ActionFailed(Exception):
     """An action ran but could not be carried out (THOR: lastActionSuccess=False)."""
 
+    def __init__(self, message: str, code: "str | None" = None) -> None:
+        super().__init__(message)
+        self.code = code
+
 
 class PartialFailure(ActionFailed):
     """Some of a batch action's entries failed; the valid ones stay applied (THOR semantics)."""

@@ -114,6 +114,9 @@ def set_object_poses(w: World, objectPoses, placeStationary=True, skipMoveable=F
             w.add(w.objects[obj.object_id].with_changes(
                 object_id=copy_id, name=f"{obj.name}_copy_{count - 1}", position=pos,
                 rotation=rot, enabled=True, is_picked_up=False))
+    for obj, _, _, count in sorted(plan, key=lambda e: e[1][1]):  # lowest first: supports settle first
+        if count == 0:
+            physics.settle(w, obj.object_id)
     _refresh_parents(w, [o.object_id for o, _, _, c in plan if c == 0])
     physics.apply_state_rules(w)
     if errors:
@@ -241,8 +244,11 @@ def teleport_object(w: World, objectId, position=None, positions=None, x=None, y
             new_pos[1] -= box.aabb()[0][1] - y_rest - physics.REST_GAP
             box = physics.pose_box(obj, new_pos, rot)
         physics.move_with_contents(w, obj.object_id, new_pos, rot, is_picked_up=False,
-                                   parents=w.infer_parents(obj, box),
                                    unbreakable=obj.unbreakable or bool(makeUnbreakable))
+        physics.settle(w, obj.object_id)
+        moved = w.objects[obj.object_id]
+        w.update(obj.object_id, parents=w.infer_parents(moved))
+        new_pos = np.asarray(moved.position)
         physics.apply_state_rules(w)
         return {"x": float(new_pos[0]), "y": float(new_pos[1]), "z": float(new_pos[2])}
     raise ActionFailed(f"{obj.object_id} is colliding with {last.object_id if last else '?'} after teleport.")
