@@ -27,7 +27,7 @@ from rearrange.tasks import UnshuffleTask, WalkthroughTask
 
 
 def two_phase_random_on_train(num_tasks: int = 2, seed: int = 0) -> None:
-    config = TwoPhaseRGBPPOWalkthroughILUnshuffleExperimentConfig(episodes_per_scene=1)
+    config = TwoPhaseRGBPPOWalkthroughILUnshuffleExperimentConfig(episodes_per_scene=1, train_split="train_subset")
     args = config.stagewise_task_sampler_args("train", process_ind=0, total_processes=1)
     args["scenes_to_task_spec_dicts"] = OrderedDict(list(args["scenes_to_task_spec_dicts"].items())[:num_tasks])
     args["epochs"] = 1

@@ -6,8 +6,10 @@ command line, e.g. `allenact ... --config_kwargs '{"num_train_processes": 2, "tr
 - backend: "thor_lite" (default, CPU) or "thor" (the real AI2-THOR Unity build)
 - num_train_processes / num_valid_processes / num_test_processes: samplers (default: from the
   CPU count without CUDA, 40/2/20 as in the official configs with GPUs)
-- training_steps, data_dir, stage for testing ("combined" as for leaderboard submissions, or
+- training_steps, data_dir, test_stage ("combined" as for leaderboard submissions, or
   "val"/"test"), episodes_per_scene (limit, for quick runs), max_test_episodes_per_scene
+- train_split: "train" (4000 episodes, generated on first use) or "train_subset" (the 800
+  shipped train episodes that the combined split uses)
 """
 from __future__ import annotations
 
@@ -57,7 +59,8 @@ class RearrangeBaseExperimentConfig(ExperimentConfig):
                  data_dir: Optional[str] = None, test_stage: str = "val",
                  episodes_per_scene: Optional[int] = None, max_test_episodes_per_scene: Optional[int] = None,
                  train_scenes: Optional[Sequence[str]] = None, test_scenes: Optional[Sequence[str]] = None,
-                 metric_accumulate_interval: Optional[int] = None, lr: float = 3e-4) -> None:
+                 metric_accumulate_interval: Optional[int] = None, lr: float = 3e-4,
+                 train_split: str = "train") -> None:
         self.backend = backend
         self.cuda = torch.cuda.is_available()
         cpus = os.cpu_count() or 1
@@ -74,6 +77,9 @@ class RearrangeBaseExperimentConfig(ExperimentConfig):
         self.test_scenes = list(test_scenes) if test_scenes else None
         self.metric_accumulate_interval = metric_accumulate_interval
         self.lr = lr
+        if train_split not in ("train", "train_subset"):
+            raise ValueError(f"train_split must be 'train' or 'train_subset', not {train_split!r}")
+        self.train_split = train_split
 
     # --- what concrete configs provide -----------------------------------------------------
     @abstractmethod
@@ -136,7 +142,7 @@ class RearrangeBaseExperimentConfig(ExperimentConfig):
         return RearrangeTaskSampler(**kwargs)
 
     def _data(self, stage: str) -> "OrderedDict[str, List[Dict[str, Any]]]":
-        data = load_stage(stage, self.data_dir)
+        data = load_stage(self.train_split if stage == "train" else stage, self.data_dir)
         limit = self.episodes_per_scene if stage == "train" else self.max_test_episodes_per_scene
         if limit:
             data = OrderedDict((s, eps[:limit]) for s, eps in data.items())

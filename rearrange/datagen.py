@@ -79,7 +79,7 @@ class EpisodeGenerator:
         self.c = self.env.controller
         self.rejections: "Counter[str]" = Counter()
 
-    def scene_episodes(self, scene: str) -> List[Dict[str, Any]]:
+    def scene_episodes(self, scene: str, indices: Optional[Sequence[int]] = None) -> List[Dict[str, Any]]:
         self.c.reset(scene)
         objs = self.c.last_event.metadata["objects"]
         # Only openables an agent can actually reach count (the official generator assumed all can).
@@ -96,10 +96,12 @@ class EpisodeGenerator:
             and self.c.step("GetInteractablePoses", objectId=o["objectId"], maxPoses=1).metadata["actionReturn"])
         reachable = sorted(((p["x"], p["z"]) for p in self.c.step("GetReachablePositions").metadata["actionReturn"]))
         eps = []
-        for i in range(EPISODES_PER_SCENE):
+        for i in (range(EPISODES_PER_SCENE) if indices is None else indices):
             n_open = int(has_openable) * (i % 2)
             n_move = (1 - n_open) + (5 * i) // EPISODES_PER_SCENE
-            eps.append(self._episode(scene, i, n_move, n_open, reachable))
+            ep = self._episode(scene, i, n_move, n_open, reachable)
+            ep["index"] = i
+            eps.append(ep)
         return eps
 
     def _episode(self, scene: str, index: int, n_move: int, n_open: int, reachable) -> Dict[str, Any]:
@@ -228,23 +230,31 @@ class EpisodeGenerator:
 _GEN: Optional[EpisodeGenerator] = None
 
 
-def _worker_scene(args: Tuple[str, str]) -> Tuple[str, List[Dict[str, Any]]]:
+def _worker_scene(args: Tuple[str, str, Optional[Tuple[int, ...]]]) -> Tuple[str, List[Dict[str, Any]]]:
     global _GEN
-    stage, scene = args
+    stage, scene, indices = args
     if _GEN is None or _GEN.stage != stage:
         _GEN = EpisodeGenerator(stage)
-    return scene, _GEN.scene_episodes(scene)
+    return scene, _GEN.scene_episodes(scene, indices)
+
+
+# The train episodes that the combined split keeps: 2 per difficulty chunk (§7.4).
+COMBINED_TRAIN_INDICES = (0, 1, 10, 11, 20, 21, 30, 31, 40, 41)
 
 
 def generate_stage(stage: str, out_path: Optional[Path] = None, scenes: Optional[Sequence[str]] = None,
-                   processes: Optional[int] = None) -> Path:
-    """Generate a train/val/test split on thor_lite and write it atomically."""
+                   processes: Optional[int] = None, indices: Optional[Sequence[int]] = None) -> Path:
+    """Generate a train/val/test split on thor_lite and write it atomically.
+
+    Every episode depends only on (stage, scene, index), so `indices` selects a subset of a
+    split that is identical to the same episodes of the full split.
+    """
     if stage not in ("train", "val", "test", "debug"):
         raise ValueError(f"cannot generate stage '{stage}'")
     scenes = list(scenes or scenes_for_stage("train" if stage == "debug" else stage))
     out_path = Path(out_path or dataset_path(stage))
     processes = processes or max(1, min(mp.cpu_count(), len(scenes)))
-    jobs = [(stage, s) for s in scenes]
+    jobs = [(stage, s, tuple(indices) if indices is not None else None) for s in scenes]
     results: Dict[str, List[Dict[str, Any]]] = {}
     if processes == 1:
         it = map(_worker_scene, jobs)
@@ -264,15 +274,23 @@ def generate_stage(stage: str, out_path: Optional[Path] = None, scenes: Optional
 def combine(data_dir: Optional[Path] = None, limit: int = 10) -> Path:
     """combined = 10 train episodes per scene (2 per difficulty chunk) + all val + all test."""
     out: "OrderedDict[str, List[Dict[str, Any]]]" = OrderedDict()
-    for stage in ("train", "val", "test"):
-        from .dataset import load_stage
+    from .dataset import load_dataset
 
-        data = load_stage(stage, data_dir)
+    for stage in ("train", "val", "test"):
+        path = dataset_path(stage, data_dir)
+        if stage == "train" and not path.is_file():
+            path = dataset_path("train_subset", data_dir)
+        data = load_dataset(path, stage=stage)
         for scene, eps in data.items():
-            if len(eps) != EPISODES_PER_SCENE:
-                raise ValueError(f"{stage} {scene}: expected {EPISODES_PER_SCENE} episodes, found {len(eps)}")
-            keep = eps if stage != "train" else [
-                e for chunk in range(5) for e in eps[chunk * 10: chunk * 10 + limit // 5]]
+            if stage == "train":
+                by_index = {e["index"]: e for e in eps}
+                keep = [by_index[i] for i in COMBINED_TRAIN_INDICES if i in by_index]
+                if len(keep) != len(COMBINED_TRAIN_INDICES):
+                    raise ValueError(f"{path}: {scene} lacks some of the train episodes {COMBINED_TRAIN_INDICES}")
+            else:
+                keep = eps
+                if len(keep) != EPISODES_PER_SCENE:
+                    raise ValueError(f"{path}: {scene}: expected {EPISODES_PER_SCENE} episodes, found {len(keep)}")
             out[scene] = [dict(e, scene=scene, stage=stage) for e in keep]
     path = dataset_path("combined", data_dir)
     save_dataset(out, path)
@@ -281,7 +299,8 @@ def combine(data_dir: Optional[Path] = None, limit: int = 10) -> Path:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--stage", required=True, choices=["train", "val", "test", "combined", "debug"])
+    ap.add_argument("--stage", required=True, choices=["train", "train_subset", "val", "test", "combined", "debug"],
+                    help="train_subset = the 10 train episodes per scene that 'combined' uses")
     ap.add_argument("--scenes", nargs="*", help="restrict to these scenes (default: the stage's scenes)")
     ap.add_argument("--out", type=Path, help="output .pkl.gz (default: data/rearrange/<stage>.pkl.gz)")
     ap.add_argument("--processes", type=int, default=None)
@@ -289,6 +308,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     logging.basicConfig(level=logging.WARNING)
     if args.stage == "combined":
         path = combine(args.out.parent if args.out else None)
+    elif args.stage == "train_subset":
+        path = generate_stage("train", out_path=args.out or dataset_path("train_subset"), scenes=args.scenes,
+                              processes=args.processes, indices=COMBINED_TRAIN_INDICES)
     else:
         path = generate_stage(args.stage, out_path=args.out, scenes=args.scenes, processes=args.processes)
     data = load_dataset(path)

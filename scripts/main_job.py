@@ -48,7 +48,8 @@ def main(argv=None) -> int:
     allenact = str(Path(sys.executable).with_name("allenact"))
     kwargs = {"num_train_processes": args.processes, "training_steps": args.training_steps,
               "save_interval": args.training_steps, "num_test_processes": args.processes,
-              "test_stage": "val", "max_test_episodes_per_scene": args.eval_episodes_per_scene}
+              "test_stage": "val", "max_test_episodes_per_scene": args.eval_episodes_per_scene,
+              "train_split": "train_subset"}
     if args.train_scenes:
         kwargs["train_scenes"] = args.train_scenes
     t0 = time.time()

@@ -191,3 +191,24 @@ def ray_box_hits(
     t = np.maximum(tmin, 0.0)
     t[miss] = np.inf
     return t
+
+
+def segments_box_hits(origins: np.ndarray, targets: np.ndarray, centers: np.ndarray,
+                      halves: np.ndarray, rots: np.ndarray) -> np.ndarray:
+    """Like `ray_box_hits`, but every segment has its own origin: (S, 3) each -> (S, B)."""
+    if len(centers) == 0:
+        return np.full((len(targets), 0), np.inf)
+    d_local = np.einsum("bij,si->sbj", rots, targets - origins)  # (S,B,3)
+    o_local = np.einsum("bij,sbi->sbj", rots, origins[:, None, :] - centers[None])  # (S,B,3)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inv = 1.0 / d_local
+        t1 = (-halves[None] - o_local) * inv
+        t2 = (halves[None] - o_local) * inv
+    tmin = np.nanmax(np.minimum(t1, t2), axis=-1)
+    tmax = np.nanmin(np.maximum(t1, t2), axis=-1)
+    parallel = np.abs(d_local) < 1e-12
+    outside = parallel & (np.abs(o_local) > halves[None])
+    miss = outside.any(-1) | (tmax < np.maximum(tmin, 0.0)) | (tmin > 1.0)
+    t = np.maximum(tmin, 0.0)
+    t[miss] = np.inf
+    return t

@@ -10,7 +10,7 @@ from typing import Any, Dict, List, Optional, Sequence
 import numpy as np
 
 from ..constants import AGENT_HEIGHT, CAMERA_CROUCH_OFFSET, CAMERA_STANDING_OFFSET
-from ..geometry import euler_to_matrix, ray_box_hits
+from ..geometry import euler_to_matrix, segments_box_hits
 from ..objects import SimObject
 from ..world import World
 
@@ -44,11 +44,10 @@ def interactable_poses(w: World, obj: SimObject, positions: np.ndarray, rotation
         cam_y = agent_y + (CAMERA_STANDING_OFFSET if st else CAMERA_CROUCH_OFFSET)
         cams = np.column_stack([positions[:, 0], np.full(len(positions), cam_y), positions[:, 1]])
         clear = np.zeros((len(positions), len(pts)), dtype=bool)
-        for i, cam in enumerate(cams):
-            if not in_range[i].any():
-                continue
-            t = ray_box_hits(cam, pts, c, h, r)
-            clear[i] = ~(t < 0.999).any(1)
+        rows, cols = np.nonzero(in_range)  # only segments that could count are cast
+        if len(rows):
+            t = segments_box_hits(cams[rows], pts[cols], c, h, r)
+            clear[rows, cols] = ~(t < 0.999).any(1)
         unocc[st] = clear & in_range
     out: List[Dict[str, Any]] = []
     for hor in horizons:
