@@ -145,13 +145,23 @@ class World:
                 if o.enabled and receptacle_id in o.parents]
 
     def descendants(self, object_id: str) -> List[str]:
+        """Everything that moves along when `object_id` moves.
+
+        THOR lists overlapping furniture as each other's parents (a table "in" a chair), so
+        only things that can be carried are carried: a pickupable never drags furniture.
+        """
         out, frontier = [], [object_id]
         while frontier:
             cur = frontier.pop()
+            carrier = self.objects[cur]
             for c in self.contents(cur):
-                if c not in out and c != object_id:
-                    out.append(c)
-                    frontier.append(c)
+                if c in out or c == object_id:
+                    continue
+                child = self.objects[c]
+                if child.is_static or (carrier.pickupable and not child.pickupable):
+                    continue
+                out.append(c)
+                frontier.append(c)
         return out
 
     # --- camera ------------------------------------------------------------------------
