@@ -36,6 +36,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
+from alfred_task import constants as _C
+
 __all__ = [
     "TASK_TYPES",
     "DOMAIN_PATH",
@@ -70,33 +72,15 @@ __all__ = [
 # Task vocabulary and class tables
 # --------------------------------------------------------------------------------------
 
-TASK_TYPES = (
-    "pick_and_place_simple",
-    "look_at_obj_in_light",
-    "pick_clean_then_place_in_recep",
-    "pick_heat_then_place_in_recep",
-    "pick_cool_then_place_in_recep",
-    "pick_two_obj_and_place",
-    "pick_and_place_with_movable_recep",
-)
-
-# Affordance class tables (alfred.md §3.5, VAL_ACTION_OBJECTS).  Used when a
-# SceneObject does not set the flag explicitly.
-_SLICEABLE_BASE = ("Apple", "Bread", "Egg", "Lettuce", "Potato", "Tomato")
-HEATABLE_CLASSES = frozenset(
-    {"Apple", "AppleSliced", "Bread", "BreadSliced", "Cup", "Egg", "Mug", "Plate",
-     "Potato", "PotatoSliced", "Tomato", "TomatoSliced"})
-COOLABLE_CLASSES = HEATABLE_CLASSES | frozenset(
-    {"Bowl", "Lettuce", "LettuceSliced", "Pan", "Pot", "WineBottle"})
-CLEANABLE_CLASSES = frozenset(
-    {"Apple", "AppleSliced", "Bowl", "ButterKnife", "Cloth", "Cup", "DishSponge", "Egg",
-     "Fork", "Kettle", "Knife", "Ladle", "Lettuce", "LettuceSliced", "Mug", "Pan",
-     "Plate", "Pot", "Potato", "PotatoSliced", "SoapBar", "Spatula", "Spoon", "Tomato",
-     "TomatoSliced"})
-TOGGLEABLE_CLASSES = frozenset({"DeskLamp", "FloorLamp"})
-SLICEABLE_CLASSES = frozenset(_SLICEABLE_BASE)
-MOVABLE_RECEPTACLE_CLASSES = frozenset({"Bowl", "Box", "Cup", "Mug", "Plate", "Pan", "Pot"})
-KNIFE_CLASSES = ("Knife", "ButterKnife")
+# One source of truth: the task types and class tables live in alfred_task.constants.
+TASK_TYPES = _C.TASK_TYPES
+HEATABLE_CLASSES = _C.HEATABLE
+COOLABLE_CLASSES = _C.COOLABLE
+CLEANABLE_CLASSES = _C.CLEANABLE
+TOGGLEABLE_CLASSES = _C.TOGGLEABLE
+SLICEABLE_CLASSES = _C.SLICEABLE
+MOVABLE_RECEPTACLE_CLASSES = _C.MOVABLE_RECEPTACLES
+KNIFE_CLASSES = ("Knife", "ButterKnife")  # ordered: the template planner prefers a Knife
 
 # Appliance receptacle class used by each macro action (domain constants).
 APPLIANCE_FOR = {"CleanObject": "SinkBasin", "HeatObject": "Microwave", "CoolObject": "Fridge"}
