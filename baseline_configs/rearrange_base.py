@@ -127,7 +127,7 @@ class RearrangeBaseExperimentConfig(ExperimentConfig):
             n = self.num_test_processes
             devices = gpus if gpus else ["cpu"]
         else:
-            raise NotImplementedError(f"unknown mode {mode}")
+            raise ValueError(f"unknown mode {mode!r} (expected train, valid or test)")
         nprocesses = [len(p) for p in partition_sequence(range(n), len(devices))] if n else 0
         return MachineParams(nprocesses=nprocesses, devices=devices,
                              sensor_preprocessor_graph=self.sensor_preprocessor_graph_builder(mode))

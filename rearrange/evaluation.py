@@ -9,6 +9,7 @@ one episode (current view | goal view).
 """
 from __future__ import annotations
 
+import abc
 import argparse
 import gzip
 import importlib.util
@@ -29,12 +30,13 @@ HEADLINE = ("unshuffle/prop_fixed_strict", "unshuffle/success", "unshuffle/prop_
             "unshuffle/energy_prop", "unshuffle/num_newly_misplaced", "unshuffle/ep_length")
 
 
-class Agent:
+class Agent(abc.ABC):
     def reset(self, task) -> None:
-        pass
+        """Called at the start of every task."""
 
+    @abc.abstractmethod
     def act(self, task, observations) -> int:
-        raise NotImplementedError
+        """The index of the next action."""
 
 
 class RandomAgent(Agent):
