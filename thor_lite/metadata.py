@@ -62,8 +62,8 @@ def object_metadata(w: World, o: SimObject, vis: Dict[str, tuple], contents: Dic
         lo, hi = lo.tolist(), hi.tolist()
     else:
         pos, rot, lo, hi, oobb_t, corners_t = o.geometry_meta
-        oobb = [list(c) for c in oobb_t] if oobb_t is not None else None
-        corners = [list(c) for c in corners_t]
+        oobb = list(map(list, oobb_t)) if oobb_t is not None else None
+        corners = list(map(list, corners_t))
     visible, interactable = vis.get(o.object_id, (False, False))
     a = w.agent
     d = dict(_static_fields(o))
