@@ -1,0 +1,159 @@
+"""ALFRED's interaction environment over a THOR-compatible controller (§4).
+
+Restores a `traj_data.json` scene, runs ALFRED's action set (LookUp/LookDown as ±15° horizon
+teleports), resolves interaction masks to objects by IoU against the instance segmentation,
+and tracks the cleaned/heated/cooled sets that goal conditions need.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, Iterable, Optional, Set, Tuple
+
+import numpy as np
+
+from .constants import SCREEN_SIZE, VISIBILITY_DISTANCE
+
+HORIZON_STEP = 15.0
+INTERACTABLE_KEYS = ("pickupable", "receptacle", "openable", "toggleable", "sliceable")
+
+
+class InteractionError(Exception):
+    """ALFRED's `va_interact` failure (bad mask, invalid action, ...)."""
+
+
+class AlfredEnv:
+    """One controller (thor_lite by default) with ALFRED's state tracking."""
+
+    def __init__(self, backend: str = "thor_lite", width: int = SCREEN_SIZE, height: int = SCREEN_SIZE) -> None:
+        from rearrange.backends import make_controller
+
+        self.controller = make_controller(
+            backend, width=width, height=height, gridSize=0.25, visibilityDistance=VISIBILITY_DISTANCE,
+            renderDepthImage=True, renderInstanceSegmentation=True, snapToGrid=True)
+        self.cleaned_objects: Set[str] = set()
+        self.heated_objects: Set[str] = set()
+        self.cooled_objects: Set[str] = set()
+
+    @property
+    def last_event(self):
+        return self.controller.last_event
+
+    # --- episode setup ----------------------------------------------------------------
+    def reset(self, scene: str):
+        self.controller.reset(scene)
+        self.cleaned_objects, self.heated_objects, self.cooled_objects = set(), set(), set()
+        return self.last_event
+
+    def restore_scene(self, object_poses, object_toggles, dirty_and_empty: bool):
+        if object_toggles:
+            self.controller.step("SetObjectToggles", objectToggles=list(object_toggles))
+        if dirty_and_empty:
+            self.controller.step("SetStateOfAllObjects", StateChange="CanBeDirty", forceAction=True)
+            self.controller.step("SetStateOfAllObjects", StateChange="CanBeFilled", forceAction=False)
+        return self.controller.step("SetObjectPoses", objectPoses=list(object_poses))
+
+    def init_episode(self, traj: Dict[str, Any]) -> Any:
+        """reset + restore_scene + init_action for a traj_data.json dict."""
+        scene = traj["scene"]
+        self.reset(scene["floor_plan"])
+        self.restore_scene(scene["object_poses"], scene.get("object_toggles") or [],
+                           bool(scene.get("dirty_and_empty")))
+        init = dict(scene["init_action"])
+        init.pop("rotateOnTeleport", None)
+        action = init.pop("action")
+        return self.controller.step(action, standing=True, forceAction=True, **init)
+
+    # --- stepping -------------------------------------------------------------------------
+    def step(self, action: Dict[str, Any]):
+        a = dict(action)
+        name = a.pop("action")
+        if name in ("LookUp", "LookDown"):
+            ag = self.last_event.metadata["agent"]
+            delta = -HORIZON_STEP if name == "LookUp" else HORIZON_STEP
+            ev = self.controller.step(
+                "TeleportFull", position=ag["position"], rotation=ag["rotation"],
+                horizon=ag["cameraHorizon"] + delta, standing=ag["isStanding"], forceAction=True)
+        else:
+            ev = self.controller.step(name, **a)
+        if ev.metadata["lastActionSuccess"]:
+            self._update_states(name, a)
+        return ev
+
+    def _objects(self):
+        return self.last_event.metadata["objects"]
+
+    def _update_states(self, name: str, args: Dict[str, Any]) -> None:
+        oid = args.get("objectId", "")
+        if name == "ToggleObjectOn" and "Faucet" in oid:
+            faucet = next((o for o in self._objects() if o["objectId"] == oid), None)
+            basins = [o for o in self._objects() if o["objectType"] == "SinkBasin" and o["visible"]]
+            if faucet is not None and basins:
+                p = np.array([faucet["position"][k] for k in "xyz"])
+                basin = min(basins, key=lambda b: np.linalg.norm(np.array([b["position"][k] for k in "xyz"]) - p))
+                self.cleaned_objects = set(basin["receptacleObjectIds"] or [])
+        elif name == "ToggleObjectOn" and "Microwave" in oid:
+            mw = next((o for o in self._objects() if o["objectType"] == "Microwave"), None)
+            self.heated_objects = set(mw["receptacleObjectIds"] or []) if mw else set()
+        elif name == "CloseObject" and "Fridge" in oid:
+            fr = next((o for o in self._objects() if o["objectType"] == "Fridge"), None)
+            self.cooled_objects = set(fr["receptacleObjectIds"] or []) if fr else set()
+
+    def to_thor_api(self, action: str, object_id: str) -> Dict[str, Any]:
+        """ALFRED's `to_thor_api_exec`: the THOR call an ALFRED action name maps to."""
+        inv = self.last_event.metadata["inventoryObjects"]
+        if "Rotate" in action or "Move" in action or "Look" in action:
+            return {"action": action.split("_")[0], "forceAction": True}
+        if "OpenObject" in action:
+            return {"action": "OpenObject", "objectId": object_id, "moveMagnitude": 1.0}
+        if "CloseObject" in action:
+            return {"action": "CloseObject", "objectId": object_id, "forceAction": True}
+        if "PickupObject" in action:
+            return {"action": "PickupObject", "objectId": object_id}
+        if "PutObject" in action:
+            if not inv:
+                raise InteractionError("PutObject with nothing in hand")
+            return {"action": "PutObject", "objectId": inv[0]["objectId"], "receptacleObjectId": object_id,
+                    "forceAction": True, "placeStationary": True}
+        if action in ("ToggleObjectOn", "ToggleObjectOff"):
+            return {"action": action, "objectId": object_id}
+        if "SliceObject" in action:
+            if not inv or "Knife" not in inv[0]["objectType"]:
+                raise InteractionError("SliceObject needs a knife in hand")
+            return {"action": "SliceObject", "objectId": object_id}
+        raise InteractionError(f"Invalid action: {action}")
+
+    def mask_to_object(self, mask: np.ndarray) -> Optional[str]:
+        """The object whose instance mask has the highest IoU with `mask` (no threshold)."""
+        ev = self.last_event
+        masks = ev.instance_masks
+        inv = {o["objectId"] for o in ev.metadata["inventoryObjects"]}
+        meta = {o["objectId"]: o for o in ev.metadata["objects"]}
+        m = np.asarray(mask, dtype=bool)
+        scored = []
+        for oid, om in masks.items():
+            inter = int(np.logical_and(om, m).sum())
+            if inter == 0 or oid in inv or oid not in meta:
+                continue
+            if not any(meta[oid].get(k) for k in INTERACTABLE_KEYS):
+                continue
+            scored.append((inter / int(np.logical_or(om, m).sum()), oid))
+        if not scored:
+            return None
+        return max(scored)[1]
+
+    def va_interact(self, action: str, mask: Optional[np.ndarray] = None) -> Tuple[bool, Any, str, str, Dict]:
+        """(success, event, target objectId, error message, api action) as ALFRED's harness."""
+        try:
+            target = ""
+            if mask is not None:
+                target = self.mask_to_object(mask)
+                if target is None:
+                    return False, self.last_event, "", "Bad interact mask. Couldn't locate target object", {}
+            api = self.to_thor_api(action, target)
+            ev = self.step(api)
+            ok = bool(ev.metadata["lastActionSuccess"])
+            return ok, ev, target, "" if ok else ev.metadata["errorMessage"], api
+        except InteractionError as e:
+            return False, self.last_event, "", str(e), {}
+
+    def stop(self) -> None:
+        self.controller.stop()
