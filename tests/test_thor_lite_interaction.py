@@ -6,20 +6,6 @@ import re
 import numpy as np
 import pytest
 
-from thor_lite import Controller
-
-
-@pytest.fixture(scope="module")
-def c():
-    ctrl = Controller(scene="FloorPlan1", width=96, height=96)
-    yield ctrl
-    ctrl.stop()
-
-
-@pytest.fixture
-def fresh(c):
-    c.reset("FloorPlan1")
-    return c
 
 
 def oid(c, object_type, i=0):

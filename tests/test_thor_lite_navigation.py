@@ -6,23 +6,9 @@ import random
 
 import pytest
 
-from thor_lite import Controller
 
 AGENT_Y = 0.9009992
 GRID = 0.25
-
-
-@pytest.fixture(scope="module")
-def c():
-    ctrl = Controller(scene="FloorPlan1", width=64, height=64)
-    yield ctrl
-    ctrl.stop()
-
-
-@pytest.fixture
-def fresh(c):
-    c.reset("FloorPlan1")
-    return c
 
 
 def _pos(ev):

@@ -6,21 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from thor_lite import Controller
 from thor_lite.constants import placement_allowed
-
-
-@pytest.fixture(scope="module")
-def c():
-    ctrl = Controller(scene="FloorPlan1", width=64, height=64)
-    yield ctrl
-    ctrl.stop()
-
-
-@pytest.fixture
-def fresh(c):
-    c.reset("FloorPlan1")
-    return c
 
 
 def first(c, object_type):
