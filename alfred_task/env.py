@@ -32,16 +32,25 @@ class AlfredEnv:
         self.cleaned_objects: Set[str] = set()
         self.heated_objects: Set[str] = set()
         self.cooled_objects: Set[str] = set()
+        # The agent's own last event: queries made by an expert through the same controller
+        # (GetInteractablePoses, GetReachablePositions) must not replace the agent's view.
+        self._event = None
+        #: number of agent actions taken since reset (va_interact calls, failed ones included)
+        self.num_actions = 0
+        #: (ALFRED action name, target objectId or "", success) of the last va_interact call
+        self.last_interaction: Tuple[str, str, bool] = ("", "", True)
 
     @property
     def last_event(self):
-        return self.controller.last_event
+        return self._event if self._event is not None else self.controller.last_event
 
     # --- episode setup ----------------------------------------------------------------
     def reset(self, scene: str):
-        self.controller.reset(scene)
+        self._event = self.controller.reset(scene)
         self.cleaned_objects, self.heated_objects, self.cooled_objects = set(), set(), set()
-        return self.last_event
+        self.num_actions = 0
+        self.last_interaction = ("", "", True)
+        return self._event
 
     def restore_scene(self, object_poses, object_toggles, dirty_and_empty: bool):
         if object_toggles:
@@ -49,7 +58,10 @@ class AlfredEnv:
         if dirty_and_empty:
             self.controller.step("SetStateOfAllObjects", StateChange="CanBeDirty", forceAction=True)
             self.controller.step("SetStateOfAllObjects", StateChange="CanBeFilled", forceAction=False)
-        return self.controller.step("SetObjectPoses", objectPoses=list(object_poses))
+        # ALFRED's poses list pickupables only (THOR 2.1.0 moved nothing else); THOR 5 would
+        # remove every unlisted moveable (microwaves, chairs, ...) without skipMoveable.
+        self._event = self.controller.step("SetObjectPoses", objectPoses=list(object_poses), skipMoveable=True)
+        return self._event
 
     def init_episode(self, traj: Dict[str, Any]) -> Any:
         """reset + restore_scene + init_action for a traj_data.json dict."""
@@ -60,7 +72,8 @@ class AlfredEnv:
         init = dict(scene["init_action"])
         init.pop("rotateOnTeleport", None)
         action = init.pop("action")
-        return self.controller.step(action, standing=True, forceAction=True, **init)
+        self._event = self.controller.step(action, standing=True, forceAction=True, **init)
+        return self._event
 
     # --- stepping -------------------------------------------------------------------------
     def step(self, action: Dict[str, Any]):
@@ -74,6 +87,7 @@ class AlfredEnv:
                 horizon=ag["cameraHorizon"] + delta, standing=ag["isStanding"], forceAction=True)
         else:
             ev = self.controller.step(name, **a)
+        self._event = ev
         if ev.metadata["lastActionSuccess"]:
             self._update_states(name, a)
         return ev
@@ -82,20 +96,28 @@ class AlfredEnv:
         return self.last_event.metadata["objects"]
 
     def _update_states(self, name: str, args: Dict[str, Any]) -> None:
+        """ALFRED's env-side sets (§11.3): the appliance's contents join the set when it acts;
+        objects that leave the appliance stay in it; a None content list empties it."""
         oid = args.get("objectId", "")
+
+        def merge(current: Set[str], contents) -> Set[str]:
+            return set() if contents is None else current | set(contents)
+
         if name == "ToggleObjectOn" and "Faucet" in oid:
             faucet = next((o for o in self._objects() if o["objectId"] == oid), None)
             basins = [o for o in self._objects() if o["objectType"] == "SinkBasin" and o["visible"]]
             if faucet is not None and basins:
                 p = np.array([faucet["position"][k] for k in "xyz"])
                 basin = min(basins, key=lambda b: np.linalg.norm(np.array([b["position"][k] for k in "xyz"]) - p))
-                self.cleaned_objects = set(basin["receptacleObjectIds"] or [])
+                self.cleaned_objects = merge(self.cleaned_objects, basin["receptacleObjectIds"])
         elif name == "ToggleObjectOn" and "Microwave" in oid:
             mw = next((o for o in self._objects() if o["objectType"] == "Microwave"), None)
-            self.heated_objects = set(mw["receptacleObjectIds"] or []) if mw else set()
+            if mw is not None:
+                self.heated_objects = merge(self.heated_objects, mw["receptacleObjectIds"])
         elif name == "CloseObject" and "Fridge" in oid:
             fr = next((o for o in self._objects() if o["objectType"] == "Fridge"), None)
-            self.cooled_objects = set(fr["receptacleObjectIds"] or []) if fr else set()
+            if fr is not None:
+                self.cooled_objects = merge(self.cooled_objects, fr["receptacleObjectIds"])
 
     def to_thor_api(self, action: str, object_id: str) -> Dict[str, Any]:
         """ALFRED's `to_thor_api_exec`: the THOR call an ALFRED action name maps to."""
@@ -142,6 +164,12 @@ class AlfredEnv:
 
     def va_interact(self, action: str, mask: Optional[np.ndarray] = None) -> Tuple[bool, Any, str, str, Dict]:
         """(success, event, target objectId, error message, api action) as ALFRED's harness."""
+        ok, ev, target, err, api = self._va_interact(action, mask)
+        self.num_actions += 1
+        self.last_interaction = (action, target, bool(ok))
+        return ok, ev, target, err, api
+
+    def _va_interact(self, action: str, mask: Optional[np.ndarray]) -> Tuple[bool, Any, str, str, Dict]:
         try:
             target = ""
             if mask is not None:

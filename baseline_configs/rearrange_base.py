@@ -10,6 +10,8 @@ command line, e.g. `allenact ... --config_kwargs '{"num_train_processes": 2, "tr
   "val"/"test"), episodes_per_scene (limit, for quick runs), max_test_episodes_per_scene
 - train_split: "train" (4000 episodes, generated on first use) or "train_subset" (the 800
   shipped train episodes that the combined split uses)
+- screen_size: frame size in pixels (default 224 as in the official configs; CPU-only runs
+  train several times faster at 64)
 """
 from __future__ import annotations
 
@@ -60,8 +62,13 @@ class RearrangeBaseExperimentConfig(ExperimentConfig):
                  episodes_per_scene: Optional[int] = None, max_test_episodes_per_scene: Optional[int] = None,
                  train_scenes: Optional[Sequence[str]] = None, test_scenes: Optional[Sequence[str]] = None,
                  metric_accumulate_interval: Optional[int] = None, lr: float = 3e-4,
-                 train_split: str = "train") -> None:
+                 train_split: str = "train", screen_size: Optional[int] = None) -> None:
         self.backend = backend
+        if screen_size is not None:
+            if int(screen_size) < 32:
+                raise ValueError(f"screen_size must be at least 32 pixels, not {screen_size!r}")
+            # Instance attribute shadows the class default; CPU-only runs use small frames for speed.
+            self.SCREEN_SIZE = int(screen_size)
         self.cuda = torch.cuda.is_available()
         cpus = os.cpu_count() or 1
         self.num_train_processes = num_train_processes or (40 if self.cuda else max(1, min(cpus, 8)))

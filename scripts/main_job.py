@@ -42,6 +42,8 @@ def main(argv=None) -> int:
                     help="restrict training to these scenes (default: all 80 train scenes)")
     ap.add_argument("--eval-episodes-per-scene", type=int, default=3)
     ap.add_argument("--seed", type=int, default=12345)
+    ap.add_argument("--screen-size", type=int, default=None,
+                    help="frame size for training and evaluation (default: the config's 224)")
     args = ap.parse_args(argv)
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -50,6 +52,8 @@ def main(argv=None) -> int:
               "save_interval": args.training_steps, "num_test_processes": args.processes,
               "test_stage": "val", "max_test_episodes_per_scene": args.eval_episodes_per_scene,
               "train_split": "train_subset"}
+    if args.screen_size:
+        kwargs["screen_size"] = args.screen_size
     if args.train_scenes:
         kwargs["train_scenes"] = args.train_scenes
     t0 = time.time()

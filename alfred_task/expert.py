@@ -1,0 +1,308 @@
+"""ALFRED's expert: a high-level plan expanded into low-level actions with interaction masks.
+
+One class serves both uses of the expert:
+
+* generation (``alfred_task.gen``) runs it from the start state to the end and records the
+  demonstration, as ALFRED's planner agent did (plan once, expand, execute; §3.4);
+* the online expert (DAgger, ``--agent expert``) asks it for the next action from whatever
+  state the learner reached. It keeps following its expansion while the agent does what it
+  said and that succeeds, and replans from the simulator state otherwise (a different
+  action, a failure, a changed object state). A failed MoveAhead only blocks that cell and
+  re-runs A*, as in ALFRED. Replans are rare along expert-like rollouts, so queries are
+  cheap on average (``benchmarks/alfred_expert.py`` measures it).
+
+Low-level expansion (alfred.md §3.4): GotoLocation tilts to 45°, follows an A* path of
+MoveAhead/Rotate actions on the 0.25 m grid and looks to the spot's horizon; interactions are
+ALFRED's sequences (open/close parents, Put→ToggleOn→ToggleOff→Pickup at the sink,
+Open→Put→Close→On→Off→Open→Pickup→Close at the microwave, ... ). Masks are the target's
+instance mask in the current frame, which ``AlfredEnv.mask_to_object`` maps back to it.
+"""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Deque, List, Mapping, Optional, Tuple
+
+import numpy as np
+
+from . import constants as C
+from .env import AlfredEnv
+from .navigation import (GridNavigator, NAV_HORIZON, Node, agent_node, location_string, look_actions,
+                         parse_location, step_pose)
+from .planning import HighLevelAction, PlanningError, ProblemState, _arg_name, template_plan
+from .scene_state import LocationIndex, build_problem_state
+
+
+class ExpertError(RuntimeError):
+    """The expert cannot continue (no plan, target not visible, unreachable spot, ...)."""
+
+
+@dataclass(frozen=True)
+class LowStep:
+    """One low-level action of an expansion: ALFRED action name, target object, subgoal."""
+
+    action: str
+    object_id: Optional[str] = None
+    high_idx: int = 0
+
+
+@dataclass(frozen=True)
+class ExpertAction:
+    """What the expert tells the agent to do next (``action`` is ``<<stop>>`` at the end)."""
+
+    action: str
+    mask: Optional[np.ndarray] = None
+    object_id: Optional[str] = None
+    high_idx: int = 0
+
+    @property
+    def is_stop(self) -> bool:
+        return self.action == C.STOP
+
+
+class AlfredExpert:
+    """Plans with the template planner (or Fast Downward) and expands the plan online."""
+
+    def __init__(self, env: AlfredEnv, task_type: str, pddl_params: Mapping, planner: str = "template",
+                 min_visible_pixels: int = C.MIN_VISIBLE_PIXELS) -> None:
+        if planner not in ("template", "fast_downward"):
+            raise ValueError(f"planner must be 'template' or 'fast_downward', not {planner!r}")
+        self.env = env
+        self.task_type = task_type
+        self.pddl_params = dict(pddl_params)
+        self.planner = planner
+        self.min_visible_pixels = int(min_visible_pixels)
+        self.nav = GridNavigator.from_controller(env.controller)
+        self.index = LocationIndex(env.controller, self.nav, self._node())
+        self.plan: List[HighLevelAction] = []
+        self.queue: Deque[LowStep] = deque()
+        self.next_high = 0
+        self.replans = 0
+        self._emitted: Optional[Tuple[int, LowStep]] = None  # (env.num_actions at emission, step)
+        self._replan()
+
+    # --- public -----------------------------------------------------------------------------
+    def next_action(self) -> ExpertAction:
+        """The next expert action from the env's current state."""
+        if not self._on_track():
+            self._replan()
+        for _ in range(4):
+            step = self._next_step()
+            if step is None:
+                self._emitted = None
+                return ExpertAction(C.STOP, high_idx=max(len(self.plan) - 1, 0))
+            if step.object_id is None:
+                self._emitted = (self.env.num_actions, step)
+                return ExpertAction(step.action, high_idx=step.high_idx)
+            mask = self._mask(step.object_id)
+            if mask is not None:
+                self._emitted = (self.env.num_actions, step)
+                return ExpertAction(step.action, mask, step.object_id, step.high_idx)
+            # target not visible from here: plan afresh once before giving up
+            self._replan()
+        raise ExpertError(f"{step.action}: {step.object_id} is not visible with >= "
+                          f"{self.min_visible_pixels} pixels from the interaction spot")
+
+    def high_pddl(self) -> List[dict]:
+        return [a.to_high_pddl(i) for i, a in enumerate(self.plan)]
+
+    # --- tracking -----------------------------------------------------------------------------
+    def _node(self) -> Node:
+        return agent_node(self.env.last_event.metadata["agent"])
+
+    def _on_track(self) -> bool:
+        if self._emitted is None:
+            return True
+        n, step = self._emitted
+        name, target, ok = self.env.last_interaction
+        if self.env.num_actions != n + 1 or name != step.action:
+            return False
+        if step.object_id is not None and target != step.object_id:
+            return False
+        if ok:
+            return True
+        if step.action == "MoveAhead_25":  # ALFRED: mark the cell impossible, re-run A*
+            i, k, r = self._node()
+            di, dk = {0: (0, 1), 1: (1, 0), 2: (0, -1), 3: (-1, 0)}[r]
+            self.nav.block_cell(i + di, k + dk)
+            while self.queue and self.queue[0].action in C.NAV_ACTION_SET:
+                self.queue.popleft()
+            goto = self.plan[step.high_idx]
+            self.queue.extendleft(reversed(self._expand_goto(goto, step.high_idx)))
+            return True
+        return False
+
+    def _replan(self) -> None:
+        ev = self.env.last_event
+        state = build_problem_state(ev.metadata, self.index, self.task_type, self.pddl_params,
+                                    self.env.cleaned_objects, self.env.heated_objects, self.env.cooled_objects)
+        prefix = self._close_open_receptacles(state)
+        try:
+            if self.planner == "template":
+                plan = template_plan(state, self.task_type, self.pddl_params)
+            else:
+                from .planning import make_problem, solve, load_domain
+
+                problem, mapping = make_problem(state, self.task_type, self.pddl_params)
+                plan = solve(load_domain(), problem, mapping=mapping, state=state)
+        except PlanningError as e:
+            raise ExpertError(f"no plan from the current state: {e}") from e
+        self.plan = prefix + list(plan)
+        self.queue.clear()
+        self.next_high = 0
+        self.replans += 1
+        self._emitted = None
+
+    def _close_open_receptacles(self, state: ProblemState) -> List[HighLevelAction]:
+        """ALFRED's domain moves only with every receptacle closed: go and close open ones."""
+        prefix: List[HighLevelAction] = []
+        for rid in state.open_receptacles():
+            r = state.objects[rid]
+            if r.location is None:
+                raise ExpertError(f"{rid} is open and has no reachable spot to close it from")
+            if r.location != state.agent_location:
+                prefix.append(HighLevelAction("GotoLocation", [_arg_name(r.object_type)], location=r.location))
+                state.agent_location = r.location
+            prefix.append(HighLevelAction("CloseObject", [_arg_name(r.object_type)], object_id=rid))
+            state._set(rid, is_open=False)
+        return prefix
+
+    # --- expansion ----------------------------------------------------------------------------
+    def _next_step(self) -> Optional[LowStep]:
+        while not self.queue:
+            if self.next_high >= len(self.plan):
+                return None
+            i = self.next_high
+            self.next_high += 1
+            self.queue.extend(self._expand(i))
+            if self.plan[i].action == "NoOp" and not self.queue:
+                return None
+        return self.queue.popleft()
+
+    def _expand(self, i: int) -> List[LowStep]:
+        a = self.plan[i]
+        nxt = self.plan[i + 1].action if i + 1 < len(self.plan) else "NoOp"
+        close_after = nxt in ("GotoLocation", "NoOp")
+        meta = {o["objectId"]: o for o in self.env.last_event.metadata["objects"]}
+        held = next((o["objectId"] for o in self.env.last_event.metadata["inventoryObjects"]), None)
+
+        def s(action: str, oid: Optional[str]) -> LowStep:
+            return LowStep(action, oid, i)
+
+        def closed_openable(oid: Optional[str]) -> bool:
+            o = meta.get(oid) if oid else None
+            return bool(o and o.get("openable") and not o.get("isOpen"))
+
+        if a.action == "GotoLocation":
+            return self._expand_goto(a, i)
+        if a.action == "NoOp":
+            return []
+        if a.action == "OpenObject":
+            return [s("OpenObject", a.object_id)]
+        if a.action == "CloseObject":
+            return [s("CloseObject", a.object_id)]
+        if a.action == "PickupObject":
+            target = self._pick_target(a.object_id, meta)
+            parent = self._openable_parent(target, meta)
+            out = [s("OpenObject", parent)] if closed_openable(parent) else []
+            out.append(s("PickupObject", target))
+            if out[0].action == "OpenObject" and close_after:
+                out.append(s("CloseObject", parent))
+            return out
+        if a.action == "PutObject":
+            rec = a.receptacle_id
+            opener = rec if closed_openable(rec) else None
+            if opener is None and meta.get(rec, {}).get("pickupable"):
+                p = self._openable_parent(rec, meta)
+                opener = p if closed_openable(p) else None
+            out = [s("OpenObject", opener)] if opener else []
+            out.append(s("PutObject", rec))
+            if opener and close_after:
+                out.append(s("CloseObject", opener))
+            return out
+        if a.action == "CleanObject":
+            faucet = self._faucet_for(a.receptacle_id, meta)
+            return [s("PutObject", a.receptacle_id), s("ToggleObjectOn", faucet),
+                    s("ToggleObjectOff", faucet), s("PickupObject", held or a.object_id)]
+        if a.action == "HeatObject":
+            mw = a.receptacle_id
+            return [s("OpenObject", mw), s("PutObject", mw), s("CloseObject", mw), s("ToggleObjectOn", mw),
+                    s("ToggleObjectOff", mw), s("OpenObject", mw), s("PickupObject", held or a.object_id),
+                    s("CloseObject", mw)]
+        if a.action == "CoolObject":
+            fr = a.receptacle_id
+            return [s("OpenObject", fr), s("PutObject", fr), s("CloseObject", fr), s("OpenObject", fr),
+                    s("PickupObject", held or a.object_id), s("CloseObject", fr)]
+        if a.action == "ToggleObject":
+            on = bool(meta.get(a.object_id, {}).get("isToggled"))
+            return [s("ToggleObjectOff" if on else "ToggleObjectOn", a.object_id)]
+        if a.action == "SliceObject":
+            parent = self._openable_parent(a.object_id, meta)
+            out = [s("OpenObject", parent)] if closed_openable(parent) else []
+            out.append(s("SliceObject", a.object_id))
+            if out[0].action == "OpenObject" and close_after:
+                out.append(s("CloseObject", parent))
+            return out
+        raise ExpertError(f"cannot expand high-level action {a.action!r}")
+
+    def _expand_goto(self, a: HighLevelAction, i: int) -> List[LowStep]:
+        if a.location is None:
+            raise ExpertError("GotoLocation without a location")
+        gi, gk, gr, gh = parse_location(a.location)
+        ag = self.env.last_event.metadata["agent"]
+        start = self._node()
+        horizon = float(ag["cameraHorizon"])
+        out: List[str] = []
+        if start != (gi, gk, gr):
+            out += look_actions(horizon, NAV_HORIZON)
+            horizon = NAV_HORIZON
+            try:
+                out += self.nav.path_actions(start, (gi, gk, gr))
+            except Exception as e:  # networkx: no path / node not found
+                raise ExpertError(f"no path from {start} to {a.location}: {e}") from e
+        out += look_actions(horizon, gh)
+        return [LowStep(x, None, i) for x in out]
+
+    @staticmethod
+    def _openable_parent(oid: Optional[str], meta: Mapping[str, Mapping]) -> Optional[str]:
+        o = meta.get(oid) if oid else None
+        for pid in (o or {}).get("parentReceptacles") or []:
+            p = meta.get(pid)
+            if p is not None and p.get("openable"):
+                return pid
+        return None
+
+    def _pick_target(self, oid: Optional[str], meta: Mapping[str, Mapping]) -> Optional[str]:
+        """Slices of the plan are placeholders: take the visible slice nearest the agent."""
+        if oid in meta or oid is None or "Sliced" not in oid.rsplit("|", 1)[-1]:
+            return oid
+        whole, piece = oid.rsplit("|", 1)
+        stype = piece.split("_")[0]
+        ag = self.env.last_event.metadata["agent"]["position"]
+        masks = self.env.last_event.instance_masks
+        cands = [o for o in meta.values() if o["objectType"] == stype and o["objectId"].startswith(whole + "|")
+                 and o["objectId"] in masks and int(masks[o["objectId"]].sum()) >= self.min_visible_pixels]
+        if not cands:
+            raise ExpertError(f"no visible slice of {whole}")
+        best = min(cands, key=lambda o: ((o["position"]["x"] - ag["x"]) ** 2 + (o["position"]["z"] - ag["z"]) ** 2,
+                                         o["objectId"]))
+        return best["objectId"]
+
+    @staticmethod
+    def _faucet_for(basin: Optional[str], meta: Mapping[str, Mapping]) -> str:
+        b = meta.get(basin) if basin else None
+        faucets = [o for o in meta.values() if o["objectType"] == "Faucet"]
+        if b is None or not faucets:
+            raise ExpertError(f"no faucet for {basin}")
+        bp = b["position"]
+        return min(faucets, key=lambda f: ((f["position"]["x"] - bp["x"]) ** 2 + (f["position"]["z"] - bp["z"]) ** 2,
+                                           f["objectId"]))["objectId"]
+
+    def _mask(self, oid: str) -> Optional[np.ndarray]:
+        m = self.env.last_event.instance_masks.get(oid)
+        if m is None or int(m.sum()) < self.min_visible_pixels:
+            return None
+        return m
+
+
+__all__ = ["AlfredExpert", "ExpertAction", "ExpertError", "LowStep"]

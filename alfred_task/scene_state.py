@@ -1,0 +1,161 @@
+"""The simulator's state as the planner's :class:`ProblemState` (alfred.md §3.2 problem generation).
+
+ALFRED turned THOR metadata into a PDDL problem with one ``loc|X|Z|R|H`` interaction spot per
+receptacle and object, and grid path lengths between spots. We do the same through the public
+controller API only (``GetReachablePositions``, ``GetInteractablePoses``), so it runs on
+thor_lite and on real THOR. Interaction spots are the expensive part (a visibility query per
+object), so :class:`LocationIndex` caches them per object pose for a whole episode.
+"""
+from __future__ import annotations
+
+import math
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+
+from thor_lite.constants import CAMERA_STANDING_OFFSET, placement_allowed
+
+from . import constants as C
+from .navigation import GridNavigator, Node, agent_node, ideal_horizon, location_string, parse_location
+from .planning import ProblemState, SceneObject, _parse_task, _relevant
+
+HORIZONS = [-30.0, -15.0, 0.0, 15.0, 30.0, 45.0, 60.0]
+MIN_DISTANCE = 0.5  # metres: ALFRED steps back when closer than this (§3.2)
+
+
+def _xyz(p: Mapping) -> Tuple[float, float, float]:
+    return float(p["x"]), float(p["y"]), float(p["z"])
+
+
+class LocationIndex:
+    """Interaction spot of each object, cached by (objectId, position, openness)."""
+
+    def __init__(self, controller, nav: GridNavigator, start: Node) -> None:
+        self.controller = controller
+        self.nav = nav
+        self.start = start
+        self._cache: Dict[tuple, Optional[str]] = {}
+
+    def location(self, obj: Mapping) -> Optional[str]:
+        key = (obj["objectId"], tuple(round(v, 2) for v in _xyz(obj["position"])), bool(obj.get("isOpen")))
+        if key not in self._cache:
+            self._cache[key] = self._choose(obj)
+        return self._cache[key]
+
+    def _choose(self, obj: Mapping) -> Optional[str]:
+        ev = self.controller.step("GetInteractablePoses", objectId=obj["objectId"], horizons=HORIZONS,
+                                  standings=[True], rotations=[0.0, 90.0, 180.0, 270.0])
+        if not ev.metadata["lastActionSuccess"]:
+            return None
+        reach = self.nav.distances_from(self.start)
+        ox, oy, oz = _xyz(obj["position"])
+        best = None
+        for p in ev.metadata["actionReturn"] or []:
+            i, k = round(p["x"] / self.nav.grid), round(p["z"] / self.nav.grid)
+            r = int(round(p["rotation"] / 90.0)) % 4
+            if (i, k, r) not in reach:
+                continue
+            d = math.hypot(p["x"] - ox, p["z"] - oz)
+            facing = math.degrees(math.atan2(ox - p["x"], oz - p["z"])) % 360.0
+            turn = abs((facing - 90.0 * r + 180.0) % 360.0 - 180.0)
+            cam_y = float(p.get("y", 0.9009992)) + CAMERA_STANDING_OFFSET
+            h = float(p["horizon"])
+            h_ideal = ideal_horizon(cam_y, oy, d)
+            score = (round(d if d >= MIN_DISTANCE else 10.0 + MIN_DISTANCE - d, 2),
+                     round(turn / 45.0), abs(h - h_ideal), i, k, r, h)
+            if best is None or score < best[0]:
+                best = (score, location_string(i, k, r, h))
+        return None if best is None else best[1]
+
+
+def _immediate_parent(obj: Mapping, known: Mapping[str, Mapping]) -> Optional[str]:
+    for pid in obj.get("parentReceptacles") or []:
+        p = known.get(pid)
+        if p is not None and p["objectType"] != "Floor":
+            return pid
+    return None
+
+
+def _placement_table(types: Iterable[str], receptacle_types: Iterable[str]) -> Dict[str, set]:
+    types = sorted(set(types))
+    return {r: {t for t in types if placement_allowed(t, r)} for r in set(receptacle_types)}
+
+
+def build_problem_state(metadata: Mapping, index: LocationIndex, task_type: str, pddl_params: Mapping,
+                        cleaned: Iterable[str] = (), heated: Iterable[str] = (), cooled: Iterable[str] = (),
+                        agent_location: Optional[str] = None) -> ProblemState:
+    """ProblemState of the current scene with spots for the task-relevant objects only."""
+    objs = {o["objectId"]: o for o in metadata["objects"]}
+    held = next((o["objectId"] for o in metadata.get("inventoryObjects") or []), None)
+    cleaned, heated, cooled = set(cleaned), set(heated), set(cooled)
+    scene: Dict[str, SceneObject] = {}
+    for oid, o in objs.items():
+        t = o["objectType"]
+        if t == "Floor":
+            continue
+        fixed = bool(o.get("receptacle")) and not o.get("pickupable")
+        if fixed and t not in C.RECEPTACLE_CLASS_SET:
+            continue
+        if not fixed and not o.get("pickupable") and t not in C.TOGGLEABLE:
+            continue
+        scene[oid] = SceneObject(
+            object_id=oid, object_type=t, parent=None if oid == held else _immediate_parent(o, objs),
+            receptacle=bool(o.get("receptacle")), pickupable=bool(o.get("pickupable")),
+            openable=bool(o.get("openable")), is_open=bool(o.get("isOpen")),
+            toggleable=bool(o.get("toggleable")), is_toggled=bool(o.get("isToggled")),
+            sliceable=bool(o.get("sliceable")), is_sliced=bool(o.get("isSliced")),
+            slice_of=oid.rsplit("|", 1)[0] if t.endswith("Sliced") else None,
+            dirty=bool(o.get("isDirty")), cleaned=oid in cleaned, heated=oid in heated, cooled=oid in cooled)
+    # parents outside the symbolic scene (e.g. non-ALFRED furniture) count as "no receptacle"
+    for oid, so in list(scene.items()):
+        if so.parent is not None and so.parent not in scene:
+            scene[oid] = SceneObject(**{**so.__dict__, "parent": None})
+    agent = agent_location or location_string(*agent_node(metadata["agent"]),
+                                              metadata["agent"]["cameraHorizon"])
+    state = ProblemState(agent_location=agent, objects=scene, held=held)
+    # spots: every fixed receptacle, then the task's items that lie in the open or on surfaces
+    for oid, so in scene.items():
+        if so.is_fixed_receptacle:
+            scene[oid] = SceneObject(**{**so.__dict__, "location": index.location(objs[oid])})
+    items, _ = _relevant(state, _parse_task(task_type, pddl_params))
+    for oid in items:
+        so = scene[oid]
+        if oid == held:
+            continue
+        parent = scene.get(so.parent) if so.parent else None
+        if parent is not None and parent.is_movable_receptacle:
+            continue  # reached through its container
+        if parent is not None and parent.openable and not parent.is_open:
+            continue  # reached by opening the parent at the parent's spot
+        loc = index.location(objs[oid])
+        if loc is None and parent is None:
+            continue
+        scene[oid] = SceneObject(**{**so.__dict__, "location": loc})
+    # movable receptacles holding task items need their own spot too
+    for oid in items:
+        so = scene[oid]
+        if so.is_movable_receptacle and so.location is None and oid != held:
+            parent = scene.get(so.parent) if so.parent else None
+            if parent is None or not (parent.openable and not parent.is_open):
+                scene[oid] = SceneObject(**{**so.__dict__, "location": index.location(objs[oid])})
+    state.distances = _distances(index.nav, [agent] + sorted({o.location for o in scene.values() if o.location}))
+    reach = {a for a, _ in state.distances} | {agent}
+    for oid, so in scene.items():  # unreachable spots are unknown spots
+        if so.location is not None and so.location not in reach:
+            scene[oid] = SceneObject(**{**so.__dict__, "location": None})
+    state.placement = _placement_table([o.object_type for o in scene.values()],
+                                       [o.object_type for o in scene.values() if o.receptacle])
+    return state
+
+
+def _distances(nav: GridNavigator, locations: Sequence[str]) -> Dict[Tuple[str, str], int]:
+    """ALFRED's distance facts: grid path length + 1, both directions, reachable pairs only."""
+    nodes = {loc: parse_location(loc)[:3] for loc in locations}
+    out: Dict[Tuple[str, str], int] = {}
+    for a, na in nodes.items():
+        d = nav.distances_from(na)
+        for b, nb in nodes.items():
+            if a != b and nb in d:
+                out[(a, b)] = d[nb] + 1
+    return out
+
+
+__all__: List[str] = ["LocationIndex", "build_problem_state", "HORIZONS"]
