@@ -17,7 +17,7 @@ Registry: ``register_agent(name, factory)`` where ``factory(**kwargs) -> Agent``
 or a lazy ``"package.module:attr"`` string; ``make_agent(name, **kw)`` builds one and
 ``agent_factory(name, **kw)`` returns a picklable zero-argument factory (what the
 multi-process evaluator sends to its workers). Built in: ``random``, ``replay``,
-``checkpoint``. ``expert`` is left for the module that implements it to register.
+``checkpoint`` and ``expert`` (the online expert of :mod:`alfred_task.expert`, loaded lazily).
 """
 from __future__ import annotations
 
@@ -269,6 +269,7 @@ _REGISTRY: Dict[str, Factory] = {
     "random": RandomAgent,
     "replay": ReplayAgent,
     "checkpoint": CheckpointAgent,
+    "expert": "alfred_task.expert:ExpertAgent",  # lazy: the expert imports this module
 }
 
 

@@ -52,9 +52,10 @@ import argparse
 import importlib
 import json
 import multiprocessing as mp
-import os
 import pickle
 import sys
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -362,12 +363,17 @@ def _make_env(backend: str, size: int):
 
 
 def _worker_init(factory: AgentFactory, backend: str, size: int) -> None:
-    _WORKER["env"] = _make_env(backend, size)
-    _WORKER["agent"] = factory()
+    try:
+        _WORKER["env"] = _make_env(backend, size)
+        _WORKER["agent"] = factory()
+    except Exception as e:  # noqa: BLE001 - reported by the first job (keeps the pool alive)
+        _WORKER["init_error"] = f"worker start-up failed: {type(e).__name__}: {e}"
 
 
 def _run_job(job: tuple, env=None, agent=None):
     kind, entry, opts = job
+    if env is None and "init_error" in _WORKER:
+        raise EpisodeError(_WORKER["init_error"])
     env = env if env is not None else _WORKER["env"]
     agent = agent if agent is not None else _WORKER["agent"]
     extra = {"split": entry.split, "task": entry.task}
@@ -397,6 +403,8 @@ def _run_jobs(jobs: List[tuple], agent_factory: Union[AgentFactory, Agent], *, n
     from tqdm import tqdm
 
     results: list = []
+    if not jobs:
+        return results
     bar = tqdm(total=len(jobs), desc=desc, unit="ep", disable=not progress, file=sys.stderr)
     try:
         if num_workers <= 1 or len(jobs) <= 1:
@@ -420,11 +428,18 @@ def _run_jobs(jobs: List[tuple], agent_factory: Union[AgentFactory, Agent], *, n
                 raise TypeError(f"num_workers > 1 needs a picklable agent factory (module-level class/function or "
                                 f"functools.partial of one): {e}") from None
             ctx = mp.get_context(mp_context)
-            with ctx.Pool(min(num_workers, len(jobs)), initializer=_worker_init,
-                          initargs=(agent_factory, backend, size)) as pool:
-                for res in pool.imap(_run_job, jobs, chunksize=1):
+            # ProcessPoolExecutor (not mp.Pool): a failing initializer breaks the pool instead of
+            # respawning workers forever. map() yields results in input order.
+            ex = ProcessPoolExecutor(max_workers=min(num_workers, len(jobs)), mp_context=ctx,
+                                     initializer=_worker_init, initargs=(agent_factory, backend, size))
+            try:
+                for res in ex.map(_run_job, jobs):
                     results.append(res)
                     bar.update(1)
+            except BrokenProcessPool as e:
+                raise EpisodeError(f"evaluation worker died or failed to start (env/agent construction): {e}") from None
+            finally:
+                ex.shutdown(wait=True, cancel_futures=True)
     finally:
         bar.close()
     return results
@@ -590,9 +605,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             raise EvalInputError(f"--subgoals evaluates one split at a time, got --split {args.split}")
         if subgoals and splits[0] in TEST_SPLITS:
             raise EvalInputError(f"--subgoals needs expert plans; split {splits[0]} has none")
-        entries = resolve_entries(args.data, args.splits, splits, args.limit)
         factory = _agent_factory(args.agent, **_agent_kwargs(args))
         factory()  # build once here: bad checkpoints etc. fail before any episode runs
+        entries = resolve_entries(args.data, args.splits, splits, args.limit)
     except UnknownAgentError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

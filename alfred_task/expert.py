@@ -26,6 +26,7 @@ from typing import Deque, List, Mapping, Optional, Tuple
 import numpy as np
 
 from . import constants as C
+from .agents import Agent
 from .env import AlfredEnv
 from .navigation import (GridNavigator, NAV_HORIZON, Node, agent_node, location_string, look_actions,
                          parse_location, step_pose)
@@ -141,10 +142,9 @@ class AlfredExpert:
             if self.planner == "template":
                 plan = template_plan(state, self.task_type, self.pddl_params)
             else:
-                from .planning import make_problem, solve, load_domain
+                from .planning import load_domain, make_problem, solve
 
-                problem, mapping = make_problem(state, self.task_type, self.pddl_params)
-                plan = solve(load_domain(), problem, mapping=mapping, state=state)
+                plan = solve(load_domain(), make_problem(state, self.task_type, self.pddl_params))
         except PlanningError as e:
             raise ExpertError(f"no plan from the current state: {e}") from e
         self.plan = prefix + list(plan)
@@ -305,4 +305,38 @@ class AlfredExpert:
         return m
 
 
-__all__ = ["AlfredExpert", "ExpertAction", "ExpertError", "LowStep"]
+class ExpertAgent(Agent):
+    """The online expert as an evaluation agent (``python -m alfred_task.eval --agent expert``).
+
+    Test trajectories carry no task, so the expert can only run on train/valid splits. An
+    ExpertError (no plan from a state) ends the episode with ``<<stop>>``; ``failures`` counts them.
+    """
+
+    def __init__(self, planner: str = "template") -> None:
+        self.planner = planner
+        self.expert: Optional[AlfredExpert] = None
+        self.failures = 0
+
+    def reset(self, traj: dict, repeat_idx: int, env) -> None:
+        if "task_type" not in traj or "pddl_params" not in traj:
+            raise ValueError(f"{traj.get('task_id', '?')}: the expert needs task_type and pddl_params "
+                             "(test splits do not have them)")
+        self.expert = None
+        self._traj = traj
+        self._env = env
+
+    def act(self, env) -> Tuple[str, Optional[np.ndarray]]:
+        try:
+            if self.expert is None:
+                self.expert = AlfredExpert(env, self._traj["task_type"], self._traj["pddl_params"], self.planner)
+            a = self.expert.next_action()
+        except (ExpertError, PlanningError):
+            self.failures += 1
+            return C.STOP, None
+        return a.action, a.mask
+
+    def teacher_force(self, env, action: str, mask, success: bool) -> None:
+        """Someone else acted: the expert notices it on its next query and replans."""
+
+
+__all__ = ["AlfredExpert", "ExpertAction", "ExpertAgent", "ExpertError", "LowStep"]

@@ -101,14 +101,28 @@ def split_for_scene(scene_num: int, rng: np.random.Generator) -> str:
     return str(rng.choice(names, p=np.array(weights) / sum(weights)))
 
 
-def demo_rng(seed: int, index: int, attempt: int = 0) -> np.random.Generator:
-    digest = hashlib.sha256(f"alfred-gen:{seed}:{index}:{attempt}".encode()).digest()
+def scene_pool(task_type: str, split: Optional[str]) -> List[int]:
+    """Floor plans a task type may use; with `split`, only that split's floor plans."""
+    scenes = [n for room in TASK_ROOMS[task_type] for n in ROOM_SCENES[room]]
+    if split is None:
+        return scenes
+    if split == "valid_unseen":
+        return [n for n in scenes if n in VALID_UNSEEN_SCENES]
+    if split == "tests_unseen":
+        return [n for n in scenes if n in TESTS_UNSEEN_SCENES]
+    if split in ("train", "valid_seen", "tests_seen"):
+        return [n for n in scenes if n not in VALID_UNSEEN_SCENES and n not in TESTS_UNSEEN_SCENES]
+    raise ValueError(f"unknown split {split!r}; expected one of {C.SPLITS}")
+
+
+def demo_rng(seed: int, index: int, attempt: int = 0, split: Optional[str] = None) -> np.random.Generator:
+    digest = hashlib.sha256(f"alfred-gen:{seed}:{split or ''}:{index}:{attempt}".encode()).digest()
     return np.random.default_rng(int.from_bytes(digest[:8], "little"))
 
 
-def trial_id(seed: int, index: int) -> str:
-    """ALFRED's ``trial_T<YYYYMMDD_HHMMSS_ffffff>`` shape, derived from (seed, index) only."""
-    h = int.from_bytes(hashlib.sha256(f"trial:{seed}:{index}".encode()).digest()[:8], "little")
+def trial_id(seed: int, index: int, split: Optional[str] = None) -> str:
+    """ALFRED's ``trial_T<YYYYMMDD_HHMMSS_ffffff>`` shape, derived from (seed, split, index) only."""
+    h = int.from_bytes(hashlib.sha256(f"trial:{seed}:{split or ''}:{index}".encode()).digest()[:8], "little")
     return f"trial_T2026{1 + h % 12:02d}{1 + (h >> 4) % 28:02d}_{(h >> 9) % 24:02d}{(h >> 14) % 60:02d}" \
            f"{(h >> 20) % 60:02d}_{(h >> 26) % 1000000:06d}"
 
@@ -216,10 +230,10 @@ def _landmarks(env: AlfredEnv, exclude: Sequence[str], k: int = 3) -> Tuple[str,
     return tuple(out)
 
 
-def run_expert(env: AlfredEnv, spec: TaskSpec, frames: Optional[List[np.ndarray]] = None
-               ) -> Tuple[List[dict], List[dict], List[SubgoalContext]]:
+def run_expert(env: AlfredEnv, spec: TaskSpec, frames: Optional[List[np.ndarray]] = None,
+               planner: str = "fast_downward") -> Tuple[List[dict], List[dict], List[SubgoalContext]]:
     """Execute the expert from the env's current state: (high_pddl, low_actions, contexts)."""
-    expert = AlfredExpert(env, spec.task_type, spec.pddl_params)
+    expert = AlfredExpert(env, spec.task_type, spec.pddl_params, planner=planner)
     low: List[dict] = []
     nav: Dict[int, List[str]] = {}
     where: Dict[int, Optional[str]] = {}
@@ -285,15 +299,19 @@ def replay(env: AlfredEnv, traj: Mapping) -> Tuple[bool, int]:
                           env.heated_objects, env.cooled_objects, md["inventoryObjects"]), n_ok
 
 
-def generate_one(env: AlfredEnv, seed: int, index: int, want_frames: bool = False
+def generate_one(env: AlfredEnv, seed: int, index: int, want_frames: bool = False,
+                 planner: str = "fast_downward", split: Optional[str] = None
                  ) -> Tuple[str, Dict[str, Any], Optional[List[np.ndarray]]]:
     """(split, traj_data dict, frames) of demonstration `index`; raises GenerationError."""
     task_type = C.TASK_TYPES[_balanced_type(seed, index)]
     last = "no attempt"
     for attempt in range(ATTEMPTS_PER_DEMO):
-        rng = demo_rng(seed, index, attempt)
-        rooms = TASK_ROOMS[task_type]
-        scene_num = int(rng.choice(list(ROOM_SCENES[str(rng.choice(rooms))])))
+        rng = demo_rng(seed, index, attempt, split)
+        if split is None:  # room type first, then a floor plan of that room type (as ALFRED)
+            rooms = TASK_ROOMS[task_type]
+            scene_num = int(rng.choice(list(ROOM_SCENES[str(rng.choice(rooms))])))
+        else:
+            scene_num = int(rng.choice(scene_pool(task_type, split)))
         env.reset(f"FloorPlan{scene_num}")
         spec = sample_task(task_type, env.last_event.metadata["objects"], scene_num, rng)
         if spec is None:
@@ -301,13 +319,13 @@ def generate_one(env: AlfredEnv, seed: int, index: int, want_frames: bool = Fals
             continue
         try:
             scene = _scene_record(env, spec, rng)
-            traj = {"task_id": trial_id(seed, index), "task_type": spec.task_type,
+            traj = {"task_id": trial_id(seed, index, split), "task_type": spec.task_type,
                     "pddl_params": spec.pddl_params, "scene": scene}
             env.init_episode(traj)
             if _goal_holds(env, spec):
                 raise GenerationError("goal already satisfied at the start")
             frames: Optional[List[np.ndarray]] = [] if want_frames else None
-            high, low, contexts = run_expert(env, spec, frames)
+            high, low, contexts = run_expert(env, spec, frames, planner)
             if not _goal_holds(env, spec):
                 raise GenerationError("goal not satisfied after the expert's plan")
         except (GenerationError, ExpertError, PlanningError) as e:
@@ -321,7 +339,8 @@ def generate_one(env: AlfredEnv, seed: int, index: int, want_frames: bool = Fals
         if not ok:
             last = f"{spec.task_dir}: replay check failed after {n} of {len(low)} steps"
             continue
-        split = split_for_scene(scene_num, rng)
+        if split is None:
+            split = split_for_scene(scene_num, rng)
         traj["_task_dir"] = spec.task_dir
         return split, traj, frames
     raise GenerationError(f"demonstration {index}: no valid {task_type} task in {ATTEMPTS_PER_DEMO} attempts "
@@ -365,7 +384,7 @@ def write_demo(out: Path, split: str, traj: Mapping, frames: Optional[List[np.nd
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".tmp_", dir=final.parent))
     try:
-        (tmp / "traj_data.json").write_text(json.dumps(public_view(split, traj), indent=2, sort_keys=True))
+        (tmp / "traj_data.json").write_text(json.dumps(public_view(split, traj), sort_keys=True, separators=(",", ":")))
         if frames is not None:
             import imageio.v3 as iio
 
@@ -389,8 +408,9 @@ def write_demo(out: Path, split: str, traj: Mapping, frames: Optional[List[np.nd
 _WORKER: Dict[str, Any] = {}
 
 
-def _worker_init(backend: str, want_frames: bool, features: Optional[str]) -> None:
+def _worker_init(backend: str, want_frames: bool, features: Optional[str], planner: str) -> None:
     _WORKER["env"] = AlfredEnv(backend=backend, width=C.SCREEN_WIDTH, height=C.SCREEN_HEIGHT)
+    _WORKER["planner"] = planner
     _WORKER["frames"] = want_frames or features is not None
     _WORKER["features"] = None
     if features is not None:
@@ -399,11 +419,11 @@ def _worker_init(backend: str, want_frames: bool, features: Optional[str]) -> No
         _WORKER["features"] = ResnetFeatures(features)
 
 
-def _work(job: Tuple[int, int, str, bool]) -> Dict[str, Any]:
-    seed, index, out, save_frames = job
+def _work(job: Tuple[int, int, str, bool, Optional[str]]) -> Dict[str, Any]:
+    seed, index, out, save_frames, want_split = job
     env: AlfredEnv = _WORKER["env"]
     try:
-        split, traj, frames = generate_one(env, seed, index, _WORKER["frames"])
+        split, traj, frames = generate_one(env, seed, index, _WORKER["frames"], _WORKER["planner"], want_split)
     except GenerationError as e:
         return {"index": index, "error": str(e)}
     feats = _WORKER["features"](frames) if _WORKER["features"] is not None else None
@@ -412,36 +432,39 @@ def _work(job: Tuple[int, int, str, bool]) -> Dict[str, Any]:
             "n_anns": len(traj["turk_annotations"]["anns"]), "n_low": len(traj["plan"]["low_actions"])}
 
 
-def _done_marker(out: Path, index: int) -> Path:
-    return out / ".progress" / f"{index:06d}.json"
+def _done_marker(out: Path, index: int, split: Optional[str] = None) -> Path:
+    return out / ".progress" / (split or "any") / f"{index:06d}.json"
 
 
 def generate(out: Path, num: int, seed: int = 0, workers: int = 1, backend: str = "thor_lite",
-             save_frames: bool = False, features: Optional[str] = None, start: int = 0) -> Dict[str, Any]:
+             save_frames: bool = False, features: Optional[str] = None, start: int = 0,
+             planner: str = "fast_downward", split: Optional[str] = None) -> Dict[str, Any]:
     """Generate demonstrations [start, start+num) into `out` (resumable) and write splits.json."""
     from tqdm import tqdm
 
     out = Path(out)
-    (out / ".progress").mkdir(parents=True, exist_ok=True)
-    todo = [i for i in range(start, start + num) if not _done_marker(out, i).exists()]
-    jobs = [(seed, i, str(out), save_frames) for i in todo]
+    if split is not None:
+        scene_pool(C.TASK_TYPES[0], split)  # validates the name before any work
+    _done_marker(out, 0, split).parent.mkdir(parents=True, exist_ok=True)
+    todo = [i for i in range(start, start + num) if not _done_marker(out, i, split).exists()]
+    jobs = [(seed, i, str(out), save_frames, split) for i in todo]
     results: List[Dict[str, Any]] = []
 
     def record(r: Dict[str, Any]) -> None:
-        marker = _done_marker(out, r["index"])
+        marker = _done_marker(out, r["index"], split)
         tmp = marker.with_suffix(".tmp")
         tmp.write_text(json.dumps(r, sort_keys=True))
         os.replace(tmp, marker)
 
     if workers <= 1:
-        _worker_init(backend, save_frames, features)
+        _worker_init(backend, save_frames, features, planner)
         it = map(_work, jobs)
         pool = None
     else:
         import multiprocessing as mp
 
         pool = mp.get_context("forkserver").Pool(workers, initializer=_worker_init,
-                                                 initargs=(backend, save_frames, features))
+                                                 initargs=(backend, save_frames, features, planner))
         it = pool.imap(_work, jobs)
     try:
         for r in tqdm(it, total=len(jobs), desc="demonstrations", unit="demo"):
@@ -451,17 +474,14 @@ def generate(out: Path, num: int, seed: int = 0, workers: int = 1, backend: str 
         if pool is not None:
             pool.close()
             pool.join()
-    return write_splits(out, start + num)
+    return write_splits(out)
 
 
-def write_splits(out: Path, upto: int) -> Dict[str, Any]:
+def write_splits(out: Path) -> Dict[str, Any]:
     """splits.json (oct21 form: one entry per annotation) from every finished demonstration."""
     splits: Dict[str, List[dict]] = {s: [] for s in C.SPLITS}
     failed = 0
-    for i in range(upto):
-        m = _done_marker(out, i)
-        if not m.exists():
-            continue
+    for m in sorted((out / ".progress").glob("*/*.json")):
         r = json.loads(m.read_text())
         if "error" in r:
             failed += 1
@@ -480,8 +500,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--num", type=int, default=70, help="number of demonstration indices to generate")
     ap.add_argument("--start", type=int, default=0, help="first demonstration index")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--split", default=None, choices=C.SPLITS,
+                    help="generate only in this split's floor plans (default: any floor plan; the split "
+                         "follows from it as in ALFRED)")
     ap.add_argument("--workers", type=int, default=max(1, min(os.cpu_count() or 1, 8)))
     ap.add_argument("--backend", default="thor_lite", choices=("thor_lite", "thor"))
+    ap.add_argument("--planner", default="fast_downward", choices=("fast_downward", "template"),
+                    help="high-level planner: Fast Downward on the PDDL problem (as ALFRED used a real "
+                         "planner) or the millisecond template planner")
     ap.add_argument("--save-frames", action="store_true", help="write raw_images/*.png")
     ap.add_argument("--features", default=None, metavar="WEIGHTS",
                     help="write feat_conv.pt with ResNet-18 conv features; WEIGHTS = 'imagenet' (torchvision "
@@ -490,7 +516,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.num <= 0:
         ap.error(f"--num must be positive, not {args.num}")
     summary = generate(args.out, args.num, args.seed, args.workers, args.backend, args.save_frames,
-                       args.features, args.start)
+                       args.features, args.start, args.planner, args.split)
     print(json.dumps(summary, indent=2))
     return 0
 

@@ -32,6 +32,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
+import numpy as np
+
 __all__ = [
     "EPISODE_KEYS",
     "path_factor",
@@ -63,9 +65,9 @@ EPISODE_KEYS = (
 
 
 def _nonneg_int(name: str, v: Any) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int,)) and not (hasattr(v, "__index__")):
+    if isinstance(v, (bool, np.bool_)) or not hasattr(v, "__index__"):
         raise TypeError(f"{name} must be an integer, got {v!r}")
-    v = int(v)
+    v = int(v.__index__())
     if v < 0:
         raise ValueError(f"{name} must be >= 0, got {v}")
     return v

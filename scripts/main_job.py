@@ -42,6 +42,12 @@ def main(argv=None) -> int:
                     help="restrict training to these scenes (default: all 80 train scenes)")
     ap.add_argument("--eval-episodes-per-scene", type=int, default=3)
     ap.add_argument("--seed", type=int, default=12345)
+    ap.add_argument("--lr", type=float, default=None, help="Adam learning rate (config default 3e-4)")
+    ap.add_argument("--update-repeats", type=int, default=None, help="epochs per rollout (config default 3)")
+    ap.add_argument("--bc-steps", type=int, default=None,
+                    help="steps of pure teacher forcing before the DAgger decay (default: 25%% of training)")
+    ap.add_argument("--dagger-steps", type=int, default=None,
+                    help="steps over which teacher forcing decays to 0 (default: 50%% of training)")
     ap.add_argument("--screen-size", type=int, default=None,
                     help="frame size for training and evaluation (default: the config's 224)")
     args = ap.parse_args(argv)
@@ -54,6 +60,10 @@ def main(argv=None) -> int:
               "train_split": "train_subset"}
     if args.screen_size:
         kwargs["screen_size"] = args.screen_size
+    for key, value in (("lr", args.lr), ("update_repeats", args.update_repeats),
+                       ("bc_tf1_steps", args.bc_steps), ("dagger_steps", args.dagger_steps)):
+        if value is not None:
+            kwargs[key] = value
     if args.train_scenes:
         kwargs["train_scenes"] = args.train_scenes
     t0 = time.time()

@@ -33,7 +33,7 @@ class OnePhaseRGBILBaseExperimentConfig(OnePhaseRGBBaseExperimentConfig):
                  "bc_tf1_steps": int(1e5), "dagger_steps": int(1e6)}
 
     def __init__(self, bc_tf1_steps: Optional[int] = None, dagger_steps: Optional[int] = None,
-                 num_steps: Optional[int] = None, **kwargs) -> None:
+                 num_steps: Optional[int] = None, update_repeats: Optional[int] = None, **kwargs) -> None:
         super().__init__(**kwargs)
         p = dict(self.IL_PARAMS)
         t = self.training_steps
@@ -41,6 +41,9 @@ class OnePhaseRGBILBaseExperimentConfig(OnePhaseRGBBaseExperimentConfig):
         self.bc_tf1_steps = int(bc_tf1_steps if bc_tf1_steps is not None else min(p["bc_tf1_steps"], 0.25 * t))
         self.dagger_steps = int(dagger_steps if dagger_steps is not None else min(p["dagger_steps"], 0.5 * t))
         self.num_steps = int(num_steps or p["num_steps"])
+        self.update_repeats = int(update_repeats or p["update_repeats"])
+        if self.update_repeats < 1:
+            raise ValueError(f"update_repeats must be >= 1, not {update_repeats!r}")
 
     def sensors(self) -> Sequence[Sensor]:
         return [*super().sensors(), ExpertActionSensor(gym.spaces.Discrete(len(self.actions())))]
@@ -52,7 +55,7 @@ class OnePhaseRGBILBaseExperimentConfig(OnePhaseRGBBaseExperimentConfig):
             metric_accumulate_interval=self._metric_interval(),
             optimizer_builder=Builder(torch.optim.Adam, dict(lr=self.lr)),
             num_mini_batch=min(p["num_mini_batch"], self.num_train_processes),
-            update_repeats=p["update_repeats"],
+            update_repeats=self.update_repeats,
             max_grad_norm=0.5,
             num_steps=self.num_steps,
             named_losses={"imitation_loss": Imitation()},

@@ -1,0 +1,83 @@
+"""The shipped generated ALFRED dataset (data/alfred_lite): format, replay, expert and language."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from alfred_task import constants as C
+from alfred_task.env import AlfredEnv
+from alfred_task.gen import replay
+from alfred_task.preprocess import AlfredVocab, preprocess_traj
+from alfred_task.traj_data import load_split_file, load_traj_data
+
+ROOT = Path(__file__).resolve().parents[1] / "data" / "alfred_lite"
+SPLITS = load_split_file(ROOT / "splits.json")
+
+
+def _trajs(*splits):
+    seen = set()
+    for split in splits:
+        for e in SPLITS[split]:
+            if (split, e.task) not in seen:
+                seen.add((split, e.task))
+                yield split, e.task, json.loads(e.traj_path(ROOT, split).read_text())
+
+
+@pytest.fixture(scope="module")
+def env():
+    e = AlfredEnv(width=300, height=300)
+    yield e
+    e.stop()
+
+
+def test_every_split_is_present_and_points_at_real_files():
+    assert set(SPLITS) == set(C.SPLITS)
+    for split in C.SPLITS:
+        assert SPLITS[split], f"no {split} entries"
+        for e in SPLITS[split]:
+            traj = json.loads(e.traj_path(ROOT, split).read_text())
+            assert 0 <= e.repeat_idx < len(traj["turk_annotations"]["anns"])
+
+
+def test_unseen_splits_use_alfreds_unseen_floor_plans():
+    from alfred_task.gen import TESTS_UNSEEN_SCENES, VALID_UNSEEN_SCENES
+
+    for split, scenes in (("valid_unseen", VALID_UNSEEN_SCENES), ("tests_unseen", TESTS_UNSEEN_SCENES)):
+        assert {t["scene"]["scene_num"] for _, _, t in _trajs(split)} <= set(scenes)
+    seen = {t["scene"]["scene_num"] for _, _, t in _trajs("train", "valid_seen", "tests_seen")}
+    assert not seen & (set(VALID_UNSEEN_SCENES) | set(TESTS_UNSEEN_SCENES))
+
+
+def test_train_and_valid_files_validate_and_preprocess():
+    vocab = AlfredVocab.new()
+    for split, task, raw in _trajs("train", "valid_seen", "valid_unseen"):
+        traj = load_traj_data(ROOT / split / task / "traj_data.json")
+        for r in range(3):
+            pp = preprocess_traj(traj, vocab, r, split=split)
+            low = [a for seg in pp["num"]["action_low"] for a in seg]
+            assert len(low) == len(raw["plan"]["low_actions"]) + 1  # + <<stop>>
+            assert low[-1]["action"] == C.ACTION_LOW_VOCAB.index(C.STOP)
+            assert len(pp["num"]["lang_instr"]) == len(raw["turk_annotations"]["anns"][r]["high_descs"]) + 1
+
+
+def test_test_splits_hide_the_plan():
+    for split, _, traj in _trajs("tests_seen", "tests_unseen"):
+        assert set(traj) == {"task_id", "scene", "turk_annotations"}
+        assert all(set(a) == {"task_desc", "high_descs"} for a in traj["turk_annotations"]["anns"])
+
+
+def test_language_has_one_instruction_per_subgoal():
+    for _, _, traj in _trajs("train", "valid_seen", "valid_unseen"):
+        n = sum(h["discrete_action"]["action"] != "NoOp" for h in traj["plan"]["high_pddl"])
+        anns = traj["turk_annotations"]["anns"]
+        assert len(anns) == 3 and len({a["task_desc"] for a in anns}) == 3
+        assert all(len(a["high_descs"]) == n for a in anns)
+
+
+@pytest.mark.parametrize("split", ["train", "valid_seen", "valid_unseen"])
+def test_every_shipped_demonstration_replays_to_success(env, split):
+    for _, task, traj in _trajs(split):
+        ok, steps = replay(env, traj)
+        assert ok, f"{split}/{task}: replay stopped after {steps} of {len(traj['plan']['low_actions'])} steps"

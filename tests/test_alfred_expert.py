@@ -1,0 +1,170 @@
+"""ALFRED expert: grid navigation, low-level expansion, online replanning, generation."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from alfred_task import constants as C
+from alfred_task.env import AlfredEnv
+from alfred_task.expert import AlfredExpert
+from alfred_task.gen import generate_one, public_view, replay, write_demo, write_splits
+from alfred_task.goal_conditions import goal_conditions_met
+from alfred_task.navigation import GridNavigator, look_actions, parse_location, step_pose
+
+
+def params(obj, parent="", sliced=False, toggle="", mrecep=""):
+    return {"object_target": obj, "object_sliced": sliced, "parent_target": parent,
+            "toggle_target": toggle, "mrecep_target": mrecep}
+
+
+@pytest.fixture(scope="module")
+def env():
+    e = AlfredEnv(width=300, height=300)
+    yield e
+    e.stop()
+
+
+def test_grid_paths_are_shortest_and_avoid_blocked_cells():
+    cells = [(x * 0.25, z * 0.25) for x in range(4) for z in range(3)]
+    nav = GridNavigator(cells)
+    acts = nav.path_actions((0, 0, 1), (3, 0, 1))
+    assert acts == ["MoveAhead_25"] * 3
+    node = (0, 0, 1)
+    for a in nav.path_actions((0, 0, 1), (3, 2, 0)):
+        node = step_pose(node, a)
+    assert node == (3, 2, 0)
+    assert nav.distance((0, 0, 1), (3, 0, 1)) == 3
+    nav.block_cell(1, 0)
+    assert nav.distance((0, 0, 1), (3, 0, 1)) > 3
+    entering = [(q, n) for n in nav.graph.nodes if n[:2] == (1, 0) for q in nav.graph.predecessors(n)
+                if q[:2] != (1, 0)]
+    assert entering == []
+
+
+def test_look_actions_and_location_strings():
+    assert look_actions(30, 45) == ["LookDown_15"]
+    assert look_actions(45, 0) == ["LookUp_15"] * 3
+    assert look_actions(15, 15) == []
+    assert parse_location("loc|-4|-12|2|45") == (-4, -12, 2, 45)
+    with pytest.raises(ValueError):
+        parse_location("loc|1|2|3")
+
+
+def _run(env, expert, limit=300, perturb=None):
+    fails = 0
+    for t in range(limit):
+        if perturb is not None and t in perturb:
+            env.va_interact(perturb[t], None)
+            continue
+        a = expert.next_action()
+        if a.is_stop:
+            return t, fails
+        ok = env.va_interact(a.action, a.mask)[0]
+        fails += not ok
+    raise AssertionError("expert did not stop")
+
+
+def _start(env, scene):
+    env.reset(scene)
+    p = env.last_event.metadata["agent"]["position"]
+    env.init_episode({"scene": {"floor_plan": scene, "object_poses": [], "object_toggles": [],
+                                "dirty_and_empty": False,
+                                "init_action": {"action": "TeleportFull", "x": p["x"], "y": p["y"], "z": p["z"],
+                                                "rotation": 0, "horizon": 30}}})
+
+
+@pytest.mark.parametrize("task_type,p", [
+    ("pick_heat_then_place_in_recep", params("Apple", "CounterTop")),
+    ("pick_cool_then_place_in_recep", params("Apple", "CounterTop")),
+    ("pick_two_obj_and_place", params("Apple", "CounterTop", sliced=True)),
+])
+def test_expert_reaches_every_goal_condition_without_failures(env, task_type, p):
+    env.reset("FloorPlan1")
+    # keep the scene's own poses: restore from the reset state
+    poses = [{"objectName": o["name"], "position": o["position"], "rotation": o["rotation"]}
+             for o in env.last_event.metadata["objects"] if o["pickupable"]]
+    ag = env.last_event.metadata["agent"]["position"]
+    env.init_episode({"scene": {"floor_plan": "FloorPlan1", "object_poses": poses, "object_toggles": [],
+                                "dirty_and_empty": False,
+                                "init_action": {"action": "TeleportFull", "x": ag["x"], "y": ag["y"], "z": ag["z"],
+                                                "rotation": 0, "horizon": 30}}})
+    expert = AlfredExpert(env, task_type, p)
+    first = [h["discrete_action"]["action"] for h in expert.high_pddl()]
+    steps, fails = _run(env, expert)
+    md = env.last_event.metadata
+    s, ts = goal_conditions_met(task_type, p, md["objects"], env.cleaned_objects, env.heated_objects,
+                                env.cooled_objects, md["inventoryObjects"])
+    assert (s, ts) == (ts, ts) and fails == 0 and steps > 5
+    assert first[0] == "GotoLocation" and first[-1] == "NoOp"
+    assert expert.replans == 1  # followed its own plan: no replanning
+
+
+def test_online_expert_recovers_after_the_agent_deviates(env):
+    p = params("Apple", "CounterTop")
+    env.reset("FloorPlan1")
+    poses = [{"objectName": o["name"], "position": o["position"], "rotation": o["rotation"]}
+             for o in env.last_event.metadata["objects"] if o["pickupable"]]
+    ag = env.last_event.metadata["agent"]["position"]
+    env.init_episode({"scene": {"floor_plan": "FloorPlan1", "object_poses": poses, "object_toggles": [],
+                                "dirty_and_empty": False,
+                                "init_action": {"action": "TeleportFull", "x": ag["x"], "y": ag["y"], "z": ag["z"],
+                                                "rotation": 0, "horizon": 30}}})
+    expert = AlfredExpert(env, "pick_heat_then_place_in_recep", p)
+    # the learner wanders off twice: early in navigation and again later
+    steps, _ = _run(env, expert, perturb={2: "RotateLeft_90", 3: "MoveAhead_25", 20: "RotateRight_90",
+                                          21: "LookUp_15"})
+    md = env.last_event.metadata
+    assert goal_conditions_met("pick_heat_then_place_in_recep", p, md["objects"], env.cleaned_objects,
+                               env.heated_objects, env.cooled_objects, md["inventoryObjects"]) == (3, 3)
+    assert expert.replans >= 2
+
+
+def test_generation_is_deterministic_and_replays(env, tmp_path):
+    split, traj, _ = generate_one(env, seed=3, index=1)
+    split2, traj2, _ = generate_one(env, seed=3, index=1)
+    assert split == split2 and json.dumps(traj, sort_keys=True) == json.dumps(traj2, sort_keys=True)
+    low = traj["plan"]["low_actions"]
+    assert low[0]["discrete_action"]["action"] in C.NAV_ACTIONS
+    assert {la["high_idx"] for la in low} == set(range(len(traj["plan"]["high_pddl"]) - 1))
+    assert traj["plan"]["high_pddl"][-1]["planner_action"] == {"action": "End", "value": 1}
+    inter = [la for la in low if la["discrete_action"]["action"] in C.INTERACT_ACTIONS]
+    assert inter and all(la["discrete_action"]["args"]["mask"] for la in inter)
+    anns = traj["turk_annotations"]["anns"]
+    assert len(anns) == 3 and all(len(a["high_descs"]) == len(traj["plan"]["high_pddl"]) - 1 for a in anns)
+    assert replay(env, traj)[0]
+    # a broken mask makes the replay check fail
+    bad = json.loads(json.dumps(traj))
+    k = next(i for i, la in enumerate(bad["plan"]["low_actions"]) if la["discrete_action"]["args"])
+    bad["plan"]["low_actions"][k]["discrete_action"]["args"]["mask"] = [[0, 1]]
+    assert not replay(env, bad)[0]
+    path = write_demo(tmp_path, split, traj, None)
+    on_disk = json.loads((path / "traj_data.json").read_text())
+    assert on_disk == public_view(split, traj)
+    assert not any(p.name.startswith(".tmp_") for p in path.parent.iterdir())
+
+
+def test_test_splits_release_only_task_scene_and_language():
+    traj = {"task_id": "trial_T1", "task_type": "x", "pddl_params": {}, "scene": {"a": 1}, "plan": {},
+            "images": [], "_task_dir": "d",
+            "turk_annotations": {"anns": [{"task_desc": "g", "high_descs": ["h"], "votes": [1], "assignment_id": "s"}]}}
+    pub = public_view("tests_seen", traj)
+    assert set(pub) == {"task_id", "scene", "turk_annotations"}
+    assert pub["turk_annotations"]["anns"] == [{"task_desc": "g", "high_descs": ["h"]}]
+    assert set(public_view("train", traj)) == {"task_id", "task_type", "pddl_params", "scene", "plan", "images",
+                                               "turk_annotations"}
+
+
+def test_split_file_lists_one_entry_per_annotation(tmp_path):
+    prog = tmp_path / ".progress" / "any"
+    prog.mkdir(parents=True)
+    (prog / "000000.json").write_text(json.dumps({"index": 0, "split": "train", "task": "t/trial_a", "n_anns": 3}))
+    (prog / "000001.json").write_text(json.dumps({"index": 1, "error": "no task"}))
+    (prog / "000002.json").write_text(json.dumps({"index": 2, "split": "tests_seen", "task": "trial_b", "n_anns": 2}))
+    summary = write_splits(tmp_path)
+    splits = json.loads((tmp_path / "splits.json").read_text())
+    assert list(splits) == list(C.SPLITS)
+    assert splits["train"] == [{"repeat_idx": k, "task": "t/trial_a"} for k in range(3)]
+    assert [e["repeat_idx"] for e in splits["tests_seen"]] == [0, 1]
+    assert summary["failed"] == 1
