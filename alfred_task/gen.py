@@ -355,11 +355,9 @@ def _balanced_type(seed: int, index: int) -> int:
 
 
 def _image_entries(low: Sequence[Mapping]) -> List[dict]:
-    """One frame per low action (the observation before it) plus the final frame."""
-    out = [{"high_idx": la["high_idx"], "low_idx": i, "image_name": f"{i:09d}.png"} for i, la in enumerate(low)]
-    if low:
-        out.append({"high_idx": low[-1]["high_idx"], "low_idx": len(low), "image_name": f"{len(low):09d}.png"})
-    return out
+    """One frame per low action (the observation before it). As in ALFRED, the final frame is
+    written to disk (and featurised as the stop frame) but not listed."""
+    return [{"high_idx": la["high_idx"], "low_idx": i, "image_name": f"{i:09d}.png"} for i, la in enumerate(low)]
 
 
 # --- writing ------------------------------------------------------------------------------------

@@ -81,3 +81,13 @@ def test_every_shipped_demonstration_replays_to_success(env, split):
     for _, task, traj in _trajs(split):
         ok, steps = replay(env, traj)
         assert ok, f"{split}/{task}: replay stopped after {steps} of {len(traj['plan']['low_actions'])} steps"
+
+
+def test_regenerating_a_shipped_demonstration_is_byte_identical(env, tmp_path):
+    from alfred_task.gen import generate_one, rel_task_path, write_demo
+
+    marker = json.loads((ROOT / ".progress" / "valid_seen" / "000000.json").read_text())
+    split, traj, _ = generate_one(env, seed=0, index=0, split="valid_seen")
+    assert (split, rel_task_path(split, traj)) == ("valid_seen", marker["task"])
+    path = write_demo(tmp_path, split, traj, None)
+    assert (path / "traj_data.json").read_bytes() == (ROOT / split / marker["task"] / "traj_data.json").read_bytes()

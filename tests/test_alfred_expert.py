@@ -168,3 +168,41 @@ def test_split_file_lists_one_entry_per_annotation(tmp_path):
     assert splits["train"] == [{"repeat_idx": k, "task": "t/trial_a"} for k in range(3)]
     assert [e["repeat_idx"] for e in splits["tests_seen"]] == [0, 1]
     assert summary["failed"] == 1
+
+
+def test_generate_writes_frames_features_and_resumes(tmp_path):
+    import torch
+    import torchvision
+
+    from alfred_task.gen import generate
+
+    torch.manual_seed(0)
+    weights = tmp_path / "resnet18.pt"
+    torch.save(torchvision.models.resnet18(weights=None).state_dict(), weights)
+    out = tmp_path / "data"
+    summary = generate(out, 1, seed=5, workers=1, save_frames=True, features=str(weights), planner="template",
+                       split="valid_seen")
+    assert summary["splits"]["valid_seen"] == 3 and summary["failed"] == 0
+    (traj_file,) = list((out / "valid_seen").glob("*/*/traj_data.json"))
+    traj = json.loads(traj_file.read_text())
+    n = len(traj["plan"]["low_actions"])
+    feats = torch.load(traj_file.parent / "feat_conv.pt")
+    assert tuple(feats.shape) == (n + 1, 512, 7, 7)  # one per low action plus the stop frame
+    assert len(list((traj_file.parent / "raw_images").glob("*.png"))) == n + 1
+    assert [im["low_idx"] for im in traj["images"]] == list(range(n))  # the stop frame is not listed
+    mtime = traj_file.stat().st_mtime_ns
+    generate(out, 1, seed=5, workers=1, planner="template", split="valid_seen")  # already done: skipped
+    assert traj_file.stat().st_mtime_ns == mtime
+
+
+def test_feature_weights_must_exist(tmp_path):
+    from alfred_task.features import ResnetFeatures
+
+    with pytest.raises(FileNotFoundError, match="neither 'imagenet' nor"):
+        ResnetFeatures(str(tmp_path / "missing.pt"))
+    (tmp_path / "bad.pt").write_bytes(b"")
+    import torch
+
+    torch.save({"not": torch.zeros(1)}, tmp_path / "bad.pt")
+    with pytest.raises(ValueError, match="not a resnet18 state_dict"):
+        ResnetFeatures(str(tmp_path / "bad.pt"))
