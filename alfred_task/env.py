@@ -16,6 +16,18 @@ HORIZON_STEP = 15.0
 INTERACTABLE_KEYS = ("pickupable", "receptacle", "openable", "toggleable", "sliceable")
 
 
+def query(controller, action: str, **kwargs):
+    """Run an information-only action (GetReachablePositions, GetInteractablePoses, ...) and
+    put the controller's ``last_event`` back, so an expert's questions never replace the
+    agent's observation. Works on thor_lite and ai2thor (both keep ``last_event`` as an
+    attribute)."""
+    before = controller.last_event
+    try:
+        return controller.step(action, **kwargs)
+    finally:
+        controller.last_event = before
+
+
 class InteractionError(Exception):
     """ALFRED's `va_interact` failure (bad mask, invalid action, ...)."""
 
@@ -32,9 +44,6 @@ class AlfredEnv:
         self.cleaned_objects: Set[str] = set()
         self.heated_objects: Set[str] = set()
         self.cooled_objects: Set[str] = set()
-        # The agent's own last event: queries made by an expert through the same controller
-        # (GetInteractablePoses, GetReachablePositions) must not replace the agent's view.
-        self._event = None
         #: number of agent actions taken since reset (va_interact calls, failed ones included)
         self.num_actions = 0
         #: (ALFRED action name, target objectId or "", success) of the last va_interact call
@@ -42,15 +51,15 @@ class AlfredEnv:
 
     @property
     def last_event(self):
-        return self._event if self._event is not None else self.controller.last_event
+        return self.controller.last_event
 
     # --- episode setup ----------------------------------------------------------------
     def reset(self, scene: str):
-        self._event = self.controller.reset(scene)
+        self.controller.reset(scene)
         self.cleaned_objects, self.heated_objects, self.cooled_objects = set(), set(), set()
         self.num_actions = 0
         self.last_interaction = ("", "", True)
-        return self._event
+        return self.last_event
 
     def restore_scene(self, object_poses, object_toggles, dirty_and_empty: bool):
         if object_toggles:
@@ -60,8 +69,7 @@ class AlfredEnv:
             self.controller.step("SetStateOfAllObjects", StateChange="CanBeFilled", forceAction=False)
         # ALFRED's poses list pickupables only (THOR 2.1.0 moved nothing else); THOR 5 would
         # remove every unlisted moveable (microwaves, chairs, ...) without skipMoveable.
-        self._event = self.controller.step("SetObjectPoses", objectPoses=list(object_poses), skipMoveable=True)
-        return self._event
+        return self.controller.step("SetObjectPoses", objectPoses=list(object_poses), skipMoveable=True)
 
     def init_episode(self, traj: Dict[str, Any]) -> Any:
         """reset + restore_scene + init_action for a traj_data.json dict."""
@@ -72,8 +80,7 @@ class AlfredEnv:
         init = dict(scene["init_action"])
         init.pop("rotateOnTeleport", None)
         action = init.pop("action")
-        self._event = self.controller.step(action, standing=True, forceAction=True, **init)
-        return self._event
+        return self.controller.step(action, standing=True, forceAction=True, **init)
 
     # --- stepping -------------------------------------------------------------------------
     def step(self, action: Dict[str, Any]):
@@ -87,7 +94,6 @@ class AlfredEnv:
                 horizon=ag["cameraHorizon"] + delta, standing=ag["isStanding"], forceAction=True)
         else:
             ev = self.controller.step(name, **a)
-        self._event = ev
         if ev.metadata["lastActionSuccess"]:
             self._update_states(name, a)
         return ev

@@ -77,10 +77,13 @@ class GridNavigator:
                 if (i + di, k + dk) in self.cells:
                     self.graph.add_edge((i, k, r), (i + di, k + dk, r), action="MoveAhead_25")
         self._bfs: Dict[Node, Dict[Node, int]] = {}
+        self._bfs_to: Dict[Node, Dict[Node, int]] = {}
 
     @classmethod
     def from_controller(cls, controller) -> "GridNavigator":
-        ev = controller.step("GetReachablePositions")
+        from .env import query
+
+        ev = query(controller, "GetReachablePositions")
         if not ev.metadata["lastActionSuccess"]:
             raise RuntimeError(f"GetReachablePositions failed: {ev.metadata['errorMessage']}")
         return cls([(p["x"], p["z"]) for p in ev.metadata["actionReturn"]])
@@ -97,6 +100,7 @@ class GridNavigator:
                     if pred[:2] != (i, k):
                         self.graph.remove_edge(pred, (i, k, r))
         self._bfs.clear()
+        self._bfs_to.clear()
 
     def distances_from(self, node: Node) -> Dict[Node, int]:
         """Action counts from `node` to every node reachable from it (cached)."""
@@ -104,6 +108,15 @@ class GridNavigator:
         if d is None:
             d = nx.single_source_shortest_path_length(self.graph, node) if node in self.graph else {node: 0}
             self._bfs[node] = d
+        return d
+
+    def distances_to(self, node: Node) -> Dict[Node, int]:
+        """Action counts from every node that can reach `node` (cached; for fixed targets)."""
+        d = self._bfs_to.get(node)
+        if d is None:
+            d = (nx.single_source_shortest_path_length(self.graph.reverse(copy=False), node)
+                 if node in self.graph else {node: 0})
+            self._bfs_to[node] = d
         return d
 
     def distance(self, a: Node, b: Node) -> Optional[int]:

@@ -14,6 +14,7 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 from thor_lite.constants import CAMERA_STANDING_OFFSET, placement_allowed
 
 from . import constants as C
+from .env import query
 from .navigation import GridNavigator, Node, agent_node, ideal_horizon, location_string, parse_location
 from .planning import ProblemState, SceneObject, _parse_task, _relevant
 
@@ -41,7 +42,7 @@ class LocationIndex:
         return self._cache[key]
 
     def _choose(self, obj: Mapping) -> Optional[str]:
-        ev = self.controller.step("GetInteractablePoses", objectId=obj["objectId"], horizons=HORIZONS,
+        ev = query(self.controller, "GetInteractablePoses", objectId=obj["objectId"], horizons=HORIZONS,
                                   standings=[True], rotations=[0.0, 90.0, 180.0, 270.0])
         if not ev.metadata["lastActionSuccess"]:
             return None

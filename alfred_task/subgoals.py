@@ -64,6 +64,8 @@ from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from .constants import AGENT_HORIZON_ADJ, AGENT_STEP_SIZE, DISCRETE_TO_API, END_PLANNER_ACTION
+from .env import query
+from .navigation import GridNavigator, parse_location
 
 __all__ = ["RewardConfig", "SubgoalTracker", "VALID_ACTIONS", "num_subgoals", "resolve_object_id",
            "NavGrid"]
@@ -172,58 +174,30 @@ def resolve_object_id(planner_id: str, objects: Sequence[Mapping]) -> str:
 # ---------------------------------------------------------------------------
 # navigation grid
 # ---------------------------------------------------------------------------
-_DIRS = {0: (0, 1), 1: (1, 0), 2: (0, -1), 3: (-1, 0)}  # rotation index -> (dx, dz): 0° faces +z
 
 
 class NavGrid:
-    """Directed graph over (gx, gz, rot) from reachable positions; BFS distances to targets."""
+    """GotoLocation distances on ALFRED's grid (:class:`GridNavigator`), plus look steps."""
 
     def __init__(self, reachable: Iterable[Mapping], step: float = AGENT_STEP_SIZE) -> None:
-        import networkx as nx
-
-        self.step = step
-        self.cells = sorted({(round(p["x"] / step), round(p["z"] / step)) for p in reachable})
-        self._cellset = cellset = set(self.cells)
-        g = nx.DiGraph()
-        for (x, z) in self.cells:
-            for r in range(4):
-                g.add_edge((x, z, r), (x, z, (r + 1) % 4))
-                g.add_edge((x, z, r), (x, z, (r - 1) % 4))
-                dx, dz = _DIRS[r]
-                if (x + dx, z + dz) in cellset:
-                    g.add_edge((x, z, r), (x + dx, z + dz, r))
-        self._rev = g.reverse(copy=False)
-        self._cache: Dict[Tuple[int, int, int], Dict] = {}
+        self.nav = GridNavigator([(p["x"], p["z"]) for p in reachable], step) if reachable else None
 
     def snap(self, x: int, z: int) -> Optional[Tuple[int, int]]:
-        if not self.cells:
+        if self.nav is None:
             return None
-        if (x, z) in self._cellset:
+        if (x, z) in self.nav.cells:
             return (x, z)
-        return min(self.cells, key=lambda c: ((c[0] - x) ** 2 + (c[1] - z) ** 2, c))
+        return min(self.nav.cells, key=lambda c: ((c[0] - x) ** 2 + (c[1] - z) ** 2, c))
 
     def distance(self, src: Tuple[int, int, int, float], dst: Tuple[int, int, int, float]) -> float:
         """Action count from pose (gx, gz, rot, horizon) to pose; inf when unreachable."""
-        import networkx as nx
-
         s, d = self.snap(src[0], src[1]), self.snap(dst[0], dst[1])
         if s is None or d is None:
             return math.inf
-        target = (d[0], d[1], int(dst[2]) % 4)
-        if target not in self._cache:
-            self._cache[target] = nx.single_source_shortest_path_length(self._rev, target)
-        n = self._cache[target].get((s[0], s[1], int(src[2]) % 4))
+        n = self.nav.distances_to((d[0], d[1], int(dst[2]) % 4)).get((s[0], s[1], int(src[2]) % 4))
         if n is None:
             return math.inf
         return n + round(abs(float(src[3]) - float(dst[3])) / AGENT_HORIZON_ADJ)
-
-
-def parse_location(loc: str) -> Tuple[int, int, int, float]:
-    """``loc|X|Z|R|H`` -> (X, Z, R, H)."""
-    parts = loc.split("|")
-    if len(parts) != 5 or parts[0] != "loc":
-        raise ValueError(f"bad GotoLocation location {loc!r} (expected 'loc|X|Z|R|H')")
-    return int(parts[1]), int(parts[2]), int(parts[3]), float(parts[4])
 
 
 def agent_pose(metadata: Mapping) -> Tuple[int, int, int, float]:
@@ -268,13 +242,7 @@ class SubgoalTracker:
             self.grid = NavGrid(reachable)
 
     def _query_reachable(self) -> List[Mapping]:
-        c = self.env.controller
-        saved = c.last_event
-        ev = c.step(action="GetReachablePositions")
-        try:
-            c.last_event = saved  # the agent's first observation stays the init event
-        except AttributeError:  # pragma: no cover - read-only property on some backend
-            pass
+        ev = query(self.env.controller, "GetReachablePositions")  # keeps the agent's observation
         return list(ev.metadata["actionReturn"] or [])
 
     # -- state ------------------------------------------------------------------------

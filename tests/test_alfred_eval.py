@@ -533,8 +533,8 @@ def test_bad_inputs(tmp_path, capsys):
     err = _bad(tmp_path, capsys, {"valid_seen": []}, tmp_path / "data", "--max-fails", "0")
     assert "max_fails" in err
     sp = tmp_path / "splits.json"
-    rc = E.main(["--agent", "expert", "--data", str(tmp_path), "--splits", str(sp), "--out", str(tmp_path / "o")])
-    assert rc == 2 and "agent 'expert' is not registered" in capsys.readouterr().err
+    rc = E.main(["--agent", "no_such_agent", "--data", str(tmp_path), "--splits", str(sp), "--out", str(tmp_path / "o")])
+    assert rc == 2 and "agent 'no_such_agent' is not registered" in capsys.readouterr().err
     rc = E.main(["--agent", "checkpoint", "--checkpoint", str(tmp_path / "x.pt"), "--data", str(tmp_path),
                  "--splits", str(sp), "--out", str(tmp_path / "o")])
     assert rc == 2 and "x.pt: <file>: checkpoint file not found" in capsys.readouterr().err
