@@ -10,6 +10,7 @@ from alfred_task import constants as C
 from alfred_task.env import AlfredEnv
 from alfred_task.gen import replay
 from alfred_task.preprocess import AlfredVocab, preprocess_traj
+from alfred_task.tasks import TASKS, make_task
 from alfred_task.traj_data import load_split_file, load_traj_data
 
 ROOT = Path(__file__).resolve().parents[1] / "data" / "alfred_lite"
@@ -79,8 +80,21 @@ def test_language_has_one_instruction_per_subgoal():
 @pytest.mark.parametrize("split", ["train", "valid_seen", "valid_unseen"])
 def test_every_shipped_demonstration_replays_to_success(env, split):
     for _, task, traj in _trajs(split):
+        env.init_episode(traj)
+        spec = make_task(traj)
+        s0, total = spec.goal_conditions_met(env)
+        assert total == spec.num_goal_conditions and not spec.goal_satisfied(env)
         ok, steps = replay(env, traj)
         assert ok, f"{split}/{task}: replay stopped after {steps} of {len(traj['plan']['low_actions'])} steps"
+        assert spec.goal_satisfied(env)
+
+
+def test_task_registry_covers_the_seven_types():
+    assert sorted(TASKS) == sorted(C.TASK_TYPES)
+    with pytest.raises(ValueError, match="toggle_target"):
+        TASKS["look_at_obj_in_light"]({"object_target": "Book"})
+    with pytest.raises(ValueError, match="is not one of"):
+        make_task({"task_id": "t", "task_type": "juggle", "pddl_params": {}})
 
 
 def test_regenerating_a_shipped_demonstration_is_byte_identical(env, tmp_path):
