@@ -28,8 +28,7 @@ import numpy as np
 from . import constants as C
 from .agents import Agent
 from .env import AlfredEnv
-from .navigation import (GridNavigator, NAV_HORIZON, Node, agent_node, location_string, look_actions,
-                         parse_location, step_pose)
+from .navigation import FORWARD, NAV_HORIZON, GridNavigator, Node, agent_node, look_actions, parse_location
 from .planning import HighLevelAction, PlanningError, ProblemState, _arg_name, template_plan
 from .scene_state import LocationIndex, build_problem_state
 
@@ -80,6 +79,7 @@ class AlfredExpert:
         self.next_high = 0
         self.replans = 0
         self._emitted: Optional[Tuple[int, LowStep]] = None  # (env.num_actions at emission, step)
+        self._plan_start: Optional[str] = None
         self._replan()
 
     # --- public -----------------------------------------------------------------------------
@@ -112,31 +112,56 @@ class AlfredExpert:
         return agent_node(self.env.last_event.metadata["agent"])
 
     def _on_track(self) -> bool:
+        """Can the expert keep its expansion? Replan only when objects changed.
+
+        The agent followed the last suggestion and it worked: continue. Otherwise, if only the
+        pose changed (a different navigation action, or any failed action), re-route to where
+        the expansion expects the agent and continue; a failed expert MoveAhead also marks that
+        cell impossible (ALFRED). An interaction that succeeded against the plan means the
+        symbolic state changed: replan.
+        """
         if self._emitted is None:
             return True
         n, step = self._emitted
         name, target, ok = self.env.last_interaction
-        if self.env.num_actions != n + 1 or name != step.action:
+        if self.env.num_actions != n + 1:
             return False
-        if step.object_id is not None and target != step.object_id:
-            return False
-        if ok:
+        followed = name == step.action and (step.object_id is None or target == step.object_id)
+        if followed and ok:
             return True
-        if step.action == "MoveAhead_25":  # ALFRED: mark the cell impossible, re-run A*
+        if followed and step.action == "MoveAhead_25":
             i, k, r = self._node()
-            di, dk = {0: (0, 1), 1: (1, 0), 2: (0, -1), 3: (-1, 0)}[r]
+            di, dk = FORWARD[r]
             self.nav.block_cell(i + di, k + dk)
-            while self.queue and self.queue[0].action in C.NAV_ACTION_SET:
-                self.queue.popleft()
-            goto = self.plan[step.high_idx]
-            self.queue.extendleft(reversed(self._expand_goto(goto, step.high_idx)))
+        if followed or name in C.NAV_ACTION_SET or not ok:
+            self._reroute(step)
             return True
         return False
+
+    def _spot(self, high_idx: int) -> Optional[str]:
+        """Where the expansion expects the agent during subgoal `high_idx`."""
+        for j in range(min(high_idx, len(self.plan) - 1), -1, -1):
+            if self.plan[j].action == "GotoLocation":
+                return self.plan[j].location
+        return self._plan_start
+
+    def _reroute(self, step: LowStep) -> None:
+        hi = step.high_idx
+        if step.action in C.NAV_ACTION_SET:
+            while self.queue and self.queue[0].action in C.NAV_ACTION_SET and self.queue[0].high_idx == hi:
+                self.queue.popleft()
+        else:
+            self.queue.appendleft(step)  # not done yet: do it once back at the spot
+        loc = self._spot(hi)
+        if loc is not None:
+            goto = HighLevelAction("GotoLocation", [], location=loc)
+            self.queue.extendleft(reversed(self._expand_goto(goto, hi)))
 
     def _replan(self) -> None:
         ev = self.env.last_event
         state = build_problem_state(ev.metadata, self.index, self.task_type, self.pddl_params,
                                     self.env.cleaned_objects, self.env.heated_objects, self.env.cooled_objects)
+        start = state.agent_location
         prefix = self._close_open_receptacles(state)
         try:
             if self.planner == "template":
@@ -148,6 +173,7 @@ class AlfredExpert:
         except PlanningError as e:
             raise ExpertError(f"no plan from the current state: {e}") from e
         self.plan = prefix + list(plan)
+        self._plan_start = start
         self.queue.clear()
         self.next_high = 0
         self.replans += 1

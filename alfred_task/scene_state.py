@@ -18,6 +18,8 @@ from .env import query
 from .navigation import GridNavigator, Node, agent_node, ideal_horizon, location_string, parse_location
 from .planning import ProblemState, SceneObject, _parse_task, _relevant
 
+APPLIANCE = {"pick_clean_then_place_in_recep": "SinkBasin", "pick_heat_then_place_in_recep": "Microwave",
+             "pick_cool_then_place_in_recep": "Fridge"}
 HORIZONS = [-30.0, -15.0, 0.0, 15.0, 30.0, 45.0, 60.0]
 MIN_DISTANCE = 0.5  # metres: ALFRED steps back when closer than this (§3.2)
 
@@ -112,11 +114,20 @@ def build_problem_state(metadata: Mapping, index: LocationIndex, task_type: str,
     agent = agent_location or location_string(*agent_node(metadata["agent"]),
                                               metadata["agent"]["cameraHorizon"])
     state = ProblemState(agent_location=agent, objects=scene, held=held)
-    # spots: every fixed receptacle, then the task's items that lie in the open or on surfaces
-    for oid, so in scene.items():
-        if so.is_fixed_receptacle:
+    task = _parse_task(task_type, pddl_params)
+    items, _ = _relevant(state, task)
+    # spots (a visibility query each) only for the receptacles the task can involve: the goal
+    # class, the appliance, and those holding task items (ALFRED's pruning, §3.2)
+    wanted = {task.parent, APPLIANCE.get(task_type, "")}
+    for oid in items:
+        p = scene[oid].parent
+        while p is not None and p in scene:
+            if scene[p].is_fixed_receptacle:
+                wanted.add(p)
+            p = scene[p].parent
+    for oid, so in scene.items():  # open ones too: the plan must go and close them
+        if so.is_fixed_receptacle and (so.object_type in wanted or oid in wanted or so.is_open):
             scene[oid] = SceneObject(**{**so.__dict__, "location": index.location(objs[oid])})
-    items, _ = _relevant(state, _parse_task(task_type, pddl_params))
     for oid in items:
         so = scene[oid]
         if oid == held:

@@ -53,17 +53,32 @@ def test_look_actions_and_location_strings():
 
 
 def _run(env, expert, limit=300, perturb=None):
+    """DAgger-style: the expert is asked at every step; at the steps in `perturb` the learner
+    does something else instead (an action name, or a callable doing it)."""
     fails = 0
     for t in range(limit):
-        if perturb is not None and t in perturb:
-            env.va_interact(perturb[t], None)
-            continue
         a = expert.next_action()
+        if perturb is not None and t in perturb:
+            p = perturb[t]
+            p(env) if callable(p) else env.va_interact(p, None)
+            continue
         if a.is_stop:
             return t, fails
         ok = env.va_interact(a.action, a.mask)[0]
         fails += not ok
     raise AssertionError("expert did not stop")
+
+
+def _openable_in_view(env, exclude=("Microwave",)):
+    ev = env.last_event
+    masks = ev.instance_masks
+    for o in ev.metadata["objects"]:
+        if (o["openable"] and o["receptacle"] and not o["pickupable"] and not o["isOpen"] and o["visible"]
+                and o["objectType"] not in exclude
+                and o["objectId"] in masks and masks[o["objectId"]].sum() > 50
+                and env.mask_to_object(masks[o["objectId"]]) == o["objectId"]):
+            return masks[o["objectId"]]
+    return None
 
 
 def _start(env, scene):
@@ -101,8 +116,7 @@ def test_expert_reaches_every_goal_condition_without_failures(env, task_type, p)
     assert expert.replans == 1  # followed its own plan: no replanning
 
 
-def test_online_expert_recovers_after_the_agent_deviates(env):
-    p = params("Apple", "CounterTop")
+def _restored_floorplan1(env):
     env.reset("FloorPlan1")
     poses = [{"objectName": o["name"], "position": o["position"], "rotation": o["rotation"]}
              for o in env.last_event.metadata["objects"] if o["pickupable"]]
@@ -111,14 +125,43 @@ def test_online_expert_recovers_after_the_agent_deviates(env):
                                 "dirty_and_empty": False,
                                 "init_action": {"action": "TeleportFull", "x": ag["x"], "y": ag["y"], "z": ag["z"],
                                                 "rotation": 0, "horizon": 30}}})
-    expert = AlfredExpert(env, "pick_heat_then_place_in_recep", p)
-    # the learner wanders off twice: early in navigation and again later
-    steps, _ = _run(env, expert, perturb={2: "RotateLeft_90", 3: "MoveAhead_25", 20: "RotateRight_90",
-                                          21: "LookUp_15"})
+
+
+def _gc(env, task_type, p):
     md = env.last_event.metadata
-    assert goal_conditions_met("pick_heat_then_place_in_recep", p, md["objects"], env.cleaned_objects,
-                               env.heated_objects, env.cooled_objects, md["inventoryObjects"]) == (3, 3)
-    assert expert.replans >= 2
+    return goal_conditions_met(task_type, p, md["objects"], env.cleaned_objects, env.heated_objects,
+                               env.cooled_objects, md["inventoryObjects"])
+
+
+def test_online_expert_reroutes_after_navigation_deviations_without_replanning(env):
+    p = params("Apple", "CounterTop")
+    _restored_floorplan1(env)
+    expert = AlfredExpert(env, "pick_heat_then_place_in_recep", p)
+    # single wrong moves while walking and while at the microwave: only the pose changed
+    _run(env, expert, perturb={2: "RotateLeft_90", 5: "MoveAhead_25", 30: "LookUp_15", 40: "RotateRight_90"})
+    assert _gc(env, "pick_heat_then_place_in_recep", p) == (3, 3)
+    assert expert.replans == 1
+
+
+def test_online_expert_replans_when_the_learner_changes_objects(env):
+    p = params("Apple", "CounterTop")
+    _restored_floorplan1(env)
+    expert = AlfredExpert(env, "pick_heat_then_place_in_recep", p)
+    opened = False
+    for _ in range(300):
+        a = expert.next_action()
+        mask = None if opened else _openable_in_view(env)
+        if mask is not None:  # the learner opens a receptacle the plan never touches
+            opened = env.va_interact("OpenObject", mask)[0]
+            continue
+        if a.is_stop:
+            break
+        env.va_interact(a.action, a.mask)
+    assert opened and a.is_stop
+    assert _gc(env, "pick_heat_then_place_in_recep", p) == (3, 3)
+    assert expert.replans == 2  # once at the start, once after the learner's change
+    assert not any(o["isOpen"] for o in env.last_event.metadata["objects"]
+                   if o["openable"] and o["receptacle"])  # the expert closed it again
 
 
 def test_generation_is_deterministic_and_replays(env, tmp_path):
