@@ -120,8 +120,9 @@ def build_problem_state(metadata: Mapping, index: LocationIndex, task_type: str,
     # class, the appliance, and those holding task items (ALFRED's pruning, §3.2)
     wanted = {task.parent, APPLIANCE.get(task_type, "")}
     for oid in items:
-        p = scene[oid].parent
-        while p is not None and p in scene:
+        p, seen = scene[oid].parent, {oid}
+        while p is not None and p in scene and p not in seen:  # THOR's parent links can loop
+            seen.add(p)
             if scene[p].is_fixed_receptacle:
                 wanted.add(p)
             p = scene[p].parent

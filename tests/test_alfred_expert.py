@@ -249,3 +249,35 @@ def test_feature_weights_must_exist(tmp_path):
     torch.save({"not": torch.zeros(1)}, tmp_path / "bad.pt")
     with pytest.raises(ValueError, match="not a resnet18 state_dict"):
         ResnetFeatures(str(tmp_path / "bad.pt"))
+
+
+def test_problem_state_survives_parent_cycles():
+    """THOR lists overlapping furniture as each other's parents; that must not hang."""
+    from alfred_task.scene_state import build_problem_state
+
+    nav = GridNavigator([(x * 0.25, z * 0.25) for x in range(4) for z in range(4)])
+
+    class Spots:
+        def __init__(self):
+            self.nav = nav
+
+        def location(self, obj):
+            return {"CounterTop|1": "loc|1|1|0|30", "DiningTable|1": "loc|2|2|1|30"}.get(obj["objectId"])
+
+    def obj(oid, t, parents, receptacle=False, pickupable=False):
+        return {"objectId": oid, "objectType": t, "parentReceptacles": parents, "receptacle": receptacle,
+                "pickupable": pickupable, "openable": False, "isOpen": False, "toggleable": False,
+                "isToggled": False, "sliceable": False, "isSliced": False, "isDirty": False,
+                "position": {"x": 0.0, "y": 1.0, "z": 0.0}}
+
+    md = {"agent": {"position": {"x": 0.0, "y": 0.9, "z": 0.0}, "rotation": {"x": 0, "y": 0, "z": 0},
+                    "cameraHorizon": 30},
+          "inventoryObjects": [],
+          "objects": [obj("CounterTop|1", "CounterTop", ["DiningTable|1"], receptacle=True),
+                      obj("DiningTable|1", "DiningTable", ["CounterTop|1"], receptacle=True),
+                      obj("Apple|1", "Apple", ["CounterTop|1", "DiningTable|1"], pickupable=True)]}
+    state = build_problem_state(md, Spots(), "pick_and_place_simple",
+                                params("Apple", "DiningTable"))
+    assert state.objects["Apple|1"].parent == "CounterTop|1"
+    assert state.objects["CounterTop|1"].location == "loc|1|1|0|30"
+    assert state.objects["DiningTable|1"].location == "loc|2|2|1|30"
