@@ -441,6 +441,12 @@ def generate(out: Path, num: int, seed: int = 0, workers: int = 1, backend: str 
     from tqdm import tqdm
 
     out = Path(out)
+    if backend == "thor":  # fail here, in seconds, with the reason (no build / display / GPU)
+        from rearrange.backends import check_thor
+
+        check_thor({})
+    if features is not None and features != "imagenet" and not Path(features).is_file():
+        raise FileNotFoundError(f"--features: {features!r} is neither 'imagenet' nor a state_dict file")
     if split is not None:
         scene_pool(C.TASK_TYPES[0], split)  # validates the name before any work
     _done_marker(out, 0, split).parent.mkdir(parents=True, exist_ok=True)
@@ -460,18 +466,26 @@ def generate(out: Path, num: int, seed: int = 0, workers: int = 1, backend: str 
         pool = None
     else:
         import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor
 
-        pool = mp.get_context("forkserver").Pool(workers, initializer=_worker_init,
-                                                 initargs=(backend, save_frames, features, planner))
-        it = pool.imap(_work, jobs)
+        # ProcessPoolExecutor, not mp.Pool: a worker that cannot start breaks the pool (an
+        # error here) instead of being respawned forever. map() keeps the input order.
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("forkserver"),
+                                   initializer=_worker_init, initargs=(backend, save_frames, features, planner))
+        it = pool.map(_work, jobs)
     try:
         for r in tqdm(it, total=len(jobs), desc="demonstrations", unit="demo"):
             record(r)
             results.append(r)
+    except Exception as e:
+        from concurrent.futures.process import BrokenProcessPool
+
+        if isinstance(e, BrokenProcessPool):
+            raise RuntimeError(f"a generation worker died or could not start its simulator: {e}") from None
+        raise
     finally:
         if pool is not None:
-            pool.close()
-            pool.join()
+            pool.shutdown(wait=True, cancel_futures=True)
     return write_splits(out)
 
 
@@ -513,8 +527,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = ap.parse_args(argv)
     if args.num <= 0:
         ap.error(f"--num must be positive, not {args.num}")
-    summary = generate(args.out, args.num, args.seed, args.workers, args.backend, args.save_frames,
-                       args.features, args.start, args.planner, args.split)
+    from rearrange.backends import ThorUnavailableError
+
+    try:
+        summary = generate(args.out, args.num, args.seed, args.workers, args.backend, args.save_frames,
+                           args.features, args.start, args.planner, args.split)
+    except (ThorUnavailableError, RuntimeError, FileNotFoundError, ValueError) as e:
+        print(f"alfred_task.gen: {e}", file=sys.stderr)
+        return 2
     print(json.dumps(summary, indent=2))
     return 0
 

@@ -281,3 +281,22 @@ def test_problem_state_survives_parent_cycles():
     assert state.objects["Apple|1"].parent == "CounterTop|1"
     assert state.objects["CounterTop|1"].location == "loc|1|1|0|30"
     assert state.objects["DiningTable|1"].location == "loc|2|2|1|30"
+
+
+def test_gen_cli_fails_fast_and_writes_nothing_on_bad_setup(tmp_path, capsys):
+    from alfred_task.gen import main
+
+    out = tmp_path / "out"
+    assert main(["--out", str(out), "--num", "1", "--features", str(tmp_path / "none.pt"), "--workers", "2"]) == 2
+    assert "neither 'imagenet' nor a state_dict file" in capsys.readouterr().err
+    assert not out.exists()
+    from rearrange.backends import ThorUnavailableError, check_thor
+
+    try:
+        check_thor({})
+        return  # a machine with real AI2-THOR: nothing to refuse
+    except ThorUnavailableError:
+        pass
+    # no Unity build here: the real-THOR backend is refused with its reason, nothing written
+    assert main(["--out", str(out), "--num", "1", "--backend", "thor", "--workers", "2"]) == 2
+    assert "AI2-THOR" in capsys.readouterr().err and not out.exists()
