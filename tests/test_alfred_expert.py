@@ -81,42 +81,8 @@ def _openable_in_view(env, exclude=("Microwave",)):
     return None
 
 
-def _start(env, scene):
-    env.reset(scene)
-    p = env.last_event.metadata["agent"]["position"]
-    env.init_episode({"scene": {"floor_plan": scene, "object_poses": [], "object_toggles": [],
-                                "dirty_and_empty": False,
-                                "init_action": {"action": "TeleportFull", "x": p["x"], "y": p["y"], "z": p["z"],
-                                                "rotation": 0, "horizon": 30}}})
-
-
-@pytest.mark.parametrize("task_type,p", [
-    ("pick_heat_then_place_in_recep", params("Apple", "CounterTop")),
-    ("pick_cool_then_place_in_recep", params("Apple", "CounterTop")),
-    ("pick_two_obj_and_place", params("Apple", "CounterTop", sliced=True)),
-])
-def test_expert_reaches_every_goal_condition_without_failures(env, task_type, p):
-    env.reset("FloorPlan1")
-    # keep the scene's own poses: restore from the reset state
-    poses = [{"objectName": o["name"], "position": o["position"], "rotation": o["rotation"]}
-             for o in env.last_event.metadata["objects"] if o["pickupable"]]
-    ag = env.last_event.metadata["agent"]["position"]
-    env.init_episode({"scene": {"floor_plan": "FloorPlan1", "object_poses": poses, "object_toggles": [],
-                                "dirty_and_empty": False,
-                                "init_action": {"action": "TeleportFull", "x": ag["x"], "y": ag["y"], "z": ag["z"],
-                                                "rotation": 0, "horizon": 30}}})
-    expert = AlfredExpert(env, task_type, p)
-    first = [h["discrete_action"]["action"] for h in expert.high_pddl()]
-    steps, fails = _run(env, expert)
-    md = env.last_event.metadata
-    s, ts = goal_conditions_met(task_type, p, md["objects"], env.cleaned_objects, env.heated_objects,
-                                env.cooled_objects, md["inventoryObjects"])
-    assert (s, ts) == (ts, ts) and fails == 0 and steps > 5
-    assert first[0] == "GotoLocation" and first[-1] == "NoOp"
-    assert expert.replans == 1  # followed its own plan: no replanning
-
-
 def _restored_floorplan1(env):
+    """FloorPlan1 restored from its own poses (as an episode would be), agent facing north."""
     env.reset("FloorPlan1")
     poses = [{"objectName": o["name"], "position": o["position"], "rotation": o["rotation"]}
              for o in env.last_event.metadata["objects"] if o["pickupable"]]
@@ -131,6 +97,22 @@ def _gc(env, task_type, p):
     md = env.last_event.metadata
     return goal_conditions_met(task_type, p, md["objects"], env.cleaned_objects, env.heated_objects,
                                env.cooled_objects, md["inventoryObjects"])
+
+
+@pytest.mark.parametrize("task_type,p", [
+    ("pick_heat_then_place_in_recep", params("Apple", "CounterTop")),
+    ("pick_cool_then_place_in_recep", params("Apple", "CounterTop")),
+    ("pick_two_obj_and_place", params("Apple", "CounterTop", sliced=True)),
+])
+def test_expert_reaches_every_goal_condition_without_failures(env, task_type, p):
+    _restored_floorplan1(env)
+    expert = AlfredExpert(env, task_type, p)
+    first = [h["discrete_action"]["action"] for h in expert.high_pddl()]
+    steps, fails = _run(env, expert)
+    s, ts = _gc(env, task_type, p)
+    assert (s, ts) == (ts, ts) and fails == 0 and steps > 5
+    assert first[0] == "GotoLocation" and first[-1] == "NoOp"
+    assert expert.replans == 1  # followed its own plan: no replanning
 
 
 def test_online_expert_reroutes_after_navigation_deviations_without_replanning(env):
