@@ -216,10 +216,11 @@ def _goal_holds(env: AlfredEnv, spec: TaskSpec) -> bool:
 
 
 def _landmarks(env: AlfredEnv, exclude: Sequence[str], k: int = 3) -> Tuple[str, ...]:
+    """Visible object types nearest the agent, nearest first (`exclude`: lower-case class names)."""
     md = env.last_event.metadata
     a = md["agent"]["position"]
-    vis = [o for o in md["objects"] if o.get("visible") and o["objectType"] not in exclude
-           and o["objectType"] not in ("Floor", "Wall")]
+    skip = {e.lower() for e in exclude} | {"floor", "wall"}
+    vis = [o for o in md["objects"] if o.get("visible") and o["objectType"].lower() not in skip]
     vis.sort(key=lambda o: ((o["position"]["x"] - a["x"]) ** 2 + (o["position"]["z"] - a["z"]) ** 2, o["objectId"]))
     out: List[str] = []
     for o in vis:
@@ -261,7 +262,7 @@ def run_expert(env: AlfredEnv, spec: TaskSpec, frames: Optional[List[np.ndarray]
         if act.action in C.NAV_ACTION_SET:
             nav.setdefault(act.high_idx, []).append(act.action)
             goto = expert.plan[act.high_idx]
-            landmarks[act.high_idx] = _landmarks(env, [a.title() for a in goto.args])
+            landmarks[act.high_idx] = _landmarks(env, goto.args)
     if expert.replans != 1:
         raise GenerationError("the expert had to replan; demonstrations must follow one plan")
     high = expert.high_pddl()
@@ -425,8 +426,8 @@ def _work(job: Tuple[int, int, str, bool, Optional[str]]) -> Dict[str, Any]:
     except GenerationError as e:
         return {"index": index, "error": str(e)}
     feats = _WORKER["features"](frames) if _WORKER["features"] is not None else None
-    path = write_demo(Path(out), split, traj, frames if save_frames else None, feats)
-    return {"index": index, "split": split, "task": rel_task_path(split, traj), "path": str(path),
+    write_demo(Path(out), split, traj, frames if save_frames else None, feats)
+    return {"index": index, "split": split, "task": rel_task_path(split, traj),
             "n_anns": len(traj["turk_annotations"]["anns"]), "n_low": len(traj["plan"]["low_actions"])}
 
 
