@@ -6,8 +6,10 @@
 2. per-problem planning time of Fast Downward and of the template planner on the problems of
    sampled tasks (same ProblemState for both; medians, plus whether their costs agree);
 3. online-expert queries per second on one core: the expert answers every step of episodes in
-   which the learner takes a random action instead with probability --deviate (DAgger-like
-   rollouts); only time spent inside ``next_action`` counts. Reports replans and goal success.
+   which the learner does something else with probability --deviate (DAgger-like rollouts):
+   a random navigation action, or, in a second pass, a random interaction on a visible object
+   (objects change, so the expert must replan). Time inside ``next_action`` counts, setup
+   included. Reports replans, goal success and expert errors (no plan from a state).
 
 Writes benchmarks/results/alfred_gen.json and prints a table.
 """
@@ -78,9 +80,22 @@ def bench_planners(env: AlfredEnv, trajs) -> dict:
             "same_cost": agree}
 
 
-def bench_online_expert(env: AlfredEnv, trajs, deviate: float, seed: int) -> dict:
+def _random_interaction(env: AlfredEnv, rng: np.random.Generator) -> None:
+    """A learner mistake that changes objects: a random interaction on a random visible object."""
+    masks = env.last_event.instance_masks
+    visible = sorted(oid for oid, m in masks.items() if m.sum() >= C.MIN_VISIBLE_PIXELS)
+    if not visible:
+        env.va_interact(str(rng.choice(C.NAV_ACTIONS)), None)
+        return
+    oid = visible[int(rng.integers(len(visible)))]
+    env.va_interact(str(rng.choice(C.INTERACT_ACTIONS)), masks[oid])
+
+
+def bench_online_expert(env: AlfredEnv, trajs, deviate: float, seed: int, interact: bool = False) -> dict:
+    """`deviate`: chance per step that the learner does something else than the expert says:
+    a random navigation action, or (``interact``) a random interaction on a visible object."""
     rng = np.random.default_rng(seed)
-    q_time, queries, replans, success = 0.0, 0, 0, 0
+    q_time, queries, replans, success, errors = 0.0, 0, 0, 0, 0
     for traj in trajs:
         env.init_episode(traj)
         t = time.perf_counter()
@@ -92,21 +107,26 @@ def bench_online_expert(env: AlfredEnv, trajs, deviate: float, seed: int) -> dic
             try:
                 a = expert.next_action()
             except ExpertError:
+                errors += 1
                 break
             q_time += time.perf_counter() - t
             queries += 1
             if a.is_stop:
                 break
             if rng.random() < deviate:
-                env.va_interact(str(rng.choice(C.NAV_ACTIONS)), None)
+                if interact:
+                    _random_interaction(env, rng)
+                else:
+                    env.va_interact(str(rng.choice(C.NAV_ACTIONS)), None)
             else:
                 env.va_interact(a.action, a.mask)
         md = env.last_event.metadata
         success += goal_satisfied(traj["task_type"], traj["pddl_params"], md["objects"], env.cleaned_objects,
                                   env.heated_objects, env.cooled_objects, md["inventoryObjects"])
         replans += expert.replans
-    return {"episodes": len(trajs), "deviate": deviate, "queries": queries,
-            "queries_per_s": round(queries / q_time, 1), "replans": replans, "goal_success": success}
+    return {"episodes": len(trajs), "deviate": deviate, "mistakes": "interactions" if interact else "navigation",
+            "queries": queries, "queries_per_s": round(queries / q_time, 1), "replans": replans,
+            "goal_success": success, "expert_errors": errors}
 
 
 def main(argv=None) -> int:
@@ -125,6 +145,8 @@ def main(argv=None) -> int:
     res["planners"] = bench_planners(env, trajs)
     print("planners:", res["planners"], flush=True)
     res["online_expert"] = [bench_online_expert(env, trajs, d, args.seed) for d in args.deviate]
+    res["online_expert"] += [bench_online_expert(env, trajs, d, args.seed, interact=True)
+                             for d in args.deviate if d > 0]
     for r in res["online_expert"]:
         print("online expert:", r, flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -135,8 +157,9 @@ def main(argv=None) -> int:
           f"{p['fast_downward_max_s']} s |\n| template planner per problem (median) | {p['template_median_ms']} ms |\n"
           f"| plans of equal cost | {p['same_cost']}/{p['problems']} |")
     for r in res["online_expert"]:
-        print(f"| online expert queries/s, deviate {r['deviate']} | {r['queries_per_s']} "
-              f"({r['replans']} replans, goal {r['goal_success']}/{r['episodes']}) |")
+        print(f"| online expert queries/s, {r['mistakes']} mistakes {r['deviate']:.0%} | {r['queries_per_s']} "
+              f"({r['replans']} replans, goal {r['goal_success']}/{r['episodes']}, "
+              f"{r['expert_errors']} expert errors) |")
     print(f"\nwrote {args.out}")
     return 0
 
