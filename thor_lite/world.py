@@ -451,13 +451,19 @@ class World:
         if len(sel) == 0:
             return result
         occ = self.occluders()
-        t = ray_box_hits(cam, pts[sel], occ.centers, occ.halves, occ.rots)
+        # Only boxes overlapping the bounding box of all the segments can block one (exact cull).
+        seg_lo = np.minimum(cam, pts[sel].min(0))
+        seg_hi = np.maximum(cam, pts[sel].max(0))
+        near = np.flatnonzero(np.all(occ.centers - occ.extents <= seg_hi, axis=1)
+                              & np.all(occ.centers + occ.extents >= seg_lo, axis=1))
+        t = ray_box_hits(cam, pts[sel], occ.centers[near], occ.halves[near], occ.rots[near])
+        owners, see_through = occ.owners[near], occ.see_through[near]
         occ_index = {oid: i for i, oid in enumerate(occ.ids)}
         tgt = np.array([occ_index.get(ids[k], -1) for k in owner[sel]])
-        t[occ.owners[None, :] == tgt[:, None]] = np.inf  # a point is never hidden by its own object
+        t[owners[None, :] == tgt[:, None]] = np.inf  # a point is never hidden by its own object
         hit = t < 0.999
-        seen = ~(hit & ~occ.see_through[None, :]).any(1)
-        clear = seen & ~(hit & occ.see_through[None, :]).any(1)
+        seen = ~(hit & ~see_through[None, :]).any(1)
+        clear = seen & ~(hit & see_through[None, :]).any(1)
         for k, s_, c_ in zip(owner[sel], seen, clear):
             oid = ids[k]
             v, it = result[oid]
