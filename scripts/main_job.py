@@ -4,7 +4,9 @@
 2. `allenact --eval` evaluates the final checkpoint on val episodes (metrics json);
 3. the same episodes are played by a random agent and by "done at step 0";
 4. prints and writes the metrics table, writes `submission.json.gz` (leaderboard format) and a
-   GIF of one episode of the trained agent (current view | goal view).
+   GIF of one episode of the trained agent (current view | goal view);
+5. ALFRED: the online expert and a random agent on the shipped valid splits (SR, GC, PLW
+   tables and ALFRED's result files in out/main_job/alfred/; skip with --skip-alfred).
 
 Everything goes to out/main_job/. Exits non-zero if any stage fails.
 """
@@ -48,6 +50,8 @@ def main(argv=None) -> int:
                     help="steps of pure teacher forcing before the DAgger decay (default: 25%% of training)")
     ap.add_argument("--dagger-steps", type=int, default=None,
                     help="steps over which teacher forcing decays to 0 (default: 50%% of training)")
+    ap.add_argument("--skip-alfred", action="store_true",
+                    help="do not run the ALFRED part (expert and random agents on the shipped valid splits)")
     ap.add_argument("--screen-size", type=int, default=None,
                     help="frame size for training and evaluation (default: the config's 224)")
     args = ap.parse_args(argv)
@@ -106,7 +110,28 @@ def main(argv=None) -> int:
               gif_path=out / "episode.gif", desc="gif")
     print(f"wrote {out / 'results.md'}, {out / 'submission.json.gz'}, {out / 'episode.gif'}; "
           f"TensorBoard logs in {out / 'experiment' / 'tb'}")
+    if not args.skip_alfred:
+        alfred_part(out / "alfred", args.processes)
     return 0
+
+
+def alfred_part(out: Path, workers: int) -> None:
+    """ALFRED on thor_lite: the online expert and a random agent on the shipped valid splits
+    (task_results_*.json per agent, tables in results.md)."""
+    data = REPO / "data" / "alfred_lite"
+    tables = []
+    for agent in ("expert", "random"):
+        log = out / f"{agent}.log"
+        out.mkdir(parents=True, exist_ok=True)
+        run([sys.executable, "-m", "alfred_task.eval", "--agent", agent, "--data", str(data),
+             "--splits", str(data / "splits.json"), "--split", "valid_seen,valid_unseen",
+             "--num-workers", str(workers), "--out", str(out / agent), "--quiet"], log)
+        tables.append(f"## {agent}\n\n" + "\n".join(
+            line for line in log.read_text().splitlines() if line.startswith(("|", "task evaluation"))))
+    text = "# Main job, ALFRED part: shipped valid splits on thor_lite\n\n" + "\n\n".join(tables) + "\n"
+    (out / "results.md").write_text(text)
+    print(text)
+    print(f"wrote {out / 'results.md'} and ALFRED result files under {out}")
 
 
 def _train_fps(log: Path):
