@@ -10,7 +10,7 @@ from typing import Any, Dict, Iterable, Optional, Set, Tuple
 
 import numpy as np
 
-from .constants import SCREEN_SIZE, VISIBILITY_DISTANCE
+from .constants import FIELD_OF_VIEW, SCREEN_SIZE, VISIBILITY_DISTANCE
 
 HORIZON_STEP = 15.0
 INTERACTABLE_KEYS = ("pickupable", "receptacle", "openable", "toggleable", "sliceable")
@@ -35,12 +35,14 @@ class InteractionError(Exception):
 class AlfredEnv:
     """One controller (thor_lite by default) with ALFRED's state tracking."""
 
-    def __init__(self, backend: str = "thor_lite", width: int = SCREEN_SIZE, height: int = SCREEN_SIZE) -> None:
+    def __init__(self, backend: str = "thor_lite", width: int = SCREEN_SIZE, height: int = SCREEN_SIZE,
+                 field_of_view: float = FIELD_OF_VIEW) -> None:
         from rearrange.backends import make_controller
 
         self.controller = make_controller(
             backend, width=width, height=height, gridSize=0.25, visibilityDistance=VISIBILITY_DISTANCE,
-            renderDepthImage=True, renderInstanceSegmentation=True, snapToGrid=True)
+            fieldOfView=float(field_of_view), renderDepthImage=True, renderInstanceSegmentation=True,
+            snapToGrid=True)
         self.cleaned_objects: Set[str] = set()
         self.heated_objects: Set[str] = set()
         self.cooled_objects: Set[str] = set()
