@@ -96,6 +96,7 @@ def bench_online_expert(env: AlfredEnv, trajs, deviate: float, seed: int, intera
     a random navigation action, or (``interact``) a random interaction on a visible object."""
     rng = np.random.default_rng(seed)
     q_time, queries, replans, success, errors = 0.0, 0, 0, 0, 0
+    messages = []
     for traj in trajs:
         env.init_episode(traj)
         t = time.perf_counter()
@@ -106,8 +107,9 @@ def bench_online_expert(env: AlfredEnv, trajs, deviate: float, seed: int, intera
             t = time.perf_counter()
             try:
                 a = expert.next_action()
-            except ExpertError:
+            except ExpertError as e:
                 errors += 1
+                messages.append(f"{traj['task_type']}: {e}"[:300])
                 break
             q_time += time.perf_counter() - t
             queries += 1
@@ -126,7 +128,7 @@ def bench_online_expert(env: AlfredEnv, trajs, deviate: float, seed: int, intera
         replans += expert.replans
     return {"episodes": len(trajs), "deviate": deviate, "mistakes": "interactions" if interact else "navigation",
             "queries": queries, "queries_per_s": round(queries / q_time, 1), "replans": replans,
-            "goal_success": success, "expert_errors": errors}
+            "goal_success": success, "expert_errors": errors, "error_messages": messages}
 
 
 def main(argv=None) -> int:
