@@ -6,7 +6,7 @@ and tracks the cleaned/heated/cooled sets that goal conditions need.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, Optional, Set, Tuple
+from typing import Any, Dict, Optional, Set, Tuple
 
 import numpy as np
 

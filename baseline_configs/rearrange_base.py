@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import math
 import os
 from abc import abstractmethod
 from collections import OrderedDict
@@ -30,7 +29,7 @@ from allenact.utils.experiment_utils import Builder, LinearDecay, TrainingPipeli
 
 from baseline_configs import allenact_compat  # noqa: F401  (stack fixes, exit status)
 from rearrange.constants import (
-    MAX_UNSHUFFLE_STEPS, MAX_WALKTHROUGH_STEPS, REARRANGE_ACTIONS, SCREEN_SIZE, scenes_for_stage,
+    MAX_UNSHUFFLE_STEPS, MAX_WALKTHROUGH_STEPS, REARRANGE_ACTIONS, SCREEN_SIZE,
 )
 from rearrange.dataset import load_stage
 

@@ -6,7 +6,6 @@ talks to the Controller API, so thor_lite and the real AI2-THOR run the same cod
 """
 from __future__ import annotations
 
-import copy
 import enum
 import logging
 from collections import OrderedDict
@@ -18,7 +17,7 @@ from thor_lite.compat import find_object
 
 from .backends import make_controller
 from .constants import PHYSICS_STEP_KWARGS, ROTATE_STEP_DEGREES, SCREEN_SIZE, VISIBILITY_DISTANCE
-from .pose_metrics import are_poses_equal, compare_poses, extract_pose, tracked_poses
+from .pose_metrics import are_poses_equal, compare_poses, tracked_poses
 
 log = logging.getLogger(__name__)
 

@@ -1,10 +1,9 @@
 """Privileged experts: grid shortest paths and the greedy unshuffle expert (§5)."""
 from __future__ import annotations
 
-import copy
 import logging
 from collections import defaultdict, deque
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Set, Tuple
 
 import networkx as nx
 

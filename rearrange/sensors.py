@@ -1,7 +1,7 @@
 """Observation sensors of the rearrangement tracks (§4.4)."""
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple
+from typing import Any, Tuple
 
 import gym
 import numpy as np

@@ -15,11 +15,9 @@ from allenact.base_abstractions.misc import RLStepResult
 from allenact.base_abstractions.sensor import SensorSuite
 from allenact.base_abstractions.task import Task, TaskSampler
 
-from thor_lite.compat import find_object
 
 from .constants import (
-    MAX_UNSHUFFLE_STEPS, MAX_WALKTHROUGH_STEPS, OPENABLE_OBJECTS, PICKUPABLE_OBJECTS,
-    REARRANGE_ACTIONS, pascal_case,
+    MAX_UNSHUFFLE_STEPS, MAX_WALKTHROUGH_STEPS, REARRANGE_ACTIONS, pascal_case,
 )
 from .environment import RearrangeTaskSpec, RearrangeTHOREnvironment
 from .pose_metrics import are_poses_equal, compare_poses, pose_difference_energy, unshuffle_metrics

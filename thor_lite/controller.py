@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import copy
-import time
 import traceback
 import zlib
 from typing import Any, Dict, Optional, Tuple
@@ -15,7 +14,7 @@ from .actions.registry import ACTIONS, ActionFailed, InvalidArguments, PartialFa
 from .constants import (
     CAMERA_FAR, CAMERA_NEAR, DEFAULT_INIT, PHYSICS_KWARGS, THOR_ONLY_KWARGS,
 )
-from .event import Event, LazyMetadata, class_color
+from .event import Event, LazyMetadata
 from .geometry import Box
 from .metadata import agent_metadata, held_object_pose, objects_metadata, scene_bounds
 from .scene_data import normalize_scene_name, scene_record

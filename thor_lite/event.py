@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, Mapping, Option
 import numpy as np
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .world import World
+    pass
 
 
 class LazyMetadata(dict):

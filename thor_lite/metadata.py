@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-import numpy as np
 
 from .constants import CAMERA_CROUCH_OFFSET, CAMERA_STANDING_OFFSET, HAND_LOCAL_POSITION
 from .objects import SimObject, aabb_corner_points

@@ -6,7 +6,7 @@ without ever seeing later changes.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, Dict, List, Optional, Tuple
 

@@ -1,13 +1,12 @@
 """Object interactions: picking up, putting, dropping, opening, toggling, slicing, ..."""
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Any, Optional, Tuple
+from typing import Optional, Tuple
 
 import numpy as np
 
 from ..constants import (
-    IN_RECEPTACLES, MUST_BE_OPEN_TO_PUT, OBJECT_SPECIFIC_RECEPTACLES, OFF_TO_OPEN,
+    MUST_BE_OPEN_TO_PUT, OBJECT_SPECIFIC_RECEPTACLES, OFF_TO_OPEN,
     PUT_ANYWHERE_RECEPTACLES, SLICE_COUNT, SLICED_TYPE, placement_allowed,
 )
 from ..geometry import Box, euler_to_matrix

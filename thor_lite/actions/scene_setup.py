@@ -9,10 +9,9 @@ from ..constants import OUTSIDE_RECEPTACLES, placement_allowed, OBJECT_SPECIFIC_
 from ..geometry import Box
 from ..objects import SimObject
 from .. import physics
-from ..scene_data import typical_half_extents
 from ..world import World
 from .interaction import break_object, set_openness, slice_object
-from .registry import REQUIRED, ActionFailed, InvalidArguments, PartialFailure, action, vec
+from .registry import REQUIRED, ActionFailed, PartialFailure, action, vec
 
 
 def _lookup(w: World, object_id: str, msg: Optional[str] = None) -> SimObject:
