@@ -59,7 +59,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -248,6 +248,33 @@ def _goal_instr(traj: Mapping, repeat_idx: int) -> str:
     return traj["turk_annotations"]["anns"][repeat_idx].get("task_desc", "")
 
 
+def _agent_loop(env, agent: Agent, tracker: Optional[SubgoalTracker], max_steps: int, max_fails: int,
+                stop_tokens: Sequence[str], done: Optional[Callable[[], bool]] = None,
+                actions: Optional[List[dict]] = None) -> Tuple[int, int, float, str]:
+    """Let the agent act until a stop token, `done()`, max_fails or max_steps (§5.1 counting:
+    failed actions are steps, the stop prediction is not; the action reaching max_fails is
+    neither counted nor tracked). Returns (steps, fails, reward, end reason)."""
+    t = fails = 0
+    reward = 0.0
+    while t < max_steps:
+        if done is not None and done():
+            return t, fails, reward, "done"
+        action, mask = _agent_step(agent, env)
+        if action in stop_tokens:
+            return t, fails, reward, "stop"
+        ok, _ev, _target, _err, api = env.va_interact(action, mask)
+        if not ok:
+            fails += 1
+            if fails >= max_fails:
+                return t, fails, reward, "max_fails"
+        if api and actions is not None:
+            actions.append(dict(api))
+        if tracker is not None:
+            reward += tracker.update(action, ok)[0]
+        t += 1
+    return t, fails, reward, "max_steps"
+
+
 def run_task_episode(env, agent: Agent, traj: Mapping, repeat_idx: int, *, max_steps: int = MAX_STEPS,
                      max_fails: int = MAX_FAILS, record_actions: bool = False, reward_type: str = "dense",
                      **extra: Any) -> dict:
@@ -256,27 +283,8 @@ def run_task_episode(env, agent: Agent, traj: Mapping, repeat_idx: int, *, max_s
     scored = bool(traj.get("plan"))
     tracker = SubgoalTracker(traj, env, reward_type=reward_type) if scored else None
     agent.reset(traj, repeat_idx, env)
-    t = fails = 0
-    reward = 0.0
-    end_reason = "max_steps"
     actions: List[dict] = []
-    while t < max_steps:
-        action, mask = _agent_step(agent, env)
-        if action == STOP:
-            end_reason = "stop"
-            break
-        ok, _ev, _target, _err, api = env.va_interact(action, mask)
-        if not ok:
-            fails += 1
-            if fails >= max_fails:
-                end_reason = "max_fails"
-                break
-        if api:
-            actions.append(dict(api))
-        if tracker is not None:
-            r, _ = tracker.update(action, ok)
-            reward += r
-        t += 1
+    t, fails, reward, end_reason = _agent_loop(env, agent, tracker, max_steps, max_fails, (STOP,), actions=actions)
     common = {"num_fails": fails, "end_reason": end_reason, "scored": scored, **extra}
     if record_actions:
         common["api_actions"] = actions
@@ -324,27 +332,14 @@ def run_subgoal_episode(env, agent: Agent, traj: Mapping, repeat_idx: int, eval_
     t = fails = 0
     reward = 0.0
     success = False
-    end_reason = "init_failed" if init_failed else "max_steps"
+    end_reason = "init_failed"
     if not init_failed:
-        while t < max_steps:
-            if tracker.get_subgoal_idx() == eval_idx:
-                success, end_reason = True, "subgoal_done"
-                break
-            action, mask = _agent_step(agent, env)
-            if action in (STOP, SEG):
-                end_reason = "stop"
-                break
-            ok, _ev, _t, _err, _api = env.va_interact(action, mask)
-            if not ok:
-                fails += 1
-                if fails >= max_fails:
-                    end_reason = "max_fails"
-                    break
-            r, _ = tracker.update(action, ok)
-            reward += r
-            t += 1
-        if not success and tracker.get_subgoal_idx() == eval_idx:
-            success, end_reason = True, "subgoal_done"
+        t, fails, reward, end_reason = _agent_loop(
+            env, agent, tracker, max_steps, max_fails, (STOP, SEG),
+            done=lambda: tracker.get_subgoal_idx() == eval_idx)
+        success = tracker.get_subgoal_idx() == eval_idx
+        if success:
+            end_reason = "subgoal_done"
     return subgoal_record(traj["task_id"], traj["task_type"], repeat_idx, eval_idx, sg_type, success, expert_len, t,
                           init_failed=init_failed, prefix_subgoal_idx=prefix_idx, num_fails=fails,
                           end_reason=end_reason, reward=reward, goal_instr=_goal_instr(traj, repeat_idx), **extra)
