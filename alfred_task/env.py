@@ -10,6 +10,8 @@ from typing import Any, Dict, Optional, Set, Tuple
 
 import numpy as np
 
+from backends import DEFAULT_BACKEND, make_controller
+
 from .constants import FIELD_OF_VIEW, SCREEN_SIZE, VISIBILITY_DISTANCE
 
 HORIZON_STEP = 15.0
@@ -35,10 +37,8 @@ class InteractionError(Exception):
 class AlfredEnv:
     """One controller (thor_lite by default) with ALFRED's state tracking."""
 
-    def __init__(self, backend: str = "thor_lite", width: int = SCREEN_SIZE, height: int = SCREEN_SIZE,
+    def __init__(self, backend: str = DEFAULT_BACKEND, width: int = SCREEN_SIZE, height: int = SCREEN_SIZE,
                  field_of_view: float = FIELD_OF_VIEW) -> None:
-        from rearrange.backends import make_controller
-
         self.controller = make_controller(
             backend, width=width, height=height, gridSize=0.25, visibilityDistance=VISIBILITY_DISTANCE,
             fieldOfView=float(field_of_view), renderDepthImage=True, renderInstanceSegmentation=True,

@@ -63,6 +63,8 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 
 import numpy as np
 
+from backends import BACKENDS, DEFAULT_BACKEND
+
 from .agents import Agent, UnknownAgentError, agent_factory as _agent_factory, expert_steps, registered_agents
 from .constants import MAX_FAILS, MAX_STEPS, SCREEN_SIZE, SEG, STOP, SUBGOAL_EVAL_TYPES, TEST_SPLITS, has_interaction
 from .goal_conditions import goal_conditions_met, goal_satisfied
@@ -451,7 +453,7 @@ def _check_limits(max_steps: int, max_fails: int, num_workers: int) -> None:
 
 def evaluate_tasks(agent_factory: Union[AgentFactory, Agent], entries: Iterable[Any], data_root: Union[str, Path],
                    *, split: Optional[str] = None, max_steps: int = MAX_STEPS, max_fails: int = MAX_FAILS,
-                   num_workers: int = 1, backend: str = "thor_lite", frame_size: int = SCREEN_SIZE,
+                   num_workers: int = 1, backend: str = DEFAULT_BACKEND, frame_size: int = SCREEN_SIZE,
                    record_actions: Optional[bool] = None, env=None, progress: bool = False,
                    mp_context: str = "spawn") -> List[dict]:
     """Task evaluation of ``entries`` (EvalEntry / SplitEntry / {"task", "repeat_idx"[, "split"]}).
@@ -475,7 +477,7 @@ def evaluate_tasks(agent_factory: Union[AgentFactory, Agent], entries: Iterable[
 def evaluate_subgoals(agent_factory: Union[AgentFactory, Agent], entries: Iterable[Any], data_root: Union[str, Path],
                       subgoals: Union[str, Sequence[str]] = "all", *, split: Optional[str] = None,
                       max_steps: int = MAX_STEPS, max_fails: int = MAX_FAILS, num_workers: int = 1,
-                      backend: str = "thor_lite", frame_size: int = SCREEN_SIZE, env=None, progress: bool = False,
+                      backend: str = DEFAULT_BACKEND, frame_size: int = SCREEN_SIZE, env=None, progress: bool = False,
                       mp_context: str = "spawn") -> List[dict]:
     """Subgoal evaluation (§5.3); one `metrics.subgoal_record` per (entry, requested subgoal index)."""
     _check_limits(max_steps, max_fails, num_workers)
@@ -552,7 +554,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--limit", type=int, default=None, help="first K entries of each split")
     ap.add_argument("--out", default="out/alfred_eval", help="output folder (default out/alfred_eval)")
     ap.add_argument("--seed", type=int, default=0, help="seed (random agent)")
-    ap.add_argument("--backend", default="thor_lite", help="simulator backend (thor_lite or thor)")
+    ap.add_argument("--backend", default=DEFAULT_BACKEND, help=f"simulator backend ({' or '.join(BACKENDS)})")
     ap.add_argument("--frame-size", type=int, default=SCREEN_SIZE, help="frame/mask size (default 300)")
     ap.add_argument("--mp-context", choices=("spawn", "forkserver"), default="spawn")
     ap.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -589,8 +591,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             except ImportError as e:
                 raise EvalInputError(f"--agent-module {mod}: cannot import ({e})") from None
         from .env import AlfredEnv  # noqa: F401  (fail early on a broken install)
-        from rearrange.backends import BACKENDS
-
         if args.backend not in BACKENDS:
             raise EvalInputError(f"--backend: unknown backend {args.backend!r} (expected one of {', '.join(BACKENDS)})")
         _check_limits(args.max_steps, args.max_fails, args.num_workers)

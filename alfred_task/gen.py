@@ -34,7 +34,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from thor_lite.constants import placement_allowed
+from backends import BACKENDS, DEFAULT_BACKEND, ThorUnavailableError, check_thor, placement_allowed
 
 from . import constants as C
 from .env import AlfredEnv
@@ -435,7 +435,7 @@ def _done_marker(out: Path, index: int, split: Optional[str] = None) -> Path:
     return out / ".progress" / (split or "any") / f"{index:06d}.json"
 
 
-def generate(out: Path, num: int, seed: int = 0, workers: int = 1, backend: str = "thor_lite",
+def generate(out: Path, num: int, seed: int = 0, workers: int = 1, backend: str = DEFAULT_BACKEND,
              save_frames: bool = False, features: Optional[str] = None, start: int = 0,
              planner: str = "fast_downward", split: Optional[str] = None) -> Dict[str, Any]:
     """Generate demonstrations [start, start+num) into `out` (resumable) and write splits.json."""
@@ -443,8 +443,6 @@ def generate(out: Path, num: int, seed: int = 0, workers: int = 1, backend: str 
 
     out = Path(out)
     if backend == "thor":  # fail here, in seconds, with the reason (no build / display / GPU)
-        from rearrange.backends import check_thor
-
         check_thor({})
     if features is not None and features != "imagenet" and not Path(features).is_file():
         raise FileNotFoundError(f"--features: {features!r} is neither 'imagenet' nor a state_dict file")
@@ -517,7 +515,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     help="generate only in this split's floor plans (default: any floor plan; the split "
                          "follows from it as in ALFRED)")
     ap.add_argument("--workers", type=int, default=max(1, min(os.cpu_count() or 1, 8)))
-    ap.add_argument("--backend", default="thor_lite", choices=("thor_lite", "thor"))
+    ap.add_argument("--backend", default=DEFAULT_BACKEND, choices=BACKENDS)
     ap.add_argument("--planner", default="fast_downward", choices=("fast_downward", "template"),
                     help="high-level planner: Fast Downward on the PDDL problem (as ALFRED used a real "
                          "planner) or the millisecond template planner")
@@ -528,8 +526,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = ap.parse_args(argv)
     if args.num <= 0:
         ap.error(f"--num must be positive, not {args.num}")
-    from rearrange.backends import ThorUnavailableError
-
     try:
         summary = generate(args.out, args.num, args.seed, args.workers, args.backend, args.save_frames,
                            args.features, args.start, args.planner, args.split)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from thor_lite.constants import CAMERA_STANDING_OFFSET, placement_allowed
+from backends import CAMERA_STANDING_OFFSET, placement_allowed
 
 from . import constants as C
 from .env import query

@@ -27,6 +27,7 @@ from allenact.base_abstractions.experiment_config import ExperimentConfig, Machi
 from allenact.base_abstractions.sensor import ExpertActionSensor, Sensor, SensorSuite
 from allenact.utils.experiment_utils import Builder, LinearDecay, TrainingPipeline
 
+from backends import DEFAULT_BACKEND, open_x_displays
 from baseline_configs import allenact_compat  # noqa: F401  (stack fixes, exit status)
 from rearrange.constants import (
     MAX_UNSHUFFLE_STEPS, MAX_WALKTHROUGH_STEPS, REARRANGE_ACTIONS, SCREEN_SIZE,
@@ -54,7 +55,7 @@ class RearrangeBaseExperimentConfig(ExperimentConfig):
     SAVE_INTERVAL = int(1e6)
     ACTIONS: Tuple[str, ...] = REARRANGE_ACTIONS
 
-    def __init__(self, backend: str = "thor_lite", num_train_processes: Optional[int] = None,
+    def __init__(self, backend: str = DEFAULT_BACKEND, num_train_processes: Optional[int] = None,
                  num_valid_processes: Optional[int] = None, num_test_processes: Optional[int] = None,
                  training_steps: Optional[int] = None, save_interval: Optional[int] = None,
                  data_dir: Optional[str] = None, test_stage: str = "val",
@@ -108,9 +109,7 @@ class RearrangeBaseExperimentConfig(ExperimentConfig):
         kwargs: Dict[str, Any] = {"width": self.SCREEN_SIZE, "height": self.SCREEN_SIZE,
                                   "rotateStepDegrees": 90, "snapToGrid": True, "quality": "Very Low"}
         if self.backend == "thor":
-            from rearrange.backends import _open_x_displays
-
-            displays = _open_x_displays()
+            displays = open_x_displays()
             if displays:
                 kwargs["x_display"] = displays[(device or 0) % len(displays)]
             else:

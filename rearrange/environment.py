@@ -13,9 +13,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from thor_lite.compat import find_object
+from backends import DEFAULT_BACKEND, find_object, make_controller
 
-from .backends import make_controller
 from .constants import PHYSICS_STEP_KWARGS, ROTATE_STEP_DEGREES, SCREEN_SIZE, VISIBILITY_DISTANCE
 from .pose_metrics import are_poses_equal, compare_poses, tracked_poses
 
@@ -124,7 +123,7 @@ class RearrangeTHOREnvironment:
     """Wraps one controller; `backend` picks thor_lite (default) or the real AI2-THOR."""
 
     def __init__(self, mode: RearrangeMode = RearrangeMode.SNAP, force_cache_reset: bool = False,
-                 controller_kwargs: Optional[Dict[str, Any]] = None, backend: str = "thor_lite",
+                 controller_kwargs: Optional[Dict[str, Any]] = None, backend: str = DEFAULT_BACKEND,
                  enhanced_physics_determinism: bool = True) -> None:
         if mode != RearrangeMode.SNAP:
             raise NotImplementedError("only RearrangeMode.SNAP is supported (as in every official config)")

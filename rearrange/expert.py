@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Set, Tupl
 
 import networkx as nx
 
-from thor_lite.compat import find_object
+from backends import find_object
 
 from .constants import snake_case
 from .pose_metrics import are_poses_equal

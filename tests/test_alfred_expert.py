@@ -271,7 +271,7 @@ def test_gen_cli_fails_fast_and_writes_nothing_on_bad_setup(tmp_path, capsys):
     assert main(["--out", str(out), "--num", "1", "--features", str(tmp_path / "none.pt"), "--workers", "2"]) == 2
     assert "neither 'imagenet' nor a state_dict file" in capsys.readouterr().err
     assert not out.exists()
-    from rearrange.backends import ThorUnavailableError, check_thor
+    from backends import ThorUnavailableError, check_thor
 
     try:
         check_thor({})

@@ -63,7 +63,7 @@ def test_sampler_args_partition_scenes_and_hide_the_expert_outside_training():
 
 
 def test_real_thor_backend_fails_fast_with_a_reason():
-    from rearrange.backends import ThorUnavailableError, make_controller
+    from backends import ThorUnavailableError, make_controller
 
     with pytest.raises(ThorUnavailableError, match="thor_lite"):
         make_controller("thor", width=64, height=64)

@@ -2,17 +2,24 @@
 
 Values follow AI2-THOR 5.0.0 behaviour (agent geometry, limits, object taxonomy and the
 receptacle placement table), so that task code tuned against real THOR sees the same
-numbers here.
+numbers here. Facts that task code needs on either backend (placement table, standing
+camera height) are defined once in `backends.thor_facts` and re-exported here.
 """
 from __future__ import annotations
 
 from typing import Dict, FrozenSet, Tuple
 
+from backends.thor_facts import (  # noqa: F401  (re-exported for thor_lite's modules)
+    CAMERA_STANDING_OFFSET,
+    RECEPTACLE_ALLOWED,
+    RESTRICTED_HELD_TYPES,
+    placement_allowed,
+)
+
 # --- agent -----------------------------------------------------------------------------
 AGENT_RADIUS = 0.2
 AGENT_HEIGHT = 1.8
 AGENT_Y_OFFSET = 0.9009992  # agent.position.y above the floor
-CAMERA_STANDING_OFFSET = 0.675  # camera local y when standing
 CAMERA_CROUCH_OFFSET = 0.0
 HAND_LOCAL_POSITION = (0.0, -0.16, 0.38)  # held object rest point, camera frame
 MAX_UP_LOOK = 30.0
@@ -154,64 +161,6 @@ NON_BLOCKING_TYPES: FrozenSet[str] = frozenset(
 )
 # Types whose box is extended down to the floor for navigation (counters hide cabinets).
 FLOOR_EXTENDED_TYPES: FrozenSet[str] = frozenset()
-
-# PutObject placement restrictions: receptacle type -> object types allowed without
-# forceAction. Held types absent from every list are unrestricted.
-RECEPTACLE_ALLOWED: Dict[str, FrozenSet[str]] = {
-    'ArmChair': frozenset(['BasketBall', 'Book', 'Box', 'CD', 'CellPhone', 'Cloth', 'CreditCard', 'Dumbbell', 'KeyChain', 'Laptop', 'Newspaper', 'Pillow', 'RemoteControl', 'TeddyBear']),
-    'Bathtub': frozenset(['Candle', 'Cloth', 'DishSponge', 'PaperTowelRoll', 'SoapBar', 'SoapBottle', 'ToiletPaper']),
-    'BathtubBasin': frozenset(['Cloth', 'DishSponge', 'SoapBar']),
-    'Bed': frozenset(['BaseballBat', 'BasketBall', 'Book', 'CellPhone', 'Dumbbell', 'Laptop', 'Newspaper', 'Pillow', 'TeddyBear', 'TennisRacket']),
-    'Bowl': frozenset(['Apple', 'AppleSliced', 'ButterKnife', 'DishSponge', 'Egg', 'EggCracked', 'Fork', 'Knife', 'Ladle', 'Lettuce', 'LettuceSliced', 'Potato', 'PotatoSliced', 'Spatula', 'Spoon', 'Tomato', 'TomatoSliced']),
-    'Box': frozenset(['AlarmClock', 'Book', 'Bottle', 'CD', 'Candle', 'CellPhone', 'Cloth', 'CreditCard', 'DishSponge', 'KeyChain', 'Mug', 'PaperTowelRoll', 'Pen', 'Pencil', 'RemoteControl', 'Statue', 'TissueBox', 'Vase', 'Watch']),
-    'Cabinet': frozenset(['AluminumFoil', 'Book', 'Bottle', 'Bowl', 'Box', 'CD', 'Candle', 'Cloth', 'Cup', 'DishSponge', 'Dumbbell', 'Kettle', 'Ladle', 'Mug', 'Newspaper', 'Pan', 'PepperShaker', 'Plate', 'Plunger', 'Pot', 'SaltShaker', 'SoapBar', 'SoapBottle', 'SprayBottle', 'TableTopDecor', 'TissueBox', 'ToiletPaper', 'Vase', 'WateringCan', 'WineBottle']),
-    'Cart': frozenset(['Candle', 'Cloth', 'DishSponge', 'Mug', 'PaperTowelRoll', 'Plunger', 'SoapBar', 'SoapBottle', 'SprayBottle', 'Statue', 'TissueBox', 'ToiletPaper', 'Vase']),
-    'Chair': frozenset(['AlarmClock', 'BasketBall', 'Book', 'Box', 'CD', 'Candle', 'CellPhone', 'Cloth', 'CreditCard', 'Dumbbell', 'KeyChain', 'Laptop', 'Newspaper', 'Pen', 'Pencil', 'Pillow', 'RemoteControl', 'TeddyBear', 'TennisRacket', 'TissueBox', 'ToiletPaper', 'Watch', 'WateringCan']),
-    'CoffeeMachine': frozenset(['Mug']),
-    'CoffeeTable': frozenset(['AlarmClock', 'AluminumFoil', 'Apple', 'AppleSliced', 'BaseballBat', 'BasketBall', 'Book', 'Bottle', 'Bowl', 'Box', 'Bread', 'BreadSliced', 'ButterKnife', 'CD', 'Candle', 'CellPhone', 'Cloth', 'CreditCard', 'Cup', 'DishSponge', 'Dumbbell', 'Egg', 'EggCracked', 'Fork', 'Kettle', 'KeyChain', 'Knife', 'Ladle', 'Laptop', 'Lettuce', 'LettuceSliced', 'Mug', 'Newspaper', 'Pan', 'PaperTowelRoll', 'Pen', 'Pencil', 'PepperShaker', 'Plate', 'Pot', 'Potato', 'PotatoSliced', 'RemoteControl', 'SaltShaker', 'SoapBar', 'SoapBottle', 'Spatula', 'Spoon', 'SprayBottle', 'Statue', 'TableTopDecor', 'TargetCircle', 'TeddyBear', 'TennisRacket', 'TissueBox', 'ToiletPaper', 'Tomato', 'TomatoSliced', 'Vase', 'Watch', 'WateringCan', 'WineBottle']),
-    'CounterTop': frozenset(['AlarmClock', 'AluminumFoil', 'Apple', 'AppleSliced', 'BaseballBat', 'BasketBall', 'Book', 'Bottle', 'Bowl', 'Box', 'Bread', 'BreadSliced', 'ButterKnife', 'CD', 'Candle', 'CellPhone', 'Cloth', 'CreditCard', 'Cup', 'DishSponge', 'Dumbbell', 'Egg', 'EggCracked', 'Fork', 'Kettle', 'KeyChain', 'Knife', 'Ladle', 'Laptop', 'Lettuce', 'LettuceSliced', 'Mug', 'Newspaper', 'Pan', 'PaperTowelRoll', 'Pen', 'Pencil', 'PepperShaker', 'Plate', 'Pot', 'Potato', 'PotatoSliced', 'RemoteControl', 'SaltShaker', 'SoapBar', 'SoapBottle', 'Spatula', 'Spoon', 'SprayBottle', 'Statue', 'TableTopDecor', 'TargetCircle', 'TeddyBear', 'TennisRacket', 'TissueBox', 'ToiletPaper', 'Tomato', 'TomatoSliced', 'Vase', 'Watch', 'WateringCan', 'WineBottle']),
-    'Cup': frozenset(['ButterKnife', 'Fork', 'Spoon']),
-    'Desk': frozenset(['AlarmClock', 'AluminumFoil', 'Apple', 'AppleSliced', 'BaseballBat', 'BasketBall', 'Book', 'Bottle', 'Bowl', 'Box', 'Bread', 'BreadSliced', 'ButterKnife', 'CD', 'Candle', 'CellPhone', 'Cloth', 'CreditCard', 'Cup', 'Dumbbell', 'KeyChain', 'Laptop', 'Mug', 'Newspaper', 'Pen', 'Pencil', 'Plate', 'RemoteControl', 'SoapBottle', 'SprayBottle', 'Statue', 'TableTopDecor', 'TargetCircle', 'TeddyBear', 'TennisRacket', 'TissueBox', 'ToiletPaper', 'Vase', 'Watch', 'WateringCan', 'WineBottle']),
-    'DiningTable': frozenset(['AlarmClock', 'AluminumFoil', 'Apple', 'AppleSliced', 'BaseballBat', 'BasketBall', 'Book', 'Bottle', 'Bowl', 'Box', 'Bread', 'BreadSliced', 'ButterKnife', 'CD', 'Candle', 'CellPhone', 'Cloth', 'CreditCard', 'Cup', 'DishSponge', 'Dumbbell', 'Egg', 'EggCracked', 'Fork', 'Kettle', 'KeyChain', 'Knife', 'Ladle', 'Laptop', 'Lettuce', 'LettuceSliced', 'Mug', 'Newspaper', 'Pan', 'PaperTowelRoll', 'Pen', 'Pencil', 'PepperShaker', 'Plate', 'Pot', 'Potato', 'PotatoSliced', 'RemoteControl', 'SaltShaker', 'SoapBar', 'SoapBottle', 'Spatula', 'Spoon', 'SprayBottle', 'Statue', 'TableTopDecor', 'TargetCircle', 'TeddyBear', 'TennisRacket', 'TissueBox', 'ToiletPaper', 'Tomato', 'TomatoSliced', 'Vase', 'Watch', 'WateringCan', 'WineBottle']),
-    'Drawer': frozenset(['AluminumFoil', 'Book', 'ButterKnife', 'CD', 'Candle', 'CellPhone', 'Cloth', 'CreditCard', 'DishSponge', 'Fork', 'KeyChain', 'Knife', 'Ladle', 'Newspaper', 'Pen', 'Pencil', 'PepperShaker', 'RemoteControl', 'SaltShaker', 'SoapBar', 'SoapBottle', 'Spatula', 'Spoon', 'SprayBottle', 'TissueBox', 'ToiletPaper', 'Watch', 'WateringCan']),
-    'Dresser': frozenset(['AlarmClock', 'AluminumFoil', 'Apple', 'AppleSliced', 'BasketBall', 'Book', 'Bottle', 'Bowl', 'Box', 'CD', 'Candle', 'CellPhone', 'Cloth', 'CreditCard', 'Cup', 'Dumbbell', 'KeyChain', 'Laptop', 'Mug', 'Newspaper', 'Pen', 'Pencil', 'Plate', 'RemoteControl', 'SoapBottle', 'SprayBottle', 'Statue', 'TableTopDecor', 'TargetCircle', 'TeddyBear', 'TennisRacket', 'TissueBox', 'ToiletPaper', 'Vase', 'Watch', 'WateringCan', 'WineBottle']),
-    'Floor': frozenset(['BaseballBat', 'BasketBall', 'Book', 'Boots', 'Box', 'Cloth', 'Dumbbell', 'Newspaper', 'Plunger', 'TargetCircle', 'TennisRacket', 'WateringCan']),
-    'Footstool': frozenset(['CD', 'CellPhone', 'Cloth', 'CreditCard', 'Dumbbell', 'Laptop', 'Newspaper', 'Pen', 'Pencil', 'RemoteControl', 'TissueBox', 'Watch']),
-    'Fridge': frozenset(['Apple', 'AppleSliced', 'Bottle', 'Bowl', 'Bread', 'BreadSliced', 'Cup', 'Egg', 'EggCracked', 'Lettuce', 'LettuceSliced', 'Mug', 'Pan', 'Plate', 'Pot', 'Potato', 'PotatoSliced', 'Tomato', 'TomatoSliced', 'WineBottle']),
-    'GarbageCan': frozenset(['Apple', 'AppleSliced', 'Bottle', 'Bread', 'BreadSliced', 'CD', 'Cloth', 'DishSponge', 'Egg', 'EggCracked', 'Lettuce', 'LettuceSliced', 'Newspaper', 'PaperTowelRoll', 'Pen', 'Pencil', 'Potato', 'PotatoSliced', 'SoapBar', 'SoapBottle', 'SprayBottle', 'TissueBox', 'ToiletPaper', 'Tomato', 'TomatoSliced', 'WineBottle']),
-    'HandTowelHolder': frozenset(['HandTowel']),
-    'LaundryHamper': frozenset(['Cloth']),
-    'Microwave': frozenset(['Apple', 'AppleSliced', 'Bowl', 'Bread', 'BreadSliced', 'Cup', 'Egg', 'EggCracked', 'Mug', 'Plate', 'Potato', 'PotatoSliced']),
-    'Mug': frozenset(['ButterKnife', 'Fork', 'Knife', 'Pen', 'Pencil', 'Spoon']),
-    'Ottoman': frozenset(['Book', 'Box', 'CD', 'CellPhone', 'Cloth', 'CreditCard', 'KeyChain', 'Laptop', 'Newspaper', 'Pillow', 'RemoteControl', 'TeddyBear']),
-    'Pan': frozenset(['Apple', 'AppleSliced', 'ButterKnife', 'DishSponge', 'Egg', 'EggCracked', 'Fork', 'Knife', 'Ladle', 'Lettuce', 'LettuceSliced', 'Potato', 'PotatoSliced', 'Spatula', 'Spoon']),
-    'Plate': frozenset(['Apple', 'AppleSliced', 'Bread', 'BreadSliced', 'ButterKnife', 'DishSponge', 'Egg', 'EggCracked', 'Fork', 'Knife', 'Ladle', 'Lettuce', 'LettuceSliced', 'Mug', 'Potato', 'PotatoSliced', 'Spatula', 'Spoon', 'Tomato', 'TomatoSliced']),
-    'Pot': frozenset(['Apple', 'AppleSliced', 'ButterKnife', 'DishSponge', 'Egg', 'EggCracked', 'Fork', 'Knife', 'Ladle', 'Lettuce', 'LettuceSliced', 'Potato', 'PotatoSliced', 'Spatula', 'Spoon', 'Tomato', 'TomatoSliced']),
-    'Safe': frozenset(['CD', 'CellPhone', 'KeyChain', 'Statue', 'TeddyBear', 'Vase', 'Watch']),
-    'Shelf': frozenset(['AlarmClock', 'AluminumFoil', 'Book', 'Bottle', 'Bowl', 'Box', 'CD', 'Candle', 'CellPhone', 'Cloth', 'CreditCard', 'Cup', 'DishSponge', 'Dumbbell', 'Kettle', 'KeyChain', 'Mug', 'Newspaper', 'PaperTowelRoll', 'Pen', 'Pencil', 'PepperShaker', 'Plate', 'Pot', 'RemoteControl', 'SaltShaker', 'SoapBar', 'SoapBottle', 'SprayBottle', 'Statue', 'TableTopDecor', 'TargetCircle', 'TissueBox', 'ToiletPaper', 'Vase', 'Watch', 'WateringCan', 'WineBottle']),
-    'SideTable': frozenset(['AlarmClock', 'AluminumFoil', 'Apple', 'AppleSliced', 'BaseballBat', 'BasketBall', 'Book', 'Bottle', 'Bowl', 'Box', 'Bread', 'BreadSliced', 'ButterKnife', 'CD', 'Candle', 'CellPhone', 'Cloth', 'CreditCard', 'Cup', 'DishSponge', 'Dumbbell', 'Egg', 'EggCracked', 'Fork', 'Kettle', 'KeyChain', 'Knife', 'Ladle', 'Laptop', 'Lettuce', 'LettuceSliced', 'Mug', 'Newspaper', 'Pan', 'PaperTowelRoll', 'Pen', 'Pencil', 'PepperShaker', 'Plate', 'Pot', 'Potato', 'PotatoSliced', 'RemoteControl', 'SaltShaker', 'SoapBar', 'SoapBottle', 'Spatula', 'Spoon', 'SprayBottle', 'Statue', 'TableTopDecor', 'TargetCircle', 'TeddyBear', 'TennisRacket', 'TissueBox', 'ToiletPaper', 'Tomato', 'TomatoSliced', 'Vase', 'Watch', 'WateringCan', 'WineBottle']),
-    'Sink': frozenset(['Apple', 'AppleSliced', 'Bottle', 'Bowl', 'ButterKnife', 'Cloth', 'Cup', 'DishSponge', 'Egg', 'EggCracked', 'Fork', 'Kettle', 'Knife', 'Ladle', 'Lettuce', 'LettuceSliced', 'Mug', 'Pan', 'Plate', 'Pot', 'Potato', 'PotatoSliced', 'SoapBar', 'SoapBottle', 'Spatula', 'Spoon', 'Tomato', 'TomatoSliced']),
-    'SinkBasin': frozenset(['Apple', 'AppleSliced', 'Bottle', 'Bowl', 'ButterKnife', 'Cloth', 'Cup', 'DishSponge', 'Egg', 'EggCracked', 'Fork', 'Kettle', 'Knife', 'Ladle', 'Lettuce', 'LettuceSliced', 'Mug', 'Pan', 'Plate', 'Pot', 'Potato', 'PotatoSliced', 'SoapBar', 'Spatula', 'Spoon', 'Tomato', 'TomatoSliced']),
-    'Sofa': frozenset(['BasketBall', 'Book', 'Box', 'CD', 'CellPhone', 'Cloth', 'CreditCard', 'Dumbbell', 'KeyChain', 'Laptop', 'Newspaper', 'Pillow', 'RemoteControl', 'TeddyBear']),
-    'Stool': frozenset(['AlarmClock', 'BasketBall', 'Book', 'Box', 'CD', 'Candle', 'CellPhone', 'Cloth', 'CreditCard', 'Dumbbell', 'KeyChain', 'Laptop', 'Newspaper', 'Pen', 'Pencil', 'Pillow', 'RemoteControl', 'TeddyBear', 'TennisRacket', 'TissueBox', 'ToiletPaper', 'Watch', 'WateringCan']),
-    'StoveBurner': frozenset(['Kettle', 'Pan', 'Pot']),
-    'TVStand': frozenset(['AlarmClock', 'AluminumFoil', 'Apple', 'AppleSliced', 'BaseballBat', 'BasketBall', 'Book', 'Bottle', 'Bowl', 'Box', 'Bread', 'BreadSliced', 'ButterKnife', 'CD', 'Candle', 'CellPhone', 'Cloth', 'CreditCard', 'Cup', 'DishSponge', 'Dumbbell', 'Egg', 'EggCracked', 'Fork', 'Kettle', 'KeyChain', 'Knife', 'Ladle', 'Laptop', 'Lettuce', 'LettuceSliced', 'Mug', 'Newspaper', 'Pan', 'PaperTowelRoll', 'Pen', 'Pencil', 'PepperShaker', 'Plate', 'Pot', 'Potato', 'PotatoSliced', 'RemoteControl', 'SaltShaker', 'SoapBar', 'SoapBottle', 'Spatula', 'Spoon', 'SprayBottle', 'Statue', 'TableTopDecor', 'TargetCircle', 'TeddyBear', 'TennisRacket', 'TissueBox', 'ToiletPaper', 'Tomato', 'TomatoSliced', 'Vase', 'Watch', 'WateringCan', 'WineBottle']),
-    'Toaster': frozenset(['BreadSliced']),
-    'Toilet': frozenset(['Candle', 'Cloth', 'DishSponge', 'Newspaper', 'PaperTowelRoll', 'SoapBar', 'SoapBottle', 'SprayBottle', 'TissueBox', 'ToiletPaper']),
-    'ToiletPaperHanger': frozenset(['ToiletPaper']),
-    'TowelHolder': frozenset(['Towel']),
-}
-RESTRICTED_HELD_TYPES: FrozenSet[str] = frozenset(
-    t for allowed in RECEPTACLE_ALLOWED.values() for t in allowed
-)
-
-
-def placement_allowed(held_type: str, receptacle_type: str) -> bool:
-    """THOR's ReceptacleRestrictions: may `held_type` be put on `receptacle_type`?"""
-    if held_type not in RESTRICTED_HELD_TYPES:
-        return True
-    return held_type in RECEPTACLE_ALLOWED.get(receptacle_type, frozenset())
-
 
 # Object types that are created by state changes (flags used when they are spawned).
 DERIVED_TYPE_FLAGS: Dict[str, Dict[str, bool]] = {

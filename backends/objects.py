@@ -1,5 +1,8 @@
 """Find the object a dataset refers to, on any THOR build (works on metadata dicts).
 
+Lives with the backends, not in thor_lite, because both backends return the same metadata
+dicts and task code must resolve dataset names without importing the embedded simulator.
+
 Datasets recorded on another THOR build carry other name hashes and, for a few objects,
 slightly different ids. Resolution order: exact name, exact objectId, then the nearest
 object of the same type to the position encoded in the objectId (or given explicitly).
@@ -11,6 +14,7 @@ from typing import Any, Dict, Iterable, Optional, Sequence, Tuple
 
 
 def position_from_object_id(object_id: str) -> Optional[Tuple[float, float, float]]:
+    """The (x, y, z) encoded in a THOR objectId ("Type|x|y|z"), or None if it has none."""
     parts = object_id.split("|")
     if len(parts) < 4:
         return None
@@ -24,6 +28,7 @@ def find_object(objects: Iterable[Dict[str, Any]], name: Optional[str] = None,
                 object_id: Optional[str] = None, object_type: Optional[str] = None,
                 position: Optional[Sequence[float]] = None,
                 max_distance: float = 0.5) -> Optional[Dict[str, Any]]:
+    """The object meant by a dataset's name/objectId (or type + position), or None."""
     objs = list(objects)
     if name is not None:
         for o in objs:

@@ -1,26 +1,30 @@
-"""Simulator backends: thor_lite (default, CPU) or the real AI2-THOR Unity build.
+"""Choose, check and start a simulator: thor_lite (default, CPU) or the real AI2-THOR build.
 
 One setting chooses the controller; everything above it speaks the same Controller API.
 The real backend is checked before Unity is started, so a missing build, X display or
 Vulkan driver fails in seconds with the reason, instead of hanging a sampler process.
+Neither simulator is imported here until `make_controller` needs it, so a real-THOR run
+never loads thor_lite (and a thor_lite run never loads ai2thor).
 """
 from __future__ import annotations
 
 import glob
 import os
-from typing import Any, Dict
+from typing import Any, Dict, List, Tuple
 
-from .constants import REQUIRED_THOR_VERSION, THOR_COMMIT_ID
+from .thor_facts import REQUIRED_THOR_VERSION, THOR_COMMIT_ID
 
-BACKENDS = ("thor_lite", "thor")
+DEFAULT_BACKEND = "thor_lite"
+BACKENDS: Tuple[str, ...] = (DEFAULT_BACKEND, "thor")
 
 
 class ThorUnavailableError(RuntimeError):
     """The real AI2-THOR backend cannot start on this machine."""
 
 
-def make_controller(backend: str = "thor_lite", **controller_kwargs: Any):
-    if backend == "thor_lite":
+def make_controller(backend: str = DEFAULT_BACKEND, **controller_kwargs: Any):
+    """A started controller of `backend`; the real one only after `check_thor` passes."""
+    if backend == DEFAULT_BACKEND:
         from thor_lite import Controller
 
         return Controller(**controller_kwargs)
@@ -34,12 +38,16 @@ def make_controller(backend: str = "thor_lite", **controller_kwargs: Any):
     raise ValueError(f"unknown simulator backend '{backend}' (expected one of {BACKENDS})")
 
 
-def _open_x_displays() -> list:
+def open_x_displays() -> List[str]:
+    """X displays with a socket in /tmp/.X11-unix (":0", ":1", ...), for Unity's x_display."""
     return sorted(f":{os.path.basename(p)[1:]}" for p in glob.glob("/tmp/.X11-unix/X*"))
 
 
 def check_thor(controller_kwargs: Dict[str, Any]) -> None:
-    """Pre-flight for the Unity backend: package version, build on disk, display/GPU."""
+    """Pre-flight for the Unity backend: package version, build on disk, display/GPU.
+
+    Raises ThorUnavailableError listing every problem found, before anything is started.
+    """
     try:
         import ai2thor  # type: ignore
         from ai2thor.build import Build  # type: ignore
@@ -63,7 +71,7 @@ def check_thor(controller_kwargs: Dict[str, Any]) -> None:
             problems.append("CloudRendering needs gpu_device=<int>")
     else:
         x_display = controller_kwargs.get("x_display") or os.environ.get("DISPLAY")
-        if not x_display and not _open_x_displays():
+        if not x_display and not open_x_displays():
             problems.append("no X display is open (start one, or pass platform=CloudRendering with a GPU)")
     releases = os.path.join(os.path.expanduser("~"), ".ai2thor", "releases")
     plat_name = "CloudRendering" if cloud else "Linux64"
@@ -76,6 +84,6 @@ def check_thor(controller_kwargs: Dict[str, Any]) -> None:
     if problems:
         raise ThorUnavailableError(
             "Cannot start the real AI2-THOR backend:\n  - " + "\n  - ".join(problems)
-            + "\nUse backend='thor_lite' (the default) to run on the embedded CPU simulator."
+            + f"\nUse backend='{DEFAULT_BACKEND}' (the default) to run on the embedded CPU simulator."
         )
     del Build  # imported only to prove the package is complete

@@ -1,0 +1,37 @@
+"""Simulator backends, shared by the task packages (`rearrange`, `alfred_task`).
+
+This package owns the choice of simulator (`DEFAULT_BACKEND`, `BACKENDS`), starting one
+(`make_controller`), the real-THOR pre-flight (`check_thor`, `ThorUnavailableError`,
+`open_x_displays`), the pinned THOR release (`THOR_COMMIT_ID`, `REQUIRED_THOR_VERSION`),
+the AI2-THOR facts task code needs on either backend (`thor_facts`), and dataset-name
+resolution on metadata dicts (`find_object`). Task packages import these from here, never
+from each other or from thor_lite. Importing it loads no simulator: thor_lite and ai2thor
+are imported inside `make_controller` / `check_thor`, only for the backend asked for.
+"""
+from .launch import BACKENDS, DEFAULT_BACKEND, ThorUnavailableError, check_thor, make_controller, open_x_displays
+from .objects import find_object, position_from_object_id
+from .thor_facts import (
+    CAMERA_STANDING_OFFSET,
+    RECEPTACLE_ALLOWED,
+    REQUIRED_THOR_VERSION,
+    RESTRICTED_HELD_TYPES,
+    THOR_COMMIT_ID,
+    placement_allowed,
+)
+
+__all__ = [
+    "BACKENDS",
+    "CAMERA_STANDING_OFFSET",
+    "DEFAULT_BACKEND",
+    "RECEPTACLE_ALLOWED",
+    "REQUIRED_THOR_VERSION",
+    "RESTRICTED_HELD_TYPES",
+    "THOR_COMMIT_ID",
+    "ThorUnavailableError",
+    "check_thor",
+    "find_object",
+    "make_controller",
+    "open_x_displays",
+    "placement_allowed",
+    "position_from_object_id",
+]
