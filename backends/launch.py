@@ -38,6 +38,12 @@ def make_controller(backend: str = DEFAULT_BACKEND, **controller_kwargs: Any):
     raise ValueError(f"unknown simulator backend '{backend}' (expected one of {BACKENDS})")
 
 
+def _major(version: str) -> int:
+    """Major version as a number ("10.0" > "5.0"; a string comparison gets that wrong)."""
+    head = version.split(".")[0]
+    return int(head) if head.isdigit() else 0
+
+
 def open_x_displays() -> List[str]:
     """X displays with a socket in /tmp/.X11-unix (":0", ":1", ...), for Unity's x_display."""
     return sorted(f":{os.path.basename(p)[1:]}" for p in glob.glob("/tmp/.X11-unix/X*"))
@@ -56,7 +62,7 @@ def check_thor(controller_kwargs: Dict[str, Any]) -> None:
             f"backend='thor' needs the ai2thor package ({REQUIRED_THOR_VERSION}): pip install ai2thor=={REQUIRED_THOR_VERSION}"
         ) from e
     version = getattr(ai2thor, "__version__", "0")
-    if version.split(".")[0] < REQUIRED_THOR_VERSION.split(".")[0]:
+    if _major(version) < _major(REQUIRED_THOR_VERSION):
         raise ThorUnavailableError(f"ai2thor {version} found, {REQUIRED_THOR_VERSION} required")
     commit = controller_kwargs.get("commit_id", THOR_COMMIT_ID)
     platform = controller_kwargs.get("platform")
