@@ -37,15 +37,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from common.atomic_io import write_bytes_atomic, write_json_atomic
+
 from . import constants as C
-from .traj_data import (
-    SplitEntry,
-    TrajData,
-    TrajDataError,
-    load_split_file,
-    load_traj_data,
-    write_json_atomic,
-)
+from .traj_data import SplitEntry, load_split_file, load_traj_data
+from .traj_schema import TrajData, TrajDataError
 
 # ---------------------------------------------------------------------------
 # tokenisation
@@ -108,23 +104,6 @@ def tokenize(text: str) -> list[str]:
 # ---------------------------------------------------------------------------
 # vocabularies
 # ---------------------------------------------------------------------------
-def _write_bytes_atomic(data: bytes, path: Path) -> None:
-    import tempfile
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 class Vocab:
     """Ordered token <-> index map. Growing appends; indices never change."""
 
@@ -227,7 +206,7 @@ class AlfredVocab:
         p = Path(path)
         fmt = fmt or ("json" if p.suffix == ".json" else "torch")
         if fmt == "json":
-            return write_json_atomic(self.to_dict(), p, indent=1, sort_keys=False)
+            return write_json_atomic(p, self.to_dict(), indent=1, sort_keys=False)
         if fmt != "torch":
             raise ValueError(f"unknown vocabulary format {fmt!r} (use 'torch' or 'json')")
         import io
@@ -236,7 +215,7 @@ class AlfredVocab:
 
         buf = io.BytesIO()  # saving to a buffer keeps the archive name fixed -> byte-deterministic
         torch.save(self.to_dict(), buf)
-        _write_bytes_atomic(buf.getvalue(), p)
+        write_bytes_atomic(p, buf.getvalue())
         return p
 
     @classmethod
@@ -437,7 +416,7 @@ def preprocess_splits(
                 pp = preprocess_traj(
                     cache_traj, vocab, entry.repeat_idx, split=split, root=os.path.join(str(data_root), entry.task)
                 )
-                written.append(write_json_atomic(pp, pp_path(out_root, split, entry, pp_folder)))
+                written.append(write_json_atomic(pp_path(out_root, split, entry, pp_folder), pp))
                 if bar is not None:
                     bar.update(1)
     finally:
