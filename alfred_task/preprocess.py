@@ -311,14 +311,24 @@ def preprocess_traj(
     high_pddl = ex["plan"]["high_pddl"]
     if not t.plan.has_end:  # some trajectories lack the End subgoal (§2.4, issue #97)
         high_pddl.append(_end_subgoal(len(high_pddl)))
-    n_seg = len(high_pddl)
+    action_low = _action_low_segments(ex["plan"]["low_actions"], high_pddl, vocab)
+    action_high = _action_high_entries(high_pddl, vocab, grow)
+    _align_segments(action_low, action_high, len(num["lang_instr"]), f"{where}: repeat_idx {repeat_idx}")
+    num["action_low"] = action_low
+    num["action_high"] = action_high
+    num["low_to_high_idx"] = [e["high_idx"] for seg in action_low for e in seg]
+    return ex
+
+
+def _action_low_segments(low_actions: list[dict], high_pddl: list[dict], vocab: AlfredVocab) -> list[list[dict]]:
+    """``num.action_low``: the low actions plus a final <<stop>>, one list per subgoal."""
     stop = {
         "api_action": {"action": C.STOP_API_ACTION},
         "discrete_action": {"action": C.STOP, "args": {}},
         "high_idx": high_pddl[-1]["high_idx"],
     }
-    action_low: list[list[dict]] = [[] for _ in range(n_seg)]
-    for a in ex["plan"]["low_actions"] + [stop]:
+    action_low: list[list[dict]] = [[] for _ in range(len(high_pddl))]
+    for a in low_actions + [stop]:
         name = a["discrete_action"]["action"]
         args = a["discrete_action"]["args"]
         interact = C.has_interaction(name)
@@ -332,8 +342,13 @@ def preprocess_traj(
                 "valid_interact": 1 if interact else 0,
             }
         )
+    return action_low
+
+
+def _action_high_entries(high_pddl: list[dict], vocab: AlfredVocab, grow: bool) -> list[dict]:
+    """``num.action_high``: subgoal actions and arguments as action_high indices."""
     av = vocab.action_high
-    action_high = [
+    return [
         {
             "high_idx": h["high_idx"],
             "action": av.index(h["discrete_action"]["action"], grow),
@@ -342,9 +357,14 @@ def preprocess_traj(
         for h in high_pddl
     ]
 
-    # Alignment fix (issue #84): one action segment too many -> merge the second-to-last
-    # action segment into the one before it and shift the later high_idx down by one.
-    diff = len(action_low) - len(num["lang_instr"])
+
+def _align_segments(action_low: list[list[dict]], action_high: list[dict], n_instr: int, where: str) -> None:
+    """Make the action segments match the instruction segments, in place.
+
+    Alignment fix (issue #84): one action segment too many -> merge the second-to-last
+    action segment into the one before it and shift the later high_idx down by one.
+    """
+    diff = len(action_low) - n_instr
     if diff == 1 and len(action_low) >= 3:
         k = len(action_low) - 2
 
@@ -359,14 +379,10 @@ def preprocess_traj(
             h["high_idx"] = remap(h["high_idx"])
     elif diff != 0:
         raise ValueError(
-            f"{where}: repeat_idx {repeat_idx}: {len(action_low)} action segments (high_pddl incl. End) vs "
-            f"{len(num['lang_instr'])} instruction segments (high_descs + <<stop>>); only an excess of one "
+            f"{where}: {len(action_low)} action segments (high_pddl incl. End) vs "
+            f"{n_instr} instruction segments (high_descs + <<stop>>); only an excess of one "
             f"action segment can be repaired"
         )
-    num["action_low"] = action_low
-    num["action_high"] = action_high
-    num["low_to_high_idx"] = [e["high_idx"] for seg in action_low for e in seg]
-    return ex
 
 
 # ---------------------------------------------------------------------------
