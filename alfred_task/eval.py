@@ -64,6 +64,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 import numpy as np
 
 from backends import BACKENDS, DEFAULT_BACKEND
+from common.atomic_io import write_json_atomic
 
 from .agents import Agent, UnknownAgentError, agent_factory as _agent_factory, expert_steps, registered_agents
 from .constants import MAX_FAILS, MAX_STEPS, SCREEN_SIZE, SEG, STOP, SUBGOAL_EVAL_TYPES, TEST_SPLITS, has_interaction
@@ -71,7 +72,8 @@ from .goal_conditions import goal_conditions_met, goal_satisfied
 from .metrics import (aggregate_by_type, aggregate_subgoals, episode_record, format_subgoal_table,
                       format_task_table, subgoal_record)
 from .subgoals import SubgoalTracker, num_subgoals
-from .traj_data import SplitEntry, TrajDataError, load_split_file, validate_traj_dict, write_json_atomic
+from .traj_data import SplitEntry, load_split_file, validate_traj_dict
+from .traj_schema import TrajDataError
 
 __all__ = [
     "EvalEntry",
@@ -619,7 +621,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if subgoals:
             recs = evaluate_subgoals(factory, entries, args.data, subgoals, **common)
             res = subgoal_results(recs, splits[0])
-            path = write_json_atomic(res, out_dir / f"subgoal_results_{ts}.json", sort_keys=False)
+            path = write_json_atomic(out_dir / f"subgoal_results_{ts}.json", res, sort_keys=False)
             print(format_subgoal_table(res["results"], f"subgoal evaluation: {splits[0]} ({len(recs)} evaluations)"))
             print(f"wrote {path}")
             return 0
@@ -635,10 +637,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             tables.append(f"{split}: {len(rs)} episodes run (test split: not scored, actions recorded)")
             continue
         res = task_results(rs)
-        written.append(write_json_atomic(res, out_dir / f"task_results_{split}_{ts}.json", sort_keys=False))
+        written.append(write_json_atomic(out_dir / f"task_results_{split}_{ts}.json", res, sort_keys=False))
         tables.append(format_task_table(res["results"], f"task evaluation: {split} ({len(rs)} episodes)"))
     if any(s in TEST_SPLITS for s in splits):
-        written.append(write_json_atomic(leaderboard_dump(recs), out_dir / f"tests_actseqs_dump_{ts}.json",
+        written.append(write_json_atomic(out_dir / f"tests_actseqs_dump_{ts}.json", leaderboard_dump(recs),
                                          sort_keys=False))
     print("\n\n".join(tables))
     for p in written:

@@ -29,7 +29,7 @@ from . import constants as C
 from .agents import Agent
 from .env import AlfredEnv
 from .navigation import FORWARD, NAV_HORIZON, GridNavigator, Node, agent_node, look_actions, parse_location
-from .planning import HighLevelAction, PlanningError, ProblemState, _arg_name, template_plan
+from .planning import HighLevelAction, PlanningError, ProblemState, arg_name, template_plan
 from .scene_state import LocationIndex, build_problem_state
 
 
@@ -187,10 +187,10 @@ class AlfredExpert:
             if r.location is None:
                 raise ExpertError(f"{rid} is open and has no reachable spot to close it from")
             if r.location != state.agent_location:
-                prefix.append(HighLevelAction("GotoLocation", [_arg_name(r.object_type)], location=r.location))
+                prefix.append(HighLevelAction("GotoLocation", [arg_name(r.object_type)], location=r.location))
                 state.agent_location = r.location
-            prefix.append(HighLevelAction("CloseObject", [_arg_name(r.object_type)], object_id=rid))
-            state._set(rid, is_open=False)
+            prefix.append(HighLevelAction("CloseObject", [arg_name(r.object_type)], object_id=rid))
+            state.update_object(rid, is_open=False)
         return prefix
 
     # --- expansion ----------------------------------------------------------------------------

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
+from common.atomic_io import write_json_atomic
 
 from backends import BACKENDS, DEFAULT_BACKEND, ThorUnavailableError, check_thor, placement_allowed
 
@@ -383,7 +384,7 @@ def write_demo(out: Path, split: str, traj: Mapping, frames: Optional[List[np.nd
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".tmp_", dir=final.parent))
     try:
-        (tmp / "traj_data.json").write_text(json.dumps(public_view(split, traj), sort_keys=True, separators=(",", ":")))
+        write_json_atomic(tmp / "traj_data.json", public_view(split, traj), indent=None, separators=(",", ":"))
         if frames is not None:
             import imageio.v3 as iio
 
@@ -454,10 +455,7 @@ def generate(out: Path, num: int, seed: int = 0, workers: int = 1, backend: str 
     results: List[Dict[str, Any]] = []
 
     def record(r: Dict[str, Any]) -> None:
-        marker = _done_marker(out, r["index"], split)
-        tmp = marker.with_suffix(".tmp")
-        tmp.write_text(json.dumps(r, sort_keys=True))
-        os.replace(tmp, marker)
+        write_json_atomic(_done_marker(out, r["index"], split), r, indent=None)
 
     if workers <= 1:
         _worker_init(backend, save_frames, features, planner)
@@ -499,9 +497,7 @@ def write_splits(out: Path) -> Dict[str, Any]:
             continue
         for k in range(r["n_anns"]):
             splits[r["split"]].append({"repeat_idx": k, "task": r["task"]})
-    tmp = out / "splits.json.tmp"
-    tmp.write_text(json.dumps(splits, indent=2))
-    os.replace(tmp, out / "splits.json")
+    write_json_atomic(out / "splits.json", splits, indent=2, sort_keys=False)
     return {"splits": {k: len(v) for k, v in splits.items()}, "failed": failed}
 
 

@@ -37,15 +37,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from common.atomic_io import write_bytes_atomic, write_json_atomic
+
 from . import constants as C
-from .traj_data import (
-    SplitEntry,
-    TrajData,
-    TrajDataError,
-    load_split_file,
-    load_traj_data,
-    write_json_atomic,
-)
+from .traj_data import SplitEntry, load_split_file, load_traj_data
+from .traj_schema import TrajData, TrajDataError
 
 # ---------------------------------------------------------------------------
 # tokenisation
@@ -108,23 +104,6 @@ def tokenize(text: str) -> list[str]:
 # ---------------------------------------------------------------------------
 # vocabularies
 # ---------------------------------------------------------------------------
-def _write_bytes_atomic(data: bytes, path: Path) -> None:
-    import tempfile
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 class Vocab:
     """Ordered token <-> index map. Growing appends; indices never change."""
 
@@ -227,7 +206,7 @@ class AlfredVocab:
         p = Path(path)
         fmt = fmt or ("json" if p.suffix == ".json" else "torch")
         if fmt == "json":
-            return write_json_atomic(self.to_dict(), p, indent=1, sort_keys=False)
+            return write_json_atomic(p, self.to_dict(), indent=1, sort_keys=False)
         if fmt != "torch":
             raise ValueError(f"unknown vocabulary format {fmt!r} (use 'torch' or 'json')")
         import io
@@ -236,7 +215,7 @@ class AlfredVocab:
 
         buf = io.BytesIO()  # saving to a buffer keeps the archive name fixed -> byte-deterministic
         torch.save(self.to_dict(), buf)
-        _write_bytes_atomic(buf.getvalue(), p)
+        write_bytes_atomic(p, buf.getvalue())
         return p
 
     @classmethod
@@ -332,14 +311,24 @@ def preprocess_traj(
     high_pddl = ex["plan"]["high_pddl"]
     if not t.plan.has_end:  # some trajectories lack the End subgoal (§2.4, issue #97)
         high_pddl.append(_end_subgoal(len(high_pddl)))
-    n_seg = len(high_pddl)
+    action_low = _action_low_segments(ex["plan"]["low_actions"], high_pddl, vocab)
+    action_high = _action_high_entries(high_pddl, vocab, grow)
+    _align_segments(action_low, action_high, len(num["lang_instr"]), f"{where}: repeat_idx {repeat_idx}")
+    num["action_low"] = action_low
+    num["action_high"] = action_high
+    num["low_to_high_idx"] = [e["high_idx"] for seg in action_low for e in seg]
+    return ex
+
+
+def _action_low_segments(low_actions: list[dict], high_pddl: list[dict], vocab: AlfredVocab) -> list[list[dict]]:
+    """``num.action_low``: the low actions plus a final <<stop>>, one list per subgoal."""
     stop = {
         "api_action": {"action": C.STOP_API_ACTION},
         "discrete_action": {"action": C.STOP, "args": {}},
         "high_idx": high_pddl[-1]["high_idx"],
     }
-    action_low: list[list[dict]] = [[] for _ in range(n_seg)]
-    for a in ex["plan"]["low_actions"] + [stop]:
+    action_low: list[list[dict]] = [[] for _ in range(len(high_pddl))]
+    for a in low_actions + [stop]:
         name = a["discrete_action"]["action"]
         args = a["discrete_action"]["args"]
         interact = C.has_interaction(name)
@@ -353,8 +342,13 @@ def preprocess_traj(
                 "valid_interact": 1 if interact else 0,
             }
         )
+    return action_low
+
+
+def _action_high_entries(high_pddl: list[dict], vocab: AlfredVocab, grow: bool) -> list[dict]:
+    """``num.action_high``: subgoal actions and arguments as action_high indices."""
     av = vocab.action_high
-    action_high = [
+    return [
         {
             "high_idx": h["high_idx"],
             "action": av.index(h["discrete_action"]["action"], grow),
@@ -363,9 +357,14 @@ def preprocess_traj(
         for h in high_pddl
     ]
 
-    # Alignment fix (issue #84): one action segment too many -> merge the second-to-last
-    # action segment into the one before it and shift the later high_idx down by one.
-    diff = len(action_low) - len(num["lang_instr"])
+
+def _align_segments(action_low: list[list[dict]], action_high: list[dict], n_instr: int, where: str) -> None:
+    """Make the action segments match the instruction segments, in place.
+
+    Alignment fix (issue #84): one action segment too many -> merge the second-to-last
+    action segment into the one before it and shift the later high_idx down by one.
+    """
+    diff = len(action_low) - n_instr
     if diff == 1 and len(action_low) >= 3:
         k = len(action_low) - 2
 
@@ -380,14 +379,10 @@ def preprocess_traj(
             h["high_idx"] = remap(h["high_idx"])
     elif diff != 0:
         raise ValueError(
-            f"{where}: repeat_idx {repeat_idx}: {len(action_low)} action segments (high_pddl incl. End) vs "
-            f"{len(num['lang_instr'])} instruction segments (high_descs + <<stop>>); only an excess of one "
+            f"{where}: {len(action_low)} action segments (high_pddl incl. End) vs "
+            f"{n_instr} instruction segments (high_descs + <<stop>>); only an excess of one "
             f"action segment can be repaired"
         )
-    num["action_low"] = action_low
-    num["action_high"] = action_high
-    num["low_to_high_idx"] = [e["high_idx"] for seg in action_low for e in seg]
-    return ex
 
 
 # ---------------------------------------------------------------------------
@@ -437,7 +432,7 @@ def preprocess_splits(
                 pp = preprocess_traj(
                     cache_traj, vocab, entry.repeat_idx, split=split, root=os.path.join(str(data_root), entry.task)
                 )
-                written.append(write_json_atomic(pp, pp_path(out_root, split, entry, pp_folder)))
+                written.append(write_json_atomic(pp_path(out_root, split, entry, pp_folder), pp))
                 if bar is not None:
                     bar.update(1)
     finally:

@@ -16,7 +16,7 @@ from backends import CAMERA_STANDING_OFFSET, placement_allowed
 from . import constants as C
 from .env import query
 from .navigation import GridNavigator, Node, agent_node, ideal_horizon, location_string, parse_location
-from .planning import ProblemState, SceneObject, _parse_task, _relevant
+from .planning import ProblemState, SceneObject, parse_task, relevant_objects
 
 APPLIANCE = {"pick_clean_then_place_in_recep": "SinkBasin", "pick_heat_then_place_in_recep": "Microwave",
              "pick_cool_then_place_in_recep": "Fridge"}
@@ -114,8 +114,8 @@ def build_problem_state(metadata: Mapping, index: LocationIndex, task_type: str,
     agent = agent_location or location_string(*agent_node(metadata["agent"]),
                                               metadata["agent"]["cameraHorizon"])
     state = ProblemState(agent_location=agent, objects=scene, held=held)
-    task = _parse_task(task_type, pddl_params)
-    items, _ = _relevant(state, task)
+    task = parse_task(task_type, pddl_params)
+    items, _ = relevant_objects(state, task)
     # spots (a visibility query each) only for the receptacles the task can involve: the goal
     # class, the appliance, and those holding task items (ALFRED's pruning, §3.2)
     wanted = {task.parent, APPLIANCE.get(task_type, "")}

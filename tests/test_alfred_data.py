@@ -36,13 +36,12 @@ from alfred_task.preprocess import (
 )
 from alfred_task.traj_data import (
     SplitEntry,
-    TrajData,
-    TrajDataError,
     check_rle_fields,
     load_split_file,
     load_traj_data,
     write_traj_data,
 )
+from alfred_task.traj_schema import TrajData, TrajDataError
 
 
 # ===========================================================================

@@ -116,10 +116,9 @@ def test_fast_downward_found():
     assert binary.name == "downward" and binary.is_file()
 
 
-def test_missing_planner_raises_clear_error(monkeypatch, domain):
-    monkeypatch.setenv("ALFRED_FD_DRIVER", "/nonexistent/fast-downward.py")
+def test_missing_planner_raises_clear_error(domain):
     with pytest.raises(PlannerNotFoundError, match="up-fast-downward"):
-        solve(domain, make_problem(kitchen(), *CASES["simple"]))
+        solve(domain, make_problem(kitchen(), *CASES["simple"]), fd_driver="/nonexistent/fast-downward.py")
 
 
 def test_domain_file_shape():
@@ -231,7 +230,7 @@ def test_problem_contains_only_task_relevant_objects():
 
 def test_target_inside_movable_receptacle_is_carried(domain):
     st = kitchen()
-    st._set("Fork|1", parent="Cup|1")
+    st.update_object("Fork|1", parent="Cup|1")
     tt, params = CASES["movable"]
     assert gc_of(st, tt, params)[0] == 1
     for plan in (template_plan(st, tt, params), solve(domain, make_problem(st, tt, params))):
@@ -244,7 +243,7 @@ def test_target_inside_movable_receptacle_is_carried(domain):
 
 def test_open_receptacle_is_closed_first(domain):
     st = kitchen(agent_location="cabinet1")
-    st._set("Cabinet|1", is_open=True)
+    st.update_object("Cabinet|1", is_open=True)
     tt, params = CASES["simple"]
     tp = template_plan(st, tt, params)
     fd = solve(domain, make_problem(st, tt, params))
@@ -256,15 +255,15 @@ def test_open_receptacle_is_closed_first(domain):
 
 def test_two_open_receptacles_rejected():
     st = kitchen()
-    st._set("Cabinet|1", is_open=True)
-    st._set("Fridge|1", is_open=True)
+    st.update_object("Cabinet|1", is_open=True)
+    st.update_object("Fridge|1", is_open=True)
     with pytest.raises(ValueError, match="open"):
         make_problem(st, *CASES["simple"])
 
 
 def test_initially_held_object_is_put_down(domain):
     st = kitchen(held="Pencil|1")
-    st._set("Pencil|1", parent=None)
+    st.update_object("Pencil|1", parent=None)
     tt, params = CASES["heat"]
     tp = template_plan(st, tt, params)
     fd = solve(domain, make_problem(st, tt, params))
@@ -276,7 +275,7 @@ def test_initially_held_object_is_put_down(domain):
 
 def test_held_target_is_used_directly(domain):
     st = kitchen(held="Apple|1")
-    st._set("Apple|1", parent=None)
+    st.update_object("Apple|1", parent=None)
     tt, params = CASES["simple"]
     tp = template_plan(st, tt, params)
     assert [a.action for a in tp] == ["GotoLocation", "PutObject", "NoOp"]
@@ -286,7 +285,7 @@ def test_held_target_is_used_directly(domain):
 
 def test_goal_already_satisfied(domain):
     st = kitchen()
-    st._set("Apple|1", parent="Fridge|1")
+    st.update_object("Apple|1", parent="Fridge|1")
     tt, params = CASES["simple"]
     assert [a.action for a in template_plan(st, tt, params)] == ["NoOp"]
     assert [a.action for a in solve(domain, make_problem(st, tt, params))] == ["NoOp"]
