@@ -96,7 +96,6 @@ SLICE_COUNT: Dict[str, int] = {
 COOKABLE_TYPES: FrozenSet[str] = frozenset(
     {"Potato", "PotatoSliced", "BreadSliced", "EggCracked"}
 )
-SLICE_TOOLS: FrozenSet[str] = frozenset({"Knife", "ButterKnife"})
 
 # Receptacles whose contents are enclosed; PutObject needs them open.
 MUST_BE_OPEN_TO_PUT: FrozenSet[str] = frozenset(
@@ -211,11 +210,3 @@ def placement_allowed(held_type: str, receptacle_type: str) -> bool:
     if held_type not in RESTRICTED_HELD_TYPES:
         return True
     return held_type in RECEPTACLE_ALLOWED.get(receptacle_type, frozenset())
-
-
-# Object types that are created by state changes (flags used when they are spawned).
-DERIVED_TYPE_FLAGS: Dict[str, Dict[str, bool]] = {
-    t: {"pickupable": True, "cookable": t in COOKABLE_TYPES, "sliceable": False,
-        "breakable": False, "receptacle": False}
-    for t in SLICED_TYPE.values()
-}
