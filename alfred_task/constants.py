@@ -27,15 +27,10 @@ VISIBILITY_DISTANCE = 1.5  # metres, THOR Initialize visibilityDistance (§3.4, 
 FIELD_OF_VIEW = 60.0
 AGENT_STEP_SIZE = 0.25  # metres, gridSize / MoveAhead magnitude
 AGENT_HORIZON_ADJ = 15  # degrees per LookUp/LookDown
-AGENT_ROTATE_DEGREES = 90  # degrees per RotateLeft/RotateRight
-CAMERA_HEIGHT_OFFSET = 0.75  # cameraY
 MIN_VISIBLE_PIXELS = 10  # generation-time visibility requirement
-PLANNER_MAX_STEPS = 100
-MAX_EPISODE_LENGTH = 1000
 
 MAX_FAILS = 10  # evaluation: episode ends when the failure count reaches 10
 MAX_STEPS = 1000  # evaluation: step budget (failed actions count, <<stop>> does not)
-MAX_SUBGOALS = 25  # progress-monitor normaliser (§6.3)
 
 # ---------------------------------------------------------------------------
 # Special tokens (§7, §2.5)
@@ -44,16 +39,12 @@ PAD = "<<pad>>"
 SEG = "<<seg>>"
 GOAL = "<<goal>>"
 STOP = "<<stop>>"
-SPECIAL_TOKENS = (PAD, SEG, GOAL, STOP)
 
 #: word vocabulary seed, in index order: <<pad>>=0, <<seg>>=1, <<goal>>=2
 WORD_SPECIAL_TOKENS = (PAD, SEG, GOAL)
 #: action_low / action_high vocabulary seed, in index order: <<pad>>=0, <<seg>>=1, <<stop>>=2
 ACTION_SPECIAL_TOKENS = (PAD, SEG, STOP)
-PAD_INDEX = 0
-SEG_INDEX = 1
 GOAL_INDEX = 2  # in the word vocabulary
-STOP_INDEX = 2  # in the action vocabularies
 
 # ---------------------------------------------------------------------------
 # Low-level actions (§7): 5 navigation + 7 interaction + <<stop>> = 13 agent actions
@@ -196,17 +187,6 @@ SLICEABLE = frozenset({"Apple", "Bread", "Egg", "Lettuce", "Potato", "Tomato"})
 #: objects that can slice (SliceObject precondition, §3.2)
 KNIVES = frozenset({"Knife", "ButterKnife"})
 
-#: VAL_ACTION_OBJECTS in one mapping: state-changing action class -> valid object classes
-VAL_ACTION_OBJECTS: Mapping[str, frozenset] = MappingProxyType(
-    {
-        "Heatable": HEATABLE,
-        "Coolable": COOLABLE,
-        "Cleanable": CLEANABLE,
-        "Toggleable": TOGGLEABLE,
-        "Sliceable": SLICEABLE,
-    }
-)
-
 #: Every receptacle class that is a key of ALFRED's VAL_RECEPTACLE_OBJECTS (§3.5).
 RECEPTACLE_CLASSES = (
     "Pot", "Pan", "Bowl", "CoffeeMachine", "Microwave", "StoveBurner", "Fridge", "Mug",
@@ -216,8 +196,6 @@ RECEPTACLE_CLASSES = (
     "Safe", "TVStand", "Toaster", "DiningTable", "CoffeeTable", "SideTable",
 )
 RECEPTACLE_CLASS_SET = frozenset(RECEPTACLE_CLASSES)
-#: These three share one placeable-object list ("TableTop") in ALFRED.
-TABLETOP_RECEPTACLES = frozenset({"DiningTable", "CoffeeTable", "SideTable"})
 
 #: Receptacle -> placeable object classes, for the receptacles whose list §3.5 spells out.
 #: The reference gives the full contents only for these; for the other RECEPTACLE_CLASSES

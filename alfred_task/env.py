@@ -12,9 +12,8 @@ import numpy as np
 
 from backends import DEFAULT_BACKEND, make_controller
 
-from .constants import FIELD_OF_VIEW, SCREEN_SIZE, VISIBILITY_DISTANCE
+from .constants import AGENT_HORIZON_ADJ, AGENT_STEP_SIZE, FIELD_OF_VIEW, SCREEN_SIZE, VISIBILITY_DISTANCE
 
-HORIZON_STEP = 15.0
 INTERACTABLE_KEYS = ("pickupable", "receptacle", "openable", "toggleable", "sliceable")
 
 
@@ -40,7 +39,7 @@ class AlfredEnv:
     def __init__(self, backend: str = DEFAULT_BACKEND, width: int = SCREEN_SIZE, height: int = SCREEN_SIZE,
                  field_of_view: float = FIELD_OF_VIEW) -> None:
         self.controller = make_controller(
-            backend, width=width, height=height, gridSize=0.25, visibilityDistance=VISIBILITY_DISTANCE,
+            backend, width=width, height=height, gridSize=AGENT_STEP_SIZE, visibilityDistance=VISIBILITY_DISTANCE,
             fieldOfView=float(field_of_view), renderDepthImage=True, renderInstanceSegmentation=True,
             snapToGrid=True)
         self.cleaned_objects: Set[str] = set()
@@ -90,7 +89,7 @@ class AlfredEnv:
         name = a.pop("action")
         if name in ("LookUp", "LookDown"):
             ag = self.last_event.metadata["agent"]
-            delta = -HORIZON_STEP if name == "LookUp" else HORIZON_STEP
+            delta = -AGENT_HORIZON_ADJ if name == "LookUp" else AGENT_HORIZON_ADJ
             ev = self.controller.step(
                 "TeleportFull", position=ag["position"], rotation=ag["rotation"],
                 horizon=ag["cameraHorizon"] + delta, standing=ag["isStanding"], forceAction=True)

@@ -35,7 +35,8 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 from common.atomic_io import write_json_atomic
 
-from backends import BACKENDS, DEFAULT_BACKEND, ThorUnavailableError, check_thor, placement_allowed
+from backends import (BACKENDS, DEFAULT_BACKEND, ROOM_TYPE_OFFSETS, SCENES_PER_ROOM_TYPE, ThorUnavailableError,
+                      check_thor, placement_allowed)
 
 from . import constants as C
 from .env import AlfredEnv
@@ -57,8 +58,9 @@ TASK_ROOMS = {
     "pick_two_obj_and_place": ("kitchen", "living", "bedroom", "bathroom"),
     "pick_and_place_with_movable_recep": ("kitchen", "living", "bedroom"),
 }
-ROOM_SCENES = {"kitchen": range(1, 31), "living": range(201, 231), "bedroom": range(301, 331),
-               "bathroom": range(401, 431)}
+ROOM_SCENES = {room: range(ROOM_TYPE_OFFSETS[key] + 1, ROOM_TYPE_OFFSETS[key] + SCENES_PER_ROOM_TYPE + 1)
+               for room, key in (("kitchen", "kitchens"), ("living", "living_rooms"),
+                                 ("bedroom", "bedrooms"), ("bathroom", "bathrooms"))}
 SLICED_PROBABILITY = 0.3
 ATTEMPTS_PER_DEMO = 12
 SEEN_SPLIT_WEIGHTS = (("train", 0.8), ("valid_seen", 0.1), ("tests_seen", 0.1))

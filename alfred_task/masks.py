@@ -22,8 +22,6 @@ import numpy as np
 
 from .constants import MASK_SHAPE
 
-RLE = list  # list[list[int]]
-
 
 def _check_shape(shape) -> tuple[int, int]:
     try:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from backends import CAMERA_STANDING_OFFSET, placement_allowed
+from backends import AGENT_Y_OFFSET, CAMERA_STANDING_OFFSET, placement_allowed
 
 from . import constants as C
 from .env import query
@@ -59,7 +59,7 @@ class LocationIndex:
             d = math.hypot(p["x"] - ox, p["z"] - oz)
             facing = math.degrees(math.atan2(ox - p["x"], oz - p["z"])) % 360.0
             turn = abs((facing - 90.0 * r + 180.0) % 360.0 - 180.0)
-            cam_y = float(p.get("y", 0.9009992)) + CAMERA_STANDING_OFFSET
+            cam_y = float(p.get("y", AGENT_Y_OFFSET)) + CAMERA_STANDING_OFFSET
             h = float(p["horizon"])
             h_ideal = ideal_horizon(cam_y, oy, d)
             score = (round(d if d >= MIN_DISTANCE else 10.0 + MIN_DISTANCE - d, 2),

@@ -11,25 +11,33 @@ are imported inside `make_controller` / `check_thor`, only for the backend asked
 from .launch import BACKENDS, DEFAULT_BACKEND, ThorUnavailableError, check_thor, make_controller, open_x_displays
 from .objects import find_object, position_from_object_id
 from .thor_facts import (
+    AGENT_Y_OFFSET,
     CAMERA_STANDING_OFFSET,
     RECEPTACLE_ALLOWED,
     REQUIRED_THOR_VERSION,
     RESTRICTED_HELD_TYPES,
+    ROOM_TYPE_OFFSETS,
+    SCENES_PER_ROOM_TYPE,
     THOR_COMMIT_ID,
+    ithor_scene_names,
     placement_allowed,
 )
 
 __all__ = [
+    "AGENT_Y_OFFSET",
     "BACKENDS",
     "CAMERA_STANDING_OFFSET",
     "DEFAULT_BACKEND",
     "RECEPTACLE_ALLOWED",
     "REQUIRED_THOR_VERSION",
     "RESTRICTED_HELD_TYPES",
+    "ROOM_TYPE_OFFSETS",
+    "SCENES_PER_ROOM_TYPE",
     "THOR_COMMIT_ID",
     "ThorUnavailableError",
     "check_thor",
     "find_object",
+    "ithor_scene_names",
     "make_controller",
     "open_x_displays",
     "placement_allowed",

@@ -1,20 +1,40 @@
 """AI2-THOR 5.0 facts that task code relies on, whichever backend runs.
 
-A leaf module (no imports from the simulators): the receptacle placement table, the standing
-camera height and the pinned THOR release. thor_lite's constants import these, so the
+A leaf module (no imports from the simulators): the receptacle placement table, the agent and
+standing camera heights, the iTHOR floor-plan numbering and the pinned THOR release. thor_lite's constants import these, so the
 embedded simulator and the task packages read one definition, and a real-THOR run never
 has to import thor_lite to learn them.
 """
 from __future__ import annotations
 
-from typing import Dict, FrozenSet
+from typing import Dict, FrozenSet, Tuple
 
 # --- the pinned AI2-THOR release -------------------------------------------------------
 REQUIRED_THOR_VERSION = "5.0.0"
 THOR_COMMIT_ID = "a9ccb07faf771377c9ff1615bfe7e0ad01968663"
 
 # --- agent -----------------------------------------------------------------------------
+AGENT_Y_OFFSET = 0.9009992  # agent.position.y above the floor
 CAMERA_STANDING_OFFSET = 0.675  # camera local y above agent.position.y when standing
+
+# --- scenes ----------------------------------------------------------------------------
+# iTHOR floor plans: FloorPlan<offset + i>, i = 1..30, per room type.
+ROOM_TYPE_OFFSETS: Dict[str, int] = {
+    "kitchens": 0,
+    "living_rooms": 200,
+    "bedrooms": 300,
+    "bathrooms": 400,
+}
+SCENES_PER_ROOM_TYPE = 30
+
+
+def ithor_scene_names() -> Tuple[str, ...]:
+    """The 120 iTHOR floor plans, in THOR's order (kitchens, living rooms, bedrooms, baths)."""
+    return tuple(
+        f"FloorPlan{offset + i}"
+        for offset in ROOM_TYPE_OFFSETS.values()
+        for i in range(1, SCENES_PER_ROOM_TYPE + 1)
+    )
 
 # --- receptacles -----------------------------------------------------------------------
 # PutObject placement restrictions: receptacle type -> object types allowed without

@@ -30,7 +30,7 @@ from allenact.utils.experiment_utils import Builder, LinearDecay, TrainingPipeli
 from backends import DEFAULT_BACKEND, open_x_displays
 from baseline_configs import allenact_compat  # noqa: F401  (stack fixes, exit status)
 from rearrange.constants import (
-    MAX_UNSHUFFLE_STEPS, MAX_WALKTHROUGH_STEPS, REARRANGE_ACTIONS, SCREEN_SIZE,
+    MAX_UNSHUFFLE_STEPS, MAX_WALKTHROUGH_STEPS, REARRANGE_ACTIONS, SCREEN_SIZE, default_controller_kwargs,
 )
 from rearrange.dataset import load_stage
 
@@ -106,8 +106,7 @@ class RearrangeBaseExperimentConfig(ExperimentConfig):
         return cls.ACTIONS
 
     def thor_controller_kwargs(self, mode: str, device: Optional[int] = None) -> Dict[str, Any]:
-        kwargs: Dict[str, Any] = {"width": self.SCREEN_SIZE, "height": self.SCREEN_SIZE,
-                                  "rotateStepDegrees": 90, "snapToGrid": True, "quality": "Very Low"}
+        kwargs: Dict[str, Any] = default_controller_kwargs(self.SCREEN_SIZE)
         if self.backend == "thor":
             displays = open_x_displays()
             if displays:

@@ -22,8 +22,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from tqdm import tqdm
 
 from .constants import (
-    OBJECT_TYPES_THAT_CAN_HAVE_IDENTICAL_MESHES, OBJECT_TYPES_TO_NOT_MOVE, OPENABLE_OBJECTS,
-    scenes_for_stage,
+    IOU_THRESHOLD, OBJECT_TYPES_THAT_CAN_HAVE_IDENTICAL_MESHES, OBJECT_TYPES_TO_NOT_MOVE, OPENABLE_OBJECTS,
+    OPENNESS_THRESHOLD, scenes_for_stage,
 )
 from .dataset import dataset_path, load_dataset, save_dataset
 
@@ -62,7 +62,7 @@ def _poses(objects: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
 def _random_openness(rng: random.Random, current: float) -> Optional[float]:
     for _ in range(100):
         v = rng.random()
-        if abs(v - current) > 0.2:
+        if abs(v - current) > OPENNESS_THRESHOLD:
             return round(v, 6)
     return None
 
@@ -216,9 +216,10 @@ class EpisodeGenerator:
             cmp = compare_poses(g, i)
             d = pose_difference_energy(g, i)
             energy += d
-            if cmp["iou"] is not None and cmp["iou"] < 0.5:
+            if cmp["iou"] is not None and cmp["iou"] < IOU_THRESHOLD:
                 npos += 1
-            if cmp["openness_diff"] is not None and cmp["openness_diff"] >= 0.2 and not g["pickupable"]:
+            open_diff = cmp["openness_diff"]
+            if open_diff is not None and open_diff >= OPENNESS_THRESHOLD and not g["pickupable"]:
                 nopen += 1
             if d > 0:
                 for pose in (i, g):  # the object must be reachable where it is and where it goes

@@ -15,7 +15,7 @@ import numpy as np
 
 from backends import DEFAULT_BACKEND, find_object, make_controller
 
-from .constants import PHYSICS_STEP_KWARGS, ROTATE_STEP_DEGREES, SCREEN_SIZE, VISIBILITY_DISTANCE
+from .constants import PHYSICS_STEP_KWARGS, default_controller_kwargs
 from .pose_metrics import are_poses_equal, compare_poses, tracked_poses
 
 log = logging.getLogger(__name__)
@@ -131,8 +131,7 @@ class RearrangeTHOREnvironment:
         self.backend = backend
         self.force_cache_reset = force_cache_reset
         self.physics_step_kwargs = dict(PHYSICS_STEP_KWARGS) if enhanced_physics_determinism else {}
-        kwargs = {"width": SCREEN_SIZE, "height": SCREEN_SIZE, "rotateStepDegrees": ROTATE_STEP_DEGREES,
-                  "snapToGrid": True, "quality": "Very Low", "visibilityDistance": VISIBILITY_DISTANCE}
+        kwargs = default_controller_kwargs()
         kwargs.update(controller_kwargs or {})
         self._controller_kwargs = kwargs
         self.controller = make_controller(backend, **kwargs)

@@ -9,7 +9,7 @@ import networkx as nx
 
 from backends import find_object
 
-from .constants import snake_case
+from .constants import STEP_SIZE, snake_case
 from .pose_metrics import are_poses_equal
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -37,7 +37,7 @@ class ShortestPathNavigatorTHOR:
 
     _scene_graphs: Dict[Tuple[str, float, bool], nx.DiGraph] = {}
 
-    def __init__(self, controller, grid_size: float = 0.25, include_move_left_right: bool = False) -> None:
+    def __init__(self, controller, grid_size: float = STEP_SIZE, include_move_left_right: bool = False) -> None:
         self.controller = controller
         self.grid_size = grid_size
         self.include_move_left_right = include_move_left_right

@@ -17,7 +17,7 @@ from allenact.base_abstractions.task import Task, TaskSampler
 
 
 from .constants import (
-    MAX_UNSHUFFLE_STEPS, MAX_WALKTHROUGH_STEPS, REARRANGE_ACTIONS, pascal_case,
+    MAX_UNSHUFFLE_STEPS, MAX_WALKTHROUGH_STEPS, REARRANGE_ACTIONS, STEP_SIZE, pascal_case,
 )
 from .environment import RearrangeTaskSpec, RearrangeTHOREnvironment
 from .pose_metrics import are_poses_equal, compare_poses, pose_difference_energy, unshuffle_metrics
@@ -464,7 +464,7 @@ class RearrangeTaskSampler(TaskSampler):
 
         nav = self._navigators.get(scene)
         if nav is None:
-            nav = ShortestPathNavigatorTHOR(self.unshuffle_env.controller, grid_size=0.25,
+            nav = ShortestPathNavigatorTHOR(self.unshuffle_env.controller, grid_size=STEP_SIZE,
                                             include_move_left_right="move_left" in self.discrete_actions)
             self._navigators = {scene: nav}
         return nav

@@ -7,19 +7,22 @@ camera height) are defined once in `backends.thor_facts` and re-exported here.
 """
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, Tuple
+from typing import Dict, FrozenSet
 
 from backends.thor_facts import (  # noqa: F401  (re-exported for thor_lite's modules)
+    AGENT_Y_OFFSET,
     CAMERA_STANDING_OFFSET,
+    ROOM_TYPE_OFFSETS,
+    SCENES_PER_ROOM_TYPE,
     RECEPTACLE_ALLOWED,
     RESTRICTED_HELD_TYPES,
+    ithor_scene_names,
     placement_allowed,
 )
 
 # --- agent -----------------------------------------------------------------------------
 AGENT_RADIUS = 0.2
 AGENT_HEIGHT = 1.8
-AGENT_Y_OFFSET = 0.9009992  # agent.position.y above the floor
 CAMERA_CROUCH_OFFSET = 0.0
 HAND_LOCAL_POSITION = (0.0, -0.16, 0.38)  # held object rest point, camera frame
 MAX_UP_LOOK = 30.0
@@ -68,25 +71,6 @@ PHYSICS_KWARGS = frozenset(
      "allowAgentsToIntersect", "randomMagnitude"}
 )
 
-# --- scenes ----------------------------------------------------------------------------
-ROOM_TYPE_OFFSETS: Dict[str, int] = {
-    "kitchens": 0,
-    "living_rooms": 200,
-    "bedrooms": 300,
-    "bathrooms": 400,
-}
-SCENES_PER_ROOM_TYPE = 30
-
-
-def ithor_scene_names() -> Tuple[str, ...]:
-    """The 120 iTHOR floor plans, in THOR's order (kitchens, living rooms, bedrooms, baths)."""
-    return tuple(
-        f"FloorPlan{offset + i}"
-        for offset in ROOM_TYPE_OFFSETS.values()
-        for i in range(1, SCENES_PER_ROOM_TYPE + 1)
-    )
-
-
 # --- object taxonomy -------------------------------------------------------------------
 SLICED_TYPE: Dict[str, str] = {
     "Apple": "AppleSliced",
@@ -103,7 +87,6 @@ SLICE_COUNT: Dict[str, int] = {
 COOKABLE_TYPES: FrozenSet[str] = frozenset(
     {"Potato", "PotatoSliced", "BreadSliced", "EggCracked"}
 )
-SLICE_TOOLS: FrozenSet[str] = frozenset({"Knife", "ButterKnife"})
 
 # Receptacles whose contents are enclosed; PutObject needs them open.
 MUST_BE_OPEN_TO_PUT: FrozenSet[str] = frozenset(
@@ -162,9 +145,3 @@ NON_BLOCKING_TYPES: FrozenSet[str] = frozenset(
 # Types whose box is extended down to the floor for navigation (counters hide cabinets).
 FLOOR_EXTENDED_TYPES: FrozenSet[str] = frozenset()
 
-# Object types that are created by state changes (flags used when they are spawned).
-DERIVED_TYPE_FLAGS: Dict[str, Dict[str, bool]] = {
-    t: {"pickupable": True, "cookable": t in COOKABLE_TYPES, "sliceable": False,
-        "breakable": False, "receptacle": False}
-    for t in SLICED_TYPE.values()
-}

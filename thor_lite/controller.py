@@ -12,7 +12,7 @@ from . import actions  # noqa: F401  (registers every action)
 from .actions.interaction import carry_held
 from .actions.registry import ACTIONS, ActionFailed, InvalidArguments, PartialFailure, bind
 from .constants import (
-    CAMERA_FAR, CAMERA_NEAR, DEFAULT_INIT, PHYSICS_KWARGS, THOR_ONLY_KWARGS,
+    CAMERA_FAR, CAMERA_NEAR, DEFAULT_INIT, MAX_DOWN_LOOK, MAX_UP_LOOK, PHYSICS_KWARGS, THOR_ONLY_KWARGS,
 )
 from .event import Event, LazyMetadata
 from .geometry import Box
@@ -123,8 +123,8 @@ class Controller:
         w.generation = Controller._generation
         w.rotate_step = float(p["rotateStepDegrees"])
         w.snap_to_grid = bool(p["snapToGrid"])
-        w.max_up = float(p["maxUpwardLookAngle"]) or 30.0
-        w.max_down = float(p["maxDownwardLookAngle"]) or 60.0
+        w.max_up = float(p["maxUpwardLookAngle"]) or MAX_UP_LOOK
+        w.max_down = float(p["maxDownwardLookAngle"]) or MAX_DOWN_LOOK
         w.physics_auto_sim = True
         w.object_filter = None
         w.seed = 0

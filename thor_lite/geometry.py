@@ -44,8 +44,13 @@ def matrix_to_euler(m: np.ndarray) -> np.ndarray:
     return np.mod(np.array([x, y, z]), 360.0)
 
 
-def yaw_matrix(yaw_deg: float) -> np.ndarray:
-    return euler_to_matrix((0.0, yaw_deg, 0.0))
+def camera_tan_aspect(fov_deg: float, width: float, height: float) -> Tuple[float, float]:
+    """(tan(fov/2), width/height) of THOR's pinhole camera; `fov_deg` is the vertical FOV.
+
+    A camera-frame point (x, y, z) lies in the image when |x| < z * tan * aspect and
+    |y| < z * tan.
+    """
+    return np.tan(np.radians(fov_deg) / 2), width / height
 
 
 @dataclass(frozen=True)
@@ -112,24 +117,6 @@ class Box:
             return Box(self.center + translation, self.half, self.rot)
         p = self.center if pivot is None else pivot
         return Box(p + rotation @ (self.center - p) + translation, self.half, rotation @ self.rot)
-
-
-def boxes_overlap(a: Box, b: Box, eps: float = 1e-3) -> bool:
-    """Separating-axis test for two oriented boxes (touching within eps is not overlap)."""
-    axes = [a.rot[:, i] for i in range(3)] + [b.rot[:, i] for i in range(3)]
-    for i in range(3):
-        for j in range(3):
-            c = np.cross(a.rot[:, i], b.rot[:, j])
-            n = np.linalg.norm(c)
-            if n > 1e-6:
-                axes.append(c / n)
-    d = b.center - a.center
-    for ax in axes:
-        ra = np.sum(a.half * np.abs(ax @ a.rot))
-        rb = np.sum(b.half * np.abs(ax @ b.rot))
-        if abs(d @ ax) > ra + rb - eps:
-            return False
-    return True
 
 
 def boxes_overlap_many(a: Box, centers: np.ndarray, halves: np.ndarray, rots: np.ndarray,

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, Dict, List
 
 
-from .constants import CAMERA_CROUCH_OFFSET, CAMERA_STANDING_OFFSET, HAND_LOCAL_POSITION
+from .constants import HAND_LOCAL_POSITION
 from .objects import SimObject, aabb_corner_points
 from .world import World
 
@@ -117,7 +117,3 @@ def scene_bounds(w: World) -> Dict[str, Any]:
     hi = w.room_hi.copy()
     hi[1] = max(hi[1], w.floor_y + 3.0)
     return {"cornerPoints": aabb_corner_points(lo, hi), "center": _v((lo + hi) / 2), "size": _v(hi - lo)}
-
-
-def camera_y_offset(w: World) -> float:
-    return CAMERA_STANDING_OFFSET if w.agent.standing else CAMERA_CROUCH_OFFSET

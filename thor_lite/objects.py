@@ -19,18 +19,6 @@ from .scene_data import ObjectRecord
 WALL = 0.015  # thickness of the walls of hollow containers
 
 
-def format_object_id(object_type: str, position: Tuple[float, float, float]) -> str:
-    """THOR's `Type|+x.xx|+y.yy|+z.zz` id, with .NET's '00.00' format and its sign quirk."""
-
-    def fmt(v: float) -> str:
-        s = f"{abs(v):05.2f}"
-        if v >= 0:
-            return "+" + s
-        return s if s == "00.00" else "-" + s
-
-    return "|".join([object_type] + [fmt(v) for v in position])
-
-
 @dataclass(frozen=True, eq=False)
 class SimObject:
     object_id: str

@@ -10,7 +10,8 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .constants import (
-    BREAK_DROP_HEIGHT, COLD_SOURCES, IN_RECEPTACLES, OBJECT_SPECIFIC_RECEPTACLES, SOFT_TYPES,
+    BREAK_DROP_HEIGHT, COLD_SOURCES, HEAT_SOURCES, IN_RECEPTACLES, OBJECT_SPECIFIC_RECEPTACLES,
+    SOFT_TYPES,
 )
 from .geometry import Box, euler_to_matrix
 from .objects import SimObject
@@ -217,9 +218,10 @@ def heat_sources_on(w: World) -> List[SimObject]:
     out = []
     for o in w.active():
         t = o.object_type
-        if t == "Microwave" and o.is_toggled and not o.is_open:
-            out.append(o)
-        elif t in ("StoveBurner", "Toaster", "CoffeeMachine") and o.is_toggled and not o.is_broken:
+        if t not in HEAT_SOURCES or not o.is_toggled:
+            continue
+        working = (not o.is_open) if t == "Microwave" else (not o.is_broken)
+        if working:
             out.append(o)
     return out
 

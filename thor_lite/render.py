@@ -21,6 +21,9 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from .constants import CAMERA_FAR, CAMERA_NEAR
+from .geometry import camera_tan_aspect
+
 __all__ = ["RendererUnavailable", "BoxRenderer", "LIGHT_DIR", "AMBIENT", "DIFFUSE"]
 
 # Shading constants (exported so tests and debugging tools can predict colours).
@@ -149,8 +152,8 @@ class BoxRenderer:
         width: int,
         height: int,
         fov_deg: float = 90.0,
-        near: float = 0.1,
-        far: float = 20.0,
+        near: float = CAMERA_NEAR,
+        far: float = CAMERA_FAR,
     ) -> None:
         if not (0.0 < near < far):
             raise ValueError(f"need 0 < near < far, got near={near}, far={far}")
@@ -288,8 +291,7 @@ class BoxRenderer:
         view[0, :3], view[1, :3], view[2, :3] = right, up, forward
         view[:3, 3] = -view[:3, :3] @ eye
 
-        t = math.tan(math.radians(self._fov_deg) / 2.0)
-        aspect = self._width / self._height
+        t, aspect = camera_tan_aspect(self._fov_deg, self._width, self._height)
         n, f = self._near, self._far
         proj = np.zeros((4, 4))
         proj[0, 0] = 1.0 / (t * aspect)

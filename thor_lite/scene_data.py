@@ -15,7 +15,7 @@ import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
@@ -183,22 +183,6 @@ def all_scene_records() -> Dict[str, SceneRecord]:
 
 def scene_record(scene: str) -> SceneRecord:
     return all_scene_records()[normalize_scene_name(scene)]
-
-
-_TYPE_HALF: Optional[Dict[str, np.ndarray]] = None
-
-
-def typical_half_extents(object_type: str) -> Optional[np.ndarray]:
-    """Median OOBB half extents of a type over all 120 scenes (for objects we must invent)."""
-    global _TYPE_HALF
-    if _TYPE_HALF is None:
-        acc: Dict[str, List[np.ndarray]] = {}
-        for sc in all_scene_records().values():
-            for o in sc.objects:
-                if o.has_oobb:
-                    acc.setdefault(o.object_type, []).append(o.box.half)
-        _TYPE_HALF = {t: np.median(np.stack(v), axis=0) for t, v in acc.items()}
-    return _TYPE_HALF.get(object_type)
 
 
 def layouts_dir() -> Optional[Path]:

@@ -18,7 +18,7 @@ from .constants import (
     FLOOR_EXTENDED_TYPES, HAND_LOCAL_POSITION, IN_RECEPTACLES, NON_BLOCKING_TYPES,
     SEE_THROUGH_TYPES,
 )
-from .geometry import Box, euler_to_matrix, pack_boxes, ray_box_hits
+from .geometry import Box, camera_tan_aspect, euler_to_matrix, pack_boxes, ray_box_hits
 from .objects import SimObject
 from .scene_data import SceneRecord, layout_cells
 
@@ -394,8 +394,7 @@ class World:
         rot = self.camera_rotation(agent)
         local = (points - cam) @ rot
         z = local[..., 2]
-        tan_v = np.tan(np.radians(self.fov) / 2)
-        aspect = self.width / self.height
+        tan_v, aspect = camera_tan_aspect(self.fov, self.width, self.height)
         with np.errstate(divide="ignore", invalid="ignore"):
             u = local[..., 0] / (z * tan_v * aspect)
             v = local[..., 1] / (z * tan_v)

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Mapping
 
+from alfred_task import constants as _C
+
 from .actions import ACTION_COSTS, HighLevelAction
 from .errors import PlanExecutionError
 from .state import (
     ACTION_FLAG,
     APPLIANCE_FOR,
-    KNIFE_CLASSES,
     STATE_TASK_ACTION,
     ProblemState,
     SceneObject,
@@ -139,7 +140,7 @@ def _toggle(s: ProblemState, action: HighLevelAction) -> int:
 
 def _slice(s: ProblemState, action: HighLevelAction) -> int:
     o = _need(s, action, action.object_id, "object")
-    if s.held is None or s.objects[s.held].object_type not in KNIFE_CLASSES:
+    if s.held is None or s.objects[s.held].object_type not in _C.KNIVES:
         raise PlanExecutionError("SliceObject without a knife in hand")
     if action.tool_id is not None and action.tool_id != s.held:
         raise PlanExecutionError(f"SliceObject: holding {s.held}, plan says {action.tool_id}")

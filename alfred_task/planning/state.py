@@ -13,14 +13,13 @@ from typing import Mapping
 from alfred_task import constants as _C
 
 __all__ = [
-    "TASK_TYPES", "KNIFE_CLASSES", "APPLIANCE_FOR", "STATE_TASK_ACTION", "ACTION_FLAG",
+    "TASK_TYPES", "APPLIANCE_FOR", "STATE_TASK_ACTION", "ACTION_FLAG",
     "SceneObject", "ProblemState", "PlanningTask", "can_place_static", "can_place_in_object_static",
     "distances_from_coords", "parse_task", "slice_id", "relevant_objects", "to_thor_metadata",
 ]
 
 # One source of truth: the task types and class tables live in alfred_task.constants.
 TASK_TYPES = _C.TASK_TYPES
-KNIFE_CLASSES = ("Knife", "ButterKnife")  # ordered: the template planner prefers a Knife
 
 # Appliance receptacle class used by each macro action (domain constants).
 APPLIANCE_FOR = {"CleanObject": "SinkBasin", "HeatObject": "Microwave", "CoolObject": "Fridge"}
@@ -290,7 +289,7 @@ def relevant_objects(state: ProblemState, task: PlanningTask) -> tuple[list[str]
             items.add(oid)
         if task.sliced and t == task.object_class and o.can("sliceable"):
             items.add(oid)
-        if task.sliced and t in KNIFE_CLASSES:
+        if task.sliced and t in _C.KNIVES:
             items.add(oid)
         if task.mrecep and t == task.mrecep and o.is_movable_receptacle:
             items.add(oid)

@@ -11,13 +11,14 @@ import math
 from dataclasses import replace
 from typing import Callable, Iterable, Iterator, Mapping
 
+from alfred_task import constants as _C
+
 from .actions import HighLevelAction, arg_name, fill_goto_args
 from .errors import PlanExecutionError, UnsolvableError
 from .executor import apply_action, goal_reached
 from .state import (
     ACTION_FLAG,
     APPLIANCE_FOR,
-    KNIFE_CLASSES,
     STATE_TASK_ACTION,
     PlanningTask,
     ProblemState,
@@ -145,7 +146,7 @@ class _Sim:
 
 def _knives(s: ProblemState) -> list[str]:
     """Knives the agent holds or can reach, by id (so Knife/ButterKnife choice is stable)."""
-    return [k for k, o in sorted(s.objects.items()) if o.object_type in KNIFE_CLASSES
+    return [k for k, o in sorted(s.objects.items()) if o.object_type in _C.KNIVES
             and o.pickupable and (s.held == k or s.reach_location(k) is not None)]
 
 

@@ -6,10 +6,10 @@ from typing import Optional, Tuple
 import numpy as np
 
 from ..constants import (
-    MUST_BE_OPEN_TO_PUT, OBJECT_SPECIFIC_RECEPTACLES, OFF_TO_OPEN,
+    COOKABLE_TYPES, MUST_BE_OPEN_TO_PUT, OBJECT_SPECIFIC_RECEPTACLES, OFF_TO_OPEN,
     PUT_ANYWHERE_RECEPTACLES, SLICE_COUNT, SLICED_TYPE, placement_allowed,
 )
-from ..geometry import Box, euler_to_matrix
+from ..geometry import Box, camera_tan_aspect, euler_to_matrix
 from ..objects import SimObject
 from .. import physics
 from ..world import World
@@ -47,8 +47,7 @@ def object_at_screen_point(w: World, x: float, y: float) -> Optional[str]:
     """First object hit by the camera ray through screen point (x, y) in [0,1], top-left."""
     from ..geometry import ray_box_hits
 
-    tan_v = np.tan(np.radians(w.fov) / 2)
-    aspect = w.width / w.height
+    tan_v, aspect = camera_tan_aspect(w.fov, w.width, w.height)
     d_local = np.array([(2 * x - 1) * tan_v * aspect, (1 - 2 * y) * tan_v, 1.0])
     cam = w.camera_position()
     d = w.camera_rotation() @ d_local
@@ -309,7 +308,7 @@ def slice_object(w: World, oid: str) -> None:
             has_oobb=True,
             flags={"pickupable": True, "moveable": False, "openable": False, "receptacle": False,
                    "toggleable": False, "sliceable": False,
-                   "cookable": new_type in ("PotatoSliced", "BreadSliced", "EggCracked"),
+                   "cookable": new_type in COOKABLE_TYPES,
                    "dirtyable": False, "breakable": False, "canFillWithLiquid": False,
                    "canBeUsedUp": False, "isHeatSource": False, "isColdSource": False},
             is_cooked=obj.is_cooked, temperature=obj.temperature, parents=obj.parents,

@@ -9,8 +9,8 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
-from ..constants import AGENT_HEIGHT, CAMERA_CROUCH_OFFSET, CAMERA_STANDING_OFFSET
-from ..geometry import euler_to_matrix, segments_box_hits
+from ..constants import AGENT_HEIGHT, AGENT_Y_OFFSET, CAMERA_CROUCH_OFFSET, CAMERA_STANDING_OFFSET
+from ..geometry import camera_tan_aspect, euler_to_matrix, segments_box_hits
 from ..objects import SimObject
 from ..world import World
 
@@ -32,12 +32,11 @@ def interactable_poses(w: World, obj: SimObject, positions: np.ndarray, rotation
         if hidden in idx:
             keep &= occ.owners != idx[hidden]
     c, h, r = occ.centers[keep], occ.halves[keep], occ.rots[keep]
-    agent_y = w.floor_y + 0.9009992
+    agent_y = w.floor_y + AGENT_Y_OFFSET
     # horizontal distance from the agent body to each visibility point: (P, 9)
     dxz = np.hypot(positions[:, None, 0] - pts[None, :, 0], positions[:, None, 1] - pts[None, :, 2])
     in_range = (dxz <= max_distance) & (pts[None, :, 1] <= agent_y + AGENT_HEIGHT / 2 + max_distance)
-    tan_v = np.tan(np.radians(w.fov) / 2)
-    aspect = w.width / w.height
+    tan_v, aspect = camera_tan_aspect(w.fov, w.width, w.height)
     results: Dict[tuple, bool] = {}
     unocc: Dict[bool, np.ndarray] = {}
     for st in standings:
