@@ -19,7 +19,7 @@ Conventions (those of AllenAct's on-policy engine):
 
 from __future__ import annotations
 
-from typing import Callable, Optional, Sequence, Tuple, cast
+from typing import Callable, List, Optional, Sequence, Tuple, cast
 
 import gym
 import numpy as np
@@ -333,19 +333,7 @@ class TwoPhaseRearrangeActorCriticSimpleConvRNN(ActorCriticModel[CategoricalDist
     ):
         super().__init__(action_space=action_space, observation_space=observation_space)
         self.num_actions = _num_actions(action_space)
-        if action_names is None:
-            raise ValueError(
-                "`action_names` (the ordered list of action names) is required to"
-                " know which actions to mask during the walkthrough phase."
-            )
-        action_names = list(action_names)
-        if len(action_names) != self.num_actions:
-            raise ValueError(
-                f"{len(action_names)} action names for {self.num_actions} actions."
-            )
-        if not 0 <= done_action_index < self.num_actions:
-            raise ValueError(f"done_action_index {done_action_index} out of range.")
-        self.action_names = action_names
+        self.action_names = _checked_action_names(action_names, self.num_actions, done_action_index)
 
         self.rgb_uuid = rgb_uuid
         self.unshuffled_rgb_uuid = unshuffled_rgb_uuid
@@ -388,7 +376,7 @@ class TwoPhaseRearrangeActorCriticSimpleConvRNN(ActorCriticModel[CategoricalDist
                 walkthrough_disallowed_logit_offset
                 if any(s in name for s in walkthrough_disallowed_action_substrings)
                 else 0.0
-                for name in action_names
+                for name in self.action_names
             ],
             dtype=torch.float32,
         )
@@ -474,3 +462,19 @@ class TwoPhaseRearrangeActorCriticSimpleConvRNN(ActorCriticModel[CategoricalDist
             ),
             memory,
         )
+
+
+def _checked_action_names(action_names: Optional[Sequence[str]], num_actions: int,
+                          done_action_index: int) -> List[str]:
+    """The ordered action names the walkthrough mask is built from, checked against the space."""
+    if action_names is None:
+        raise ValueError(
+            "`action_names` (the ordered list of action names) is required to"
+            " know which actions to mask during the walkthrough phase."
+        )
+    names = list(action_names)
+    if len(names) != num_actions:
+        raise ValueError(f"{len(names)} action names for {num_actions} actions.")
+    if not 0 <= done_action_index < num_actions:
+        raise ValueError(f"done_action_index {done_action_index} out of range.")
+    return names

@@ -127,9 +127,26 @@ class EpisodeGenerator:
                            f"(rejections: {dict(self.rejections)})")
 
     def _try(self, scene: str, rng: random.Random, n_move: int, n_open: int, reachable, extra_irs: bool):
-        from .environment import PoseMismatchError, RearrangeTaskSpec
-        from .pose_metrics import compare_poses, pose_difference_energy
+        """One attempt: (spec, (moved, opened, energy)) or (None, why it was rejected)."""
+        try:
+            pos, rot, start_seed, target_seed = self._start_scene(scene, rng, reachable)
+            openable_data = self._open_start(rng, n_open)
+            moved, fixed = self._choose_moved(rng, n_move)
+            if extra_irs:
+                _irs(self.c, start_seed + 1, excluded_ids=[o["objectId"] for o in moved],
+                     receptacle_ids=self.receptacle_ids)
+            starting = _poses(self.c.last_event.metadata["objects"])
+            target = self._target_state(rng, target_seed, fixed, openable_data)
+            if [p["name"] for p in target] != [p["name"] for p in starting]:
+                raise _Rejected("object set changed")
+            spec = {"agent_position": pos, "agent_rotation": rot, "openable_data": openable_data,
+                    "starting_poses": starting, "target_poses": target}
+            return spec, self._validate(scene, spec)
+        except _Rejected as r:
+            return None, r.reason
 
+    def _start_scene(self, scene: str, rng: random.Random, reachable):
+        """Agent pose and spawn seeds drawn, duplicates of identical meshes removed, start spawn."""
         c = self.c
         x, z = rng.choice(reachable)
         rot = rng.choice(range(0, 360, 30))
@@ -146,10 +163,15 @@ class EpisodeGenerator:
                 c.step("RemoveFromScene", objectIds=[s for s in same if s != keep])
         c.step("MakeAllObjectsUnbreakable")
         if not _irs(c, start_seed, receptacle_ids=self.receptacle_ids):
-            return None, "start spawn failed"
+            raise _Rejected("start spawn failed")
+        if any(o["isBroken"] for o in c.last_event.metadata["objects"]):
+            raise _Rejected("broken after start spawn")
+        return pos, rot, start_seed, target_seed
+
+    def _open_start(self, rng: random.Random, n_open: int) -> List[Dict[str, Any]]:
+        """Choose `n_open` openables that open and close, and give each a start openness."""
+        c = self.c
         objs = c.last_event.metadata["objects"]
-        if any(o["isBroken"] for o in objs):
-            return None, "broken after start spawn"
         openables = sorted((o for o in objs if o["name"] in self.openable_names), key=lambda o: o["name"])
         rng.shuffle(openables)
         chosen = []
@@ -161,58 +183,64 @@ class EpisodeGenerator:
             if a.metadata["lastActionSuccess"] and b.metadata["lastActionSuccess"]:
                 chosen.append(o)
         if len(chosen) < n_open:
-            return None, "no openable opens and closes"
+            raise _Rejected("no openable opens and closes")
         openable_data = []
         for o in chosen:
             v = _random_openness(rng, 0.0)
             if v is None or not c.step("OpenObject", objectId=o["objectId"], openness=v, forceAction=True):
-                return None, "open failed"
+                raise _Rejected("open failed")
             openable_data.append({"name": o["name"], "objectName": o["name"], "objectId": o["objectId"],
                                   "start_openness": v})
-        objs = c.last_event.metadata["objects"]
+        return openable_data
+
+    def _choose_moved(self, rng: random.Random, n_move: int):
+        """Split the movable pickupables into the `n_move` to move and the rest to keep."""
+        objs = self.c.last_event.metadata["objects"]
         movable = sorted((o for o in objs if o["pickupable"] and o["objectType"] not in OBJECT_TYPES_TO_NOT_MOVE),
                          key=lambda o: o["name"])
         if len(movable) < n_move:
-            return None, "too few movable objects"
+            raise _Rejected("too few movable objects")
         rng.shuffle(movable)
-        moved, fixed = movable[len(movable) - n_move:], movable[:len(movable) - n_move]
-        if extra_irs:
-            _irs(c, start_seed + 1, excluded_ids=[o["objectId"] for o in moved], receptacle_ids=self.receptacle_ids)
-        starting = _poses(c.last_event.metadata["objects"])
+        return movable[len(movable) - n_move:], movable[:len(movable) - n_move]
+
+    def _target_state(self, rng: random.Random, target_seed: int, fixed, openable_data) -> List[Dict[str, Any]]:
+        """Target spawn of the moved objects and target openness; returns the target poses."""
+        c = self.c
         not_to_move = [o["objectId"] for o in c.last_event.metadata["objects"]
                        if o["pickupable"] and o["objectType"] in OBJECT_TYPES_TO_NOT_MOVE]
         if not _irs(c, target_seed, excluded_ids=[o["objectId"] for o in fixed] + not_to_move,
                     receptacle_ids=self.receptacle_ids):
-            return None, "target spawn failed"
+            raise _Rejected("target spawn failed")
         for od in openable_data:
             cur = next(o for o in c.last_event.metadata["objects"] if o["name"] == od["name"])
             v = _random_openness(rng, cur["openness"])
             if v is None:
-                return None, "no target openness"
+                raise _Rejected("no target openness")
             c.step("CloseObject", objectId=cur["objectId"], forceAction=True)
             c.step("OpenObject", objectId=cur["objectId"], openness=v, forceAction=True)
             od["target_openness"] = v
         objs = c.last_event.metadata["objects"]
         if any(o["isBroken"] for o in objs):
-            return None, "broken after target spawn"
-        target = _poses(objs)
-        if [p["name"] for p in target] != [p["name"] for p in starting]:
-            return None, "object set changed"
-        spec = {"agent_position": pos, "agent_rotation": rot, "openable_data": openable_data,
-                "starting_poses": starting, "target_poses": target}
-        # Validate the way an agent will meet it: goal state, then shuffled state.
+            raise _Rejected("broken after target spawn")
+        return _poses(objs)
+
+    def _validate(self, scene: str, spec: Dict[str, Any]) -> Tuple[int, int, float]:
+        """Check the episode the way an agent meets it (goal state, then shuffled state)."""
+        from .environment import PoseMismatchError, RearrangeTaskSpec
+        from .pose_metrics import compare_poses, pose_difference_energy
+
         try:
             task_spec = RearrangeTaskSpec(scene=scene, stage=self.stage, **spec)
             self.env.reset(task_spec)
             self.env.shuffle()
         except PoseMismatchError:
-            return None, "reset/shuffle mismatch"
+            raise _Rejected("reset/shuffle mismatch")
         ips, gps, cps = self.env.poses
         npos = nopen = 0
         energy = 0.0
         for g, i in zip(gps, ips):
             if i["broken"]:
-                return None, "broken at start"
+                raise _Rejected("broken at start")
             cmp = compare_poses(g, i)
             d = pose_difference_energy(g, i)
             energy += d
@@ -224,8 +252,16 @@ class EpisodeGenerator:
             if d > 0:
                 for pose in (i, g):  # the object must be reachable where it is and where it goes
                     if not self.env.interactable_cache.get(scene, pose, self.c, force_cache_refresh=True):
-                        return None, "changed object unreachable"
-        return spec, (npos, nopen, float(energy))
+                        raise _Rejected("changed object unreachable")
+        return npos, nopen, float(energy)
+
+
+class _Rejected(Exception):
+    """An attempt that cannot become an episode; `reason` is counted in the rejection stats."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 _GEN: Optional[EpisodeGenerator] = None

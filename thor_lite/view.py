@@ -173,8 +173,13 @@ def topdown_map(
     if len(path) > 1:
         draw.line([to_px(x, z) for x, z in path], fill=COLOR_PATH, width=2)
 
-    # Agent: disc of the agent radius plus a heading arrow (yaw 0 faces +z, 90 faces +x).
-    cx, cy = to_px(ax, az)
+    _draw_agent(draw, to_px(ax, az), yaw, scale)
+    return _with_legend(img.convert("RGBA"), walk=len(path) > 1)
+
+
+def _draw_agent(draw: ImageDraw.ImageDraw, centre: Tuple[float, float], yaw: float, scale: float) -> None:
+    """Disc of the agent radius plus a heading arrow (yaw 0 faces +z, 90 faces +x)."""
+    cx, cy = centre
     r = max(0.2 * scale, 4)
     draw.ellipse([cx - r, cy - r, cx + r, cy + r], outline=COLOR_AGENT, width=2)
     dx, dz = math.sin(math.radians(yaw)), math.cos(math.radians(yaw))
@@ -184,14 +189,18 @@ def topdown_map(
     right = (tip[0] - (dx * 0.12 + dz * 0.07) * scale, tip[1] + (dz * 0.12 - dx * 0.07) * scale)
     draw.polygon([tip, left, right], fill=COLOR_AGENT)
 
-    # Legend strip (wraps onto more rows on narrow maps).
+
+def _with_legend(img: Image.Image, walk: bool) -> Image.Image:
+    """The map above a legend strip that wraps onto more rows on narrow maps."""
+    w, h = img.size
+    draw = ImageDraw.Draw(img)
     font = _font(11)
     items = [
         ("reachable", COLOR_REACHABLE), ("pickupable", COLOR_PICKUPABLE[:3] + (255,)),
         ("receptacle", COLOR_RECEPTACLE[:3] + (255,)), ("other", COLOR_OTHER[:3] + (255,)),
         ("agent", COLOR_AGENT),
     ]
-    if len(path) > 1:
+    if walk:
         items.append(("walk", COLOR_PATH))
     items.append(("(+x right, +z up)", None))
     placed, x, row = [], 4, 0
