@@ -12,6 +12,12 @@ command line, e.g. `allenact ... --config_kwargs '{"num_train_processes": 2, "tr
   or "train_subset" (the 800 shipped train episodes that the combined split uses)
 - screen_size: frame size in pixels (default 224 as in the official configs; CPU-only runs
   train several times faster at 64)
+
+The AllenAct compatibility fixes (`allenact_compat.install_allenact_fixes`) are installed here,
+when this module is imported, and not in `__init__`: allenact imports the config module in its
+main process and again in every forkserver/spawn worker (to unpickle the config), while
+`__init__` runs only in the main process. Workers need the numpy fixes (map builders,
+checkpoint loading); the main process needs the exit-status guard before the runner starts.
 """
 from __future__ import annotations
 
@@ -27,11 +33,13 @@ from allenact.base_abstractions.experiment_config import ExperimentConfig, Machi
 from allenact.base_abstractions.sensor import ExpertActionSensor, Sensor, SensorSuite
 from allenact.utils.experiment_utils import Builder, LinearDecay, TrainingPipeline
 
-from baseline_configs import allenact_compat  # noqa: F401  (stack fixes, exit status)
+from baseline_configs.allenact_compat import install_allenact_fixes
 from rearrange.constants import (
     MAX_UNSHUFFLE_STEPS, MAX_WALKTHROUGH_STEPS, REARRANGE_ACTIONS, SCREEN_SIZE,
 )
 from rearrange.dataset import load_stage
+
+install_allenact_fixes()  # see the module docstring for why at import time
 
 
 def partition_sequence(seq: Sequence[Any], parts: int) -> List[List[Any]]:
