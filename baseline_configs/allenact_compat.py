@@ -1,4 +1,6 @@
-"""Fixes for running AllenAct 0.5.4 on Python 3.11 / numpy 2 / torch 2.14 (imported by every config).
+"""Fixes for running AllenAct 0.5.4 on Python 3.11 / numpy 2 / torch 2.14.
+
+Importing this module changes nothing; `install_allenact_fixes()` applies every fix, once:
 
 - numpy 2 removed `np.NaN`, which allenact's map builders still use.
 - moviepy 1.0.3 turns on `logging.captureWarnings(True)` at import, hiding every warning.
@@ -6,6 +8,8 @@
   scalars and schedule objects, so we allow-list the numpy types they contain.
 - allenact exits 0 when a train/valid/test worker crashes; we make that exit status 1, so
   scripts and CI can trust the exit code.
+
+`baseline_configs/rearrange_base.py` calls it (its docstring says why there).
 """
 from __future__ import annotations
 
@@ -13,8 +17,12 @@ import logging
 
 import numpy as np
 
-if not hasattr(np, "NaN"):
-    np.NaN = np.nan  # type: ignore[attr-defined]
+_installed = False
+
+
+def _restore_np_nan() -> None:
+    if not hasattr(np, "NaN"):
+        np.NaN = np.nan  # type: ignore[attr-defined]
 
 
 def _allow_numpy_in_checkpoints() -> None:
@@ -68,12 +76,15 @@ def _install_exit_status_guard() -> None:
     OnPolicyRunner._exit_status_guard = True
 
 
-def install() -> None:
+def install_allenact_fixes() -> None:
+    """Apply every fix above; idempotent, so each config module may call it."""
+    global _installed
+    if _installed:
+        return
     import allenact.utils.tensor_utils  # noqa: F401  (imports moviepy, which hijacks warnings)
 
+    _restore_np_nan()
     logging.captureWarnings(False)
     _allow_numpy_in_checkpoints()
     _install_exit_status_guard()
-
-
-install()
+    _installed = True

@@ -8,10 +8,16 @@ command line, e.g. `allenact ... --config_kwargs '{"num_train_processes": 2, "tr
   CPU count without CUDA, 40/2/20 as in the official configs with GPUs)
 - training_steps, data_dir, test_stage ("combined" as for leaderboard submissions, or
   "val"/"test"), episodes_per_scene (limit, for quick runs), max_test_episodes_per_scene
-- train_split: "train" (4000 episodes, generated on first use) or "train_subset" (the 800
-  shipped train episodes that the combined split uses)
+- train_split: "train" (4000 episodes, made once by `python -m rearrange.datagen --stage train`)
+  or "train_subset" (the 800 shipped train episodes that the combined split uses)
 - screen_size: frame size in pixels (default 224 as in the official configs; CPU-only runs
   train several times faster at 64)
+
+The AllenAct compatibility fixes (`allenact_compat.install_allenact_fixes`) are installed here,
+when this module is imported, and not in `__init__`: allenact imports the config module in its
+main process and again in every forkserver/spawn worker (to unpickle the config), while
+`__init__` runs only in the main process. Workers need the numpy fixes (map builders,
+checkpoint loading); the main process needs the exit-status guard before the runner starts.
 """
 from __future__ import annotations
 
@@ -22,17 +28,21 @@ from abc import abstractmethod
 from collections import OrderedDict
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+import gym
 import torch
 from allenact.base_abstractions.experiment_config import ExperimentConfig, MachineParams
 from allenact.base_abstractions.sensor import ExpertActionSensor, Sensor, SensorSuite
-from allenact.utils.experiment_utils import Builder, LinearDecay, TrainingPipeline
+from allenact.utils.experiment_utils import Builder, LinearDecay, PipelineStage, TrainingPipeline
 
 from backends import DEFAULT_BACKEND, open_x_displays
-from baseline_configs import allenact_compat  # noqa: F401  (stack fixes, exit status)
+from baseline_configs.allenact_compat import install_allenact_fixes
 from rearrange.constants import (
     MAX_UNSHUFFLE_STEPS, MAX_WALKTHROUGH_STEPS, REARRANGE_ACTIONS, SCREEN_SIZE, default_controller_kwargs,
 )
 from rearrange.dataset import load_stage
+from rearrange.sensors import RGBRearrangeSensor
+
+install_allenact_fixes()  # see the module docstring for why at import time
 
 
 def partition_sequence(seq: Sequence[Any], parts: int) -> List[List[Any]]:
@@ -43,6 +53,22 @@ def partition_sequence(seq: Sequence[Any], parts: int) -> List[List[Any]]:
         out.append(list(seq[start:start + size]))
         start += size
     return out
+
+
+class StepwiseLinearDecay:
+    """1.0 until `cumm_steps_before_decay`, then linearly down to `endp` over `steps`."""
+
+    def __init__(self, cumm_steps_before_decay: int, steps_for_decay: int, startp: float = 1.0,
+                 endp: float = 0.0) -> None:
+        self.before = int(cumm_steps_before_decay)
+        self.steps = max(int(steps_for_decay), 1)
+        self.startp, self.endp = float(startp), float(endp)
+
+    def __call__(self, epoch: int) -> float:
+        if epoch <= self.before:
+            return self.startp
+        frac = min((epoch - self.before) / self.steps, 1.0)
+        return self.startp + (self.endp - self.startp) * frac
 
 
 class RearrangeBaseExperimentConfig(ExperimentConfig):
@@ -212,7 +238,37 @@ class RearrangeBaseExperimentConfig(ExperimentConfig):
                                deterministic_cudnn: bool = False) -> Dict[str, Any]:
         return self.stagewise_task_sampler_args(self.test_stage, process_ind, total_processes, devices, seeds)
 
+    # --- sensors and model inputs shared by the 1- and 2-phase configs --------------------
+    def rgb_sensors(self, goal_sensor_cls: type) -> List[Sensor]:
+        """The current view ("rgb") and a goal-state view ("unshuffled_rgb") of the same size."""
+        size = self.SCREEN_SIZE
+        return [
+            RGBRearrangeSensor(height=size, width=size, use_resnet_normalization=True, uuid="rgb"),
+            goal_sensor_cls(height=size, width=size, use_resnet_normalization=True, uuid="unshuffled_rgb"),
+        ]
+
+    def observation_space(self, model_kwargs: Dict[str, Any]) -> gym.spaces.Dict:
+        """The preprocessed spaces when allenact passes a preprocessor graph, else the sensors'."""
+        graph = model_kwargs.get("sensor_preprocessor_graph")
+        if graph is not None:
+            return graph.observation_spaces
+        return gym.spaces.Dict({s.uuid: s.observation_space for s in self.sensors()})
+
     # --- pipeline helpers ------------------------------------------------------------------
+    def pipeline(self, named_losses: Dict[str, Any], stages: List[PipelineStage],
+                 lr_scheduler_builder: Optional[Builder] = None, num_mini_batch: int = 1,
+                 update_repeats: int = 3, num_steps: int = 64) -> TrainingPipeline:
+        """A TrainingPipeline with the settings every baseline shares (Adam, GAE, clipping)."""
+        return TrainingPipeline(
+            save_interval=self.save_interval,
+            metric_accumulate_interval=self._metric_interval(),
+            optimizer_builder=Builder(torch.optim.Adam, dict(lr=self.lr)),
+            num_mini_batch=num_mini_batch, update_repeats=update_repeats, max_grad_norm=0.5,
+            num_steps=num_steps, named_losses=named_losses,
+            gamma=0.99, use_gae=True, gae_lambda=0.95, advance_scene_rollout_period=None,
+            pipeline_stages=stages, lr_scheduler_builder=lr_scheduler_builder,
+        )
+
     def _metric_interval(self) -> int:
         if self.metric_accumulate_interval is not None:
             return self.metric_accumulate_interval
@@ -225,3 +281,30 @@ class RearrangeBaseExperimentConfig(ExperimentConfig):
 
     run_walkthrough_phase = False
     run_unshuffle_phase = True
+
+
+class ImitationMixin:
+    """Behaviour cloning then DAgger, shared by every config that imitates the expert.
+
+    Mix in before a RearrangeBaseExperimentConfig subclass; the class sets `IL_PARAMS` with the
+    official "bc_tf1_steps" (teacher forcing held at 1) and "dagger_steps" (decay to 0). Unset
+    lengths are capped at 25 % / 50 % of training, so short runs keep the official shape: BC
+    first, then DAgger, then on-policy. Training samplers also get the expert's action.
+    """
+
+    IL_PARAMS: Dict[str, Any]
+    training_steps: int
+
+    def __init__(self, bc_tf1_steps: Optional[int] = None, dagger_steps: Optional[int] = None,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)  # type: ignore[call-arg]
+        p, t = self.IL_PARAMS, self.training_steps
+        self.bc_tf1_steps = int(bc_tf1_steps if bc_tf1_steps is not None else min(p["bc_tf1_steps"], 0.25 * t))
+        self.dagger_steps = int(dagger_steps if dagger_steps is not None else min(p["dagger_steps"], 0.5 * t))
+
+    def sensors(self) -> Sequence[Sensor]:
+        return [*super().sensors(),  # type: ignore[misc]
+                ExpertActionSensor(gym.spaces.Discrete(len(self.actions())))]  # type: ignore[attr-defined]
+
+    def teacher_forcing(self) -> StepwiseLinearDecay:
+        return StepwiseLinearDecay(self.bc_tf1_steps, self.dagger_steps)

@@ -16,7 +16,6 @@ Writes benchmarks/results/alfred_gen.json and prints a table.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import tempfile
@@ -25,17 +24,16 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from alfred_task import constants as C
+from alfred_task.env import AlfredEnv
+from alfred_task.expert import AlfredExpert, ExpertError
+from alfred_task.gen import GenerationError, generate, generate_one
+from alfred_task.goal_conditions import goal_satisfied
+from alfred_task.navigation import GridNavigator, agent_node
+from alfred_task.planning import load_domain, make_problem, plan_cost, solve, template_plan
+from alfred_task.scene_state import LocationIndex, build_problem_state
 
-from alfred_task import constants as C  # noqa: E402
-from alfred_task.env import AlfredEnv  # noqa: E402
-from alfred_task.expert import AlfredExpert, ExpertError  # noqa: E402
-from alfred_task.gen import GenerationError, generate, generate_one  # noqa: E402
-from alfred_task.goal_conditions import goal_satisfied  # noqa: E402
-from alfred_task.navigation import GridNavigator, agent_node  # noqa: E402
-from alfred_task.planning import load_domain, make_problem, plan_cost, solve, template_plan  # noqa: E402
-from alfred_task.scene_state import LocationIndex, build_problem_state  # noqa: E402
+from _common import RESULTS_DIR, write_json
 
 
 def bench_generation(n: int, workers: int, seed: int) -> dict:
@@ -138,7 +136,7 @@ def main(argv=None) -> int:
     ap.add_argument("--episodes", type=int, default=14, help="tasks for the planner and expert benchmarks")
     ap.add_argument("--deviate", type=float, nargs="*", default=[0.0, 0.1])
     ap.add_argument("--seed", type=int, default=101)
-    ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "alfred_gen.json")
+    ap.add_argument("--out", type=Path, default=RESULTS_DIR / "alfred_gen.json")
     args = ap.parse_args(argv)
     res = {"generation": bench_generation(args.demos, args.workers, args.seed)}
     print("generation:", res["generation"], flush=True)
@@ -151,8 +149,7 @@ def main(argv=None) -> int:
                              for d in args.deviate if d > 0]
     for r in res["online_expert"]:
         print("online expert:", r, flush=True)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(res, indent=2))
+    write_json(args.out, res)
     g, p = res["generation"], res["planners"]
     print(f"\n| measure | value |\n|---|---|\n| demonstrations/min ({g['workers']} workers) | {g['demos_per_min']} "
           f"({g['ok']}/{g['demos']} ok) |\n| Fast Downward per problem (median / max) | {p['fast_downward_median_s']} s / "

@@ -15,7 +15,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "alfred" / "json_2.1.0"
+from _common import RESULTS_DIR, SHARED, markdown_table, write_markdown
+
+FIXTURES = SHARED / "data" / "alfred" / "json_2.1.0"
 
 
 def replay(path: Path, env) -> dict:
@@ -48,7 +50,7 @@ def replay(path: Path, env) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", type=Path, default=SHARED)
+    ap.add_argument("--data", type=Path, default=FIXTURES)
     args = ap.parse_args(argv)
     files = sorted(p for p in args.data.rglob("traj_data.json") if "plan" in json.loads(p.read_text()))
     if not files:
@@ -59,11 +61,13 @@ def main(argv=None) -> int:
     env = AlfredEnv()
     rows = [replay(p, env) for p in files]
     env.stop()
-    lines = ["| trajectory | task type | steps ok | goal (GC) | first failure |", "|---|---|---:|---|---|"]
-    for r in rows:
-        ff = "" if r["first_fail"] is None else f"step {r['first_fail'][0]} {r['first_fail'][1]}: {r['first_fail'][2]}"
-        lines.append(f"| {r['trial']} | {r['task_type']} | {r['ok_steps']}/{r['steps']} | "
-                     f"{'yes' if r['goal'] else 'no'} ({r['gc']}) | {ff} |")
+    def first_failure(r: dict) -> str:
+        return "" if r["first_fail"] is None else f"step {r['first_fail'][0]} {r['first_fail'][1]}: {r['first_fail'][2]}"
+
+    lines = markdown_table(
+        ["trajectory", "task type", "steps ok", "goal (GC)", "first failure"],
+        [(r["trial"], r["task_type"], f"{r['ok_steps']}/{r['steps']}", f"{'yes' if r['goal'] else 'no'} ({r['gc']})",
+          first_failure(r)) for r in rows], "llrll")
     steps = sum(r["steps"] for r in rows)
     ok = sum(r["ok_steps"] for r in rows)
     full = sum(r["first_fail"] is None for r in rows)
@@ -75,9 +79,7 @@ def main(argv=None) -> int:
     lines.append(f"first failures by action: {dict(reasons)}")
     text = "\n".join(lines)
     print(text)
-    out = Path(__file__).resolve().parent / "results" / "alfred_replay.md"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text + "\n")
+    write_markdown(RESULTS_DIR / "alfred_replay.md", text)
     return 0
 
 

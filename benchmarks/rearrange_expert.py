@@ -10,7 +10,6 @@ writes a markdown table to benchmarks/results/.
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing as mp
 import os
 import sys
@@ -22,7 +21,7 @@ from typing import Any, Dict, List, Tuple
 import numpy as np
 from tqdm import tqdm
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _common import RESULTS_DIR, write_json, write_markdown
 
 ROOMS = {0: "kitchen", 2: "living room", 3: "bedroom", 4: "bathroom"}
 
@@ -108,12 +107,10 @@ def main(argv=None) -> int:
                   f"{np.median([r['seconds'] for r in results]):.2f} s)"]
     text = "\n".join(lines)
     print(text)
-    out = args.out or Path(__file__).resolve().parent / "results" / (
+    out = args.out or RESULTS_DIR / (
         f"rearrange_expert_{(args.data.stem if args.data else args.stage).replace('.pkl', '')}.md")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text + "\n")
-    with open(out.with_suffix(".json"), "w") as f:
-        json.dump(results, f, default=float)
+    write_markdown(out, text)
+    write_json(out.with_suffix(".json"), results, indent=None, default=float)
     return 0
 
 

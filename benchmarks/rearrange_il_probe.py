@@ -13,7 +13,6 @@ visual learning; CE at the marginal means the budget is too small for this encod
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -22,10 +21,9 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from rearrange.evaluation import load_config
 
-from rearrange.evaluation import load_config  # noqa: E402
+from _common import REPO, RESULTS_DIR, write_json
 
 CONFIG = REPO / "baseline_configs" / "one_phase" / "one_phase_rgb_dagger.py"
 
@@ -82,7 +80,7 @@ def main(argv=None) -> int:
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--screen-size", type=int, default=64)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "rearrange_il_probe.json")
+    ap.add_argument("--out", type=Path, default=RESULTS_DIR / "rearrange_il_probe.json")
     args = ap.parse_args(argv)
     if args.episodes <= args.held_out:
         ap.error("--episodes must exceed --held-out")
@@ -115,8 +113,7 @@ def main(argv=None) -> int:
             print(curve[-1], flush=True)
     result = {"marginal_entropy": entropy, "expert_steps": int(len(acts)), "curve": curve, "args": {
         k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2))
+    write_json(args.out, result)
     print(f"marginal {entropy:.3f} nats | final train CE {curve[-1]['train_ce']:.3f} | "
           f"held-out CE {curve[-1]['held_out_ce']:.3f} -> {args.out}")
     return 0

@@ -35,11 +35,9 @@ import time
 from pathlib import Path
 from typing import Callable, Dict, List, Tuple
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from thor_lite import Controller
 
-from thor_lite import Controller  # noqa: E402
+from _common import RESULTS_DIR, markdown_table, write_markdown
 
 NAV_ACTIONS = ("MoveAhead", "RotateLeft", "RotateRight", "LookUp", "LookDown")
 NAV_WEIGHTS = (0.4, 0.2, 0.2, 0.1, 0.1)
@@ -138,12 +136,12 @@ def main(argv=None) -> int:
     p.add_argument("--scene", default="FloorPlan1")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-profile", action="store_true")
-    p.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "thor_lite_fps.md")
+    p.add_argument("--out", type=Path, default=RESULTS_DIR / "thor_lite_fps.md")
     args = p.parse_args(argv)
 
     rows = []
-    header = "| res | mix | images read | steps/s | ms/step | interactions ok | repeats (s) |"
-    sep = "|---:|---|---|---:|---:|---:|---|"
+    header, sep = markdown_table(["res", "mix", "images read", "steps/s", "ms/step", "interactions ok",
+                                  "repeats (s)"], [], "rllrrrl")
     print(f"thor_lite FPS: scene={args.scene} steps={args.steps} repeats={args.repeats} "
           f"python={platform.python_version()} cpus={os.cpu_count()} "
           f"LP_NUM_THREADS={os.environ.get('LP_NUM_THREADS')}")
@@ -175,8 +173,7 @@ def main(argv=None) -> int:
         *rows,
         "",
     ]
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text("\n".join(md))
+    write_markdown(args.out, "\n".join(md))
     print(f"\ntable written to {args.out}")
 
     if not args.no_profile:

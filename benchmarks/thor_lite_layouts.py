@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+from _common import RESULTS_DIR, SHARED, markdown_table, write_markdown
 
 
 def reachable(scene: str) -> set:
@@ -59,23 +59,20 @@ def run(layouts: Path, episodes: Path) -> list:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--layouts", type=Path, default=SHARED / "ithor_layouts")
-    ap.add_argument("--episodes", type=Path, default=SHARED / "rearrangement" / "2023_val.pkl.gz")
+    ap.add_argument("--layouts", type=Path, default=SHARED / "data" / "ithor_layouts")
+    ap.add_argument("--episodes", type=Path, default=SHARED / "data" / "rearrangement" / "2023_val.pkl.gz")
     args = ap.parse_args(argv)
     if not args.layouts.is_dir():
         print(f"no layout files at {args.layouts}; nothing to compare", file=sys.stderr)
         return 2
-    lines = ["| measure | walls from layouts | geometry only |", "|---|---:|---:|"]
     with_walls = run(args.layouts, args.episodes)
     os.environ["THOR_LITE_LAYOUTS"] = "/nonexistent"  # read per World: walls now from the Floor box only
     geometry = run(args.layouts, args.episodes)
-    for (name, a), (_, b) in zip(with_walls, geometry):
-        lines.append(f"| {name} | {a:.3f} | {b:.3f} |")
+    lines = markdown_table(["measure", "walls from layouts", "geometry only"],
+                           [(name, f"{a:.3f}", f"{b:.3f}") for (name, a), (_, b) in zip(with_walls, geometry)], "lrr")
     text = "\n".join(lines)
     print(text)
-    out = Path(__file__).resolve().parent / "results" / "thor_lite_layouts.md"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text + "\n")
+    write_markdown(RESULTS_DIR / "thor_lite_layouts.md", text)
     return 0
 
 

@@ -6,12 +6,12 @@ types (§7.1-7.2). Malformed files are rejected with the scene, episode index an
 from __future__ import annotations
 
 import gzip
-import os
 import pickle
-import tempfile
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Union
+
+from common.atomic_io import atomic_open
 
 from .constants import DATA_DIR
 
@@ -92,19 +92,10 @@ def load_dataset(path: Union[str, Path], stage: Optional[str] = None) -> "Ordere
 
 
 def save_dataset(data: Dict[str, List[Dict[str, Any]]], path: Union[str, Path]) -> None:
-    """Atomic write: a crash never leaves a half-written dataset behind."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as f:
-            pickle.dump(data, f, protocol=4)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """Atomic write (a crash never leaves a half-written dataset); gzip mtime 0 keeps the bytes
+    identical for identical data."""
+    with atomic_open(path, "wb", gzip_mtime=0) as f:
+        pickle.dump(data, f, protocol=4)
 
 
 def dataset_path(stage: str, data_dir: Union[str, Path, None] = None) -> Path:
@@ -115,17 +106,18 @@ def dataset_path(stage: str, data_dir: Union[str, Path, None] = None) -> Path:
 
 def load_stage(stage: str, data_dir: Union[str, Path, None] = None,
                scenes: Optional[Sequence[str]] = None) -> "OrderedDict[str, List[Dict[str, Any]]]":
-    """The thor_lite split for a stage; the full train split is generated on first use.
+    """The thor_lite split for a stage; loading never generates data.
 
-    Generating all 4000 train episodes takes about an hour on 2 cores (with a progress bar);
-    `train_subset` (10 episodes per scene, shipped) is the quick alternative.
+    The full train split (4000 episodes) is not shipped: generating it takes about an hour on
+    2 cores, which a config or benchmark must never start behind the user's back. A missing
+    file is a DatasetError naming the command that makes it; `train_subset` (shipped) is the
+    quick alternative.
     """
     path = dataset_path(stage, data_dir)
-    if not path.is_file() and stage == "train":
-        from .datagen import generate_stage
-
-        print(f"{path} not found: generating the thor_lite train split (deterministic, ~1 h on 2 cores)")
-        generate_stage("train", out_path=path)
+    if not path.is_file():
+        out = f" --out {path}" if data_dir is not None else ""
+        raise DatasetError(f"{path}: no such dataset file; generate it with "
+                           f"`python -m rearrange.datagen --stage {stage}{out}`")
     data = load_dataset(path, stage=stage)
     if scenes is not None:
         missing = [s for s in scenes if s not in data]

@@ -11,20 +11,19 @@ from __future__ import annotations
 
 import abc
 import argparse
-import gzip
 import importlib.util
 import inspect
 import json
-import os
 import random
 import sys
-import tempfile
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 from tqdm import tqdm
+
+from common.atomic_io import atomic_open, write_text_atomic
 
 HEADLINE = ("unshuffle/prop_fixed_strict", "unshuffle/success", "unshuffle/prop_fixed",
             "unshuffle/energy_prop", "unshuffle/num_newly_misplaced", "unshuffle/ep_length")
@@ -146,13 +145,11 @@ def _side_by_side(task) -> np.ndarray:
 
 
 def write_gif(frames: List[np.ndarray], path: Path, fps: int = 4) -> None:
+    """Encoded in memory, then written atomically (the same bytes as a direct GIF write)."""
     import imageio.v2 as imageio
 
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp.gif")
-    imageio.mimsave(tmp, frames, duration=1.0 / fps, loop=0)
-    os.replace(tmp, path)
+    with atomic_open(path, "wb") as f:
+        imageio.mimsave(f, frames, format="GIF", duration=1.0 / fps, loop=0)
 
 
 def summarize(results: List[Dict[str, Any]]) -> Dict[str, float]:
@@ -182,13 +179,8 @@ def write_submission(results: List[Dict[str, Any]], path: Path) -> None:
         m = dict(m)
         info = m.pop("task_info")
         sub[info["unique_id"]] = {**info, **m}
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as f:
+    with atomic_open(path, "wb", gzip_mtime=0) as f:
         f.write(json.dumps(sub, default=_json_default).encode())
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
 
 
 def _json_default(o: Any):
@@ -233,8 +225,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     table = metrics_table(rows)
     print(table)
     if args.table:
-        args.table.parent.mkdir(parents=True, exist_ok=True)
-        args.table.write_text(table + "\n")
+        write_text_atomic(args.table, table + "\n")
     return 0
 
 

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import json
 import logging
 import random
 from collections import OrderedDict
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
+import canonicaljson
 import gym
 import numpy as np
 from allenact.base_abstractions.misc import RLStepResult
@@ -41,9 +41,14 @@ def agent_location_tuple(loc: Dict[str, Any]) -> Tuple:
             int(bool(loc["standing"])), int(round_to_factor(loc["horizon"], 30)) % 360)
 
 
-def canonical_json(obj: Any) -> bytes:
-    """Sorted keys, no whitespace, UTF-8: the canonical form used to seed the open toggles."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+def open_toggle_seed(spec: RearrangeTaskSpec) -> int:
+    """The 2023 open toggle's RNG seed: md5 of the spec's canonical JSON, as the official code.
+
+    The official code hashes `canonicaljson.encode_canonical_json(task_spec.__dict__)` after
+    reset (agent_rotation already axis-rounded); we use the same package, so float formatting,
+    key order and non-ASCII handling agree by construction.
+    """
+    return int(hashlib.md5(canonicaljson.encode_canonical_json(_spec_dict(spec))).hexdigest(), 16)
 
 
 class AbstractRearrangeTask(Task[RearrangeTHOREnvironment]):
@@ -182,9 +187,8 @@ class UnshuffleTask(AbstractRearrangeTask):
 
     # --- the 2023 open toggle -----------------------------------------------------------
     def _init_open_toggles(self, ips: List[Dict[str, Any]], gps: List[Dict[str, Any]]) -> None:
-        spec = self.unshuffle_env.current_task_spec
-        seed = int(hashlib.md5(canonical_json(_spec_dict(spec))).hexdigest(), 16)
-        rng = random.Random(seed)
+        self.open_toggle_seed = open_toggle_seed(self.unshuffle_env.current_task_spec)
+        rng = random.Random(self.open_toggle_seed)
         self.open_toggle_values: Dict[str, Tuple[float, float]] = {}
         self.open_toggle_uses: Dict[str, int] = {}
         priority, other = [], []

@@ -5,8 +5,9 @@
 3. the same episodes are played by a random agent and by "done at step 0";
 4. prints and writes the metrics table, writes `submission.json.gz` (leaderboard format) and a
    GIF of one episode of the trained agent (current view | goal view);
-5. ALFRED: the online expert and a random agent on the shipped valid splits (SR, GC, PLW
-   tables and ALFRED's result files in out/main_job/alfred/; skip with --skip-alfred).
+5. ALFRED: the online expert and a random agent on the shipped valid splits (ALFRED's result
+   files `task_results_*.json` in out/main_job/alfred/<agent>/ and SR, GC, PLW tables built
+   from them; skip with --skip-alfred).
 
 Everything goes to out/main_job/. Exits non-zero if any stage fails.
 """
@@ -20,6 +21,9 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Optional, Sequence, Set
+
+from common.atomic_io import write_text_atomic
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = "baseline_configs/one_phase/one_phase_rgb_dagger.py"
@@ -104,7 +108,7 @@ def main(argv=None) -> int:
                f"Training: {args.training_steps} steps on {args.processes} processes in {train_s:.0f} s"
                + (f" (allenact approx_fps median {fps:.1f})" if fps else "") + f"; checkpoint {ckpt}\n")
     print(summary)
-    (out / "results.md").write_text(summary)
+    write_text_atomic(out / "results.md", summary)
     write_submission(tasks, out / "submission.json.gz")
     run_agent(config, CheckpointAgent(config, ckpt, seed=args.seed), "val", 1, scenes=["FloorPlan21"],
               gif_path=out / "episode.gif", desc="gif")
@@ -115,23 +119,52 @@ def main(argv=None) -> int:
     return 0
 
 
-def alfred_part(out: Path, workers: int) -> None:
+ALFRED_SPLITS = ("valid_seen", "valid_unseen")
+
+
+def alfred_part(out: Path, workers: int, limit: Optional[int] = None) -> None:
     """ALFRED on thor_lite: the online expert and a random agent on the shipped valid splits
-    (task_results_*.json per agent, tables in results.md)."""
+    (task_results_*.json per agent, tables in results.md built from those files).
+
+    `limit` keeps the first episodes of each split (quick checks; the main job runs them all).
+    """
     data = REPO / "data" / "alfred_lite"
-    tables = []
+    sections = []
     for agent in ("expert", "random"):
-        log = out / f"{agent}.log"
+        agent_out = out / agent
         out.mkdir(parents=True, exist_ok=True)
-        run([sys.executable, "-m", "alfred_task.eval", "--agent", agent, "--data", str(data),
-             "--splits", str(data / "splits.json"), "--split", "valid_seen,valid_unseen",
-             "--num-workers", str(workers), "--out", str(out / agent), "--quiet"], log)
-        tables.append(f"## {agent}\n\n" + "\n".join(
-            line for line in log.read_text().splitlines() if line.startswith(("|", "task evaluation"))))
-    text = "# Main job, ALFRED part: shipped valid splits on thor_lite\n\n" + "\n\n".join(tables) + "\n"
-    (out / "results.md").write_text(text)
+        existing = set(agent_out.glob("task_results_*.json"))
+        cmd = [sys.executable, "-m", "alfred_task.eval", "--agent", agent, "--data", str(data),
+               "--splits", str(data / "splits.json"), "--split", ",".join(ALFRED_SPLITS),
+               "--num-workers", str(workers), "--out", str(agent_out), "--quiet"]
+        if limit is not None:
+            cmd += ["--limit", str(limit)]
+        run(cmd, out / f"{agent}.log")
+        sections.append(f"## {agent}\n\n" + alfred_tables(agent_out, ALFRED_SPLITS, existing))
+    text = "# Main job, ALFRED part: shipped valid splits on thor_lite\n\n" + "\n\n".join(sections) + "\n"
+    write_text_atomic(out / "results.md", text)
     print(text)
     print(f"wrote {out / 'results.md'} and ALFRED result files under {out}")
+
+
+def alfred_tables(agent_out: Path, splits: Sequence[str], existing: Set[Path] = frozenset()) -> str:
+    """One table per split from the `task_results_<split>_<ts>.json` that this run wrote
+    (files in `existing` are from earlier runs and are ignored)."""
+    from alfred_task.metrics import format_task_table
+
+    tables = []
+    for split in splits:
+        new = sorted(set(agent_out.glob(f"task_results_{split}_*.json")) - set(existing))
+        if len(new) != 1:
+            raise SystemExit(f"main job: expected one new task_results_{split}_*.json in {agent_out}, "
+                             f"found {[p.name for p in new]}")
+        results = json.loads(new[0].read_text())["results"]
+        missing = [k for k in ("num_evals", "sr", "gc", "plw_sr", "plw_gc") if k not in results.get("all", {})]
+        if missing:
+            raise SystemExit(f"main job: {new[0]}: results.all lacks {missing}")
+        n = results["all"]["num_evals"]
+        tables.append(format_task_table(results, f"task evaluation: {split} ({n} episodes)"))
+    return "\n\n".join(tables)
 
 
 def _train_fps(log: Path):

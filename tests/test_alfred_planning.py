@@ -32,7 +32,7 @@ from alfred_task.planning import (
     to_thor_metadata,
 )
 
-FIXTURES = Path("/work/shared/data/alfred/json_2.1.0")
+FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "alfred" / "json_2.1.0"
 
 # ------------------------------------------------------------------ synthetic scene
 

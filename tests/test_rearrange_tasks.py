@@ -12,7 +12,7 @@ import pytest
 from allenact.base_abstractions.sensor import SensorSuite
 
 from rearrange.constants import REARRANGE_ACTIONS, scenes_for_stage, snake_case
-from rearrange.dataset import DatasetError, dataset_path, load_dataset, save_dataset
+from rearrange.dataset import DatasetError, dataset_path, load_dataset, load_stage, save_dataset
 from rearrange.environment import RearrangeTaskSpec, RearrangeTHOREnvironment
 from rearrange.pose_metrics import pose_difference_energy
 from rearrange.tasks import RearrangeTaskSampler, RearrangeTaskSpecIterable, UnshuffleTask
@@ -72,6 +72,29 @@ def test_loader_rejects_malformed_files(tmp_path, val):
     (tmp_path / "junk.pkl.gz").write_bytes(b"not gzip")
     with pytest.raises(DatasetError, match="not a gzip-compressed pickle"):
         load_dataset(tmp_path / "junk.pkl.gz")
+
+
+def test_missing_split_is_an_error_naming_the_generation_command(tmp_path, monkeypatch):
+    """Loading never starts the hour-long generation; it says how to run it instead."""
+    import rearrange.datagen
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("load_stage must not generate data")
+
+    monkeypatch.setattr(rearrange.datagen, "generate_stage", forbidden)
+    with pytest.raises(DatasetError, match=r"train\.pkl\.gz: no such dataset file.*"
+                                           r"`python -m rearrange\.datagen --stage train --out "):
+        load_stage("train", tmp_path)
+    assert not (tmp_path / "train.pkl.gz").exists()
+
+
+def test_dataset_module_does_not_import_datagen():
+    import subprocess
+    import sys
+
+    code = "import sys, rearrange.dataset; print('rearrange.datagen' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
 
 
 def test_reset_and_shuffle_reproduce_dataset_energy(val):

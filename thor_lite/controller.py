@@ -17,7 +17,7 @@ from .constants import (
 from .event import Event, LazyMetadata
 from .geometry import Box
 from .metadata import agent_metadata, held_object_pose, objects_metadata, scene_bounds
-from .scene_data import normalize_scene_name, scene_record
+from .scene_data import layout_dilation, layouts_dir, normalize_scene_name, scene_record
 from .world import World
 
 _TOLERATED = PHYSICS_KWARGS | {"forceVisible"}
@@ -108,13 +108,14 @@ class Controller:
         return self._finish("Initialize", True, "", None, None)
 
     def _fresh_world(self, name: str, p: Dict[str, Any]) -> World:
+        # The layout folder and dilation shape the reachable grid, so they are part of the key.
         key = (name, float(p["gridSize"]) or 0.25, float(p["visibilityDistance"]),
-               float(p["fieldOfView"]), self.width, self.height)
+               float(p["fieldOfView"]), self.width, self.height, layouts_dir(), layout_dilation())
         base = _BASE_WORLDS.get(key)
         if base is None:
             base = World(scene_record(name), grid_size=key[1],
                          visibility_distance=key[2] if key[2] > 0 else 1.5, fov=key[3],
-                         width=key[4], height=key[5])
+                         width=key[4], height=key[5], layout_dilation=key[7])
             base.free_cells(), base.reachable_cells()
             _BASE_WORLDS[key] = base
         w = copy.copy(base)

@@ -12,12 +12,13 @@ import importlib.util
 import os
 import pickle
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
+
+from common.atomic_io import atomic_open
 
 from .constants import ROOM_TYPE_OFFSETS, ithor_scene_names
 from .geometry import Box
@@ -172,11 +173,8 @@ def all_scene_records() -> Dict[str, SceneRecord]:
         except Exception:  # a stale or truncated cache is rebuilt, never trusted
             pass
     scenes = _compile(src)
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=cache.parent, suffix=".tmp")
-    with os.fdopen(fd, "wb") as f:
+    with atomic_open(cache, "wb") as f:  # concurrent workers never read a half-written cache
         pickle.dump(scenes, f, protocol=pickle.HIGHEST_PROTOCOL)
-    os.replace(tmp, cache)  # atomic: concurrent workers never read a half-written cache
     _SCENES = scenes
     return scenes
 
@@ -200,6 +198,19 @@ def layouts_dir() -> Optional[Path]:
         return None
     d = Path(list(spec.submodule_search_locations)[0]) / "gen" / "layouts"
     return d if d.is_dir() else None
+
+
+def layout_dilation() -> int:
+    """How many grid cells beyond the recorded layout a room may extend (THOR_LITE_LAYOUT_DILATION,
+    default 1). It changes every scene's reachable grid, so callers that cache worlds key on it."""
+    raw = os.environ.get("THOR_LITE_LAYOUT_DILATION", "1").strip()
+    try:
+        k = int(raw)
+    except ValueError:
+        k = -1
+    if k < 0:
+        raise SceneDataError(f"THOR_LITE_LAYOUT_DILATION must be a non-negative integer, got {raw!r}")
+    return k
 
 
 def layout_cells(scene: str, grid_size: float = 0.25) -> Optional[frozenset]:

@@ -6,7 +6,6 @@ whenever an object changes.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -20,7 +19,7 @@ from .constants import (
 )
 from .geometry import Box, camera_tan_aspect, euler_to_matrix, pack_boxes, ray_box_hits
 from .objects import SimObject
-from .scene_data import SceneRecord, layout_cells
+from .scene_data import SceneRecord, layout_cells, layout_dilation as scene_layout_dilation
 
 
 def _dilate(cells: Optional[frozenset], k: int) -> Optional[frozenset]:
@@ -63,7 +62,9 @@ class Occluders:
 class World:
     def __init__(self, scene: SceneRecord, grid_size: float = 0.25,
                  visibility_distance: float = 1.5, fov: float = 90.0, width: int = 300,
-                 height: int = 300) -> None:
+                 height: int = 300, layout_dilation: Optional[int] = None) -> None:
+        """`layout_dilation`: cells the room may extend beyond the recorded layout (None: the
+        THOR_LITE_LAYOUT_DILATION setting, see `scene_data.layout_dilation`)."""
         self.scene_name = scene.name
         self.grid_size = grid_size
         self.visibility_distance = visibility_distance
@@ -84,7 +85,8 @@ class World:
         # its cells are trusted as free of static furniture; cells up to `dilation` away
         # (rooms grew a little in later builds) must also pass the full geometric test.
         self.layout = layout_cells(scene.name)
-        self.room_cells = _dilate(self.layout, int(os.environ.get("THOR_LITE_LAYOUT_DILATION", "1")))
+        self.layout_dilation = scene_layout_dilation() if layout_dilation is None else int(layout_dilation)
+        self.room_cells = _dilate(self.layout, self.layout_dilation)
         self._init_openable_fronts()
         self._init_surfaces()
         self._init_counter_holes()

@@ -8,7 +8,7 @@ from allenact.base_abstractions.sensor import Sensor
 
 from baseline_configs.rearrange_base import RearrangeBaseExperimentConfig
 from rearrange.baseline_models import RearrangeActorCriticSimpleConvRNN
-from rearrange.sensors import RGBRearrangeSensor, UnshuffledRGBRearrangeSensor
+from rearrange.sensors import UnshuffledRGBRearrangeSensor
 
 
 class OnePhaseRGBBaseExperimentConfig(RearrangeBaseExperimentConfig):
@@ -16,21 +16,9 @@ class OnePhaseRGBBaseExperimentConfig(RearrangeBaseExperimentConfig):
     run_unshuffle_phase = True
 
     def sensors(self) -> Sequence[Sensor]:
-        size = self.SCREEN_SIZE
-        return [
-            RGBRearrangeSensor(height=size, width=size, use_resnet_normalization=True, uuid="rgb"),
-            UnshuffledRGBRearrangeSensor(height=size, width=size, use_resnet_normalization=True,
-                                         uuid="unshuffled_rgb"),
-        ]
+        return self.rgb_sensors(UnshuffledRGBRearrangeSensor)
 
     def create_model(self, **kwargs):
-        space = self._observation_space(kwargs)
         return RearrangeActorCriticSimpleConvRNN(
-            action_space=gym.spaces.Discrete(len(self.actions())), observation_space=space,
+            action_space=gym.spaces.Discrete(len(self.actions())), observation_space=self.observation_space(kwargs),
             rgb_uuid="rgb", unshuffled_rgb_uuid="unshuffled_rgb")
-
-    def _observation_space(self, kwargs) -> gym.spaces.Dict:
-        graph = kwargs.get("sensor_preprocessor_graph")
-        if graph is not None:
-            return graph.observation_spaces
-        return gym.spaces.Dict({s.uuid: s.observation_space for s in self.sensors()})

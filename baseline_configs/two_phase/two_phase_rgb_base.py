@@ -8,7 +8,7 @@ from allenact.base_abstractions.sensor import Sensor
 
 from baseline_configs.rearrange_base import RearrangeBaseExperimentConfig
 from rearrange.baseline_models import TwoPhaseRearrangeActorCriticSimpleConvRNN
-from rearrange.sensors import ClosestUnshuffledRGBRearrangeSensor, InWalkthroughPhaseSensor, RGBRearrangeSensor
+from rearrange.sensors import ClosestUnshuffledRGBRearrangeSensor, InWalkthroughPhaseSensor
 
 
 class TwoPhaseRGBBaseExperimentConfig(RearrangeBaseExperimentConfig):
@@ -16,19 +16,10 @@ class TwoPhaseRGBBaseExperimentConfig(RearrangeBaseExperimentConfig):
     run_unshuffle_phase = True
 
     def sensors(self) -> Sequence[Sensor]:
-        size = self.SCREEN_SIZE
-        return [
-            RGBRearrangeSensor(height=size, width=size, use_resnet_normalization=True, uuid="rgb"),
-            ClosestUnshuffledRGBRearrangeSensor(height=size, width=size, use_resnet_normalization=True,
-                                                uuid="unshuffled_rgb"),
-            InWalkthroughPhaseSensor(),
-        ]
+        return [*self.rgb_sensors(ClosestUnshuffledRGBRearrangeSensor), InWalkthroughPhaseSensor()]
 
     def create_model(self, **kwargs):
-        graph = kwargs.get("sensor_preprocessor_graph")
-        space = graph.observation_spaces if graph is not None else gym.spaces.Dict(
-            {s.uuid: s.observation_space for s in self.sensors()})
         return TwoPhaseRearrangeActorCriticSimpleConvRNN(
-            action_space=gym.spaces.Discrete(len(self.actions())), observation_space=space,
+            action_space=gym.spaces.Discrete(len(self.actions())), observation_space=self.observation_space(kwargs),
             rgb_uuid="rgb", unshuffled_rgb_uuid="unshuffled_rgb",
             in_walkthrough_phase_uuid="in_walkthrough_phase", action_names=self.actions())

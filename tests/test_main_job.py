@@ -1,0 +1,47 @@
+"""scripts/main_job.py builds its ALFRED tables from the result JSON files, not from log lines."""
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from alfred_task.eval import task_results
+from alfred_task.metrics import episode_record, format_task_table
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "main_job.py"
+
+
+@pytest.fixture(scope="module")
+def main_job():
+    spec = importlib.util.spec_from_file_location("main_job", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _write(folder: Path, split: str, ts: str, successes: int) -> dict:
+    recs = [episode_record(f"trial_{i}", "pick_and_place_simple", 0, "goal", i < successes, 1 if i < successes else 0,
+                           2, 10, 12) for i in range(3)]
+    res = task_results(recs)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"task_results_{split}_{ts}.json").write_text(json.dumps(res))
+    return res
+
+
+def test_tables_come_from_this_runs_result_files(tmp_path, main_job):
+    stale = _write(tmp_path, "valid_seen", "20000101_000000_000000", 0)
+    existing = set(tmp_path.glob("*.json"))
+    seen = _write(tmp_path, "valid_seen", "20300101_000000_000000", 2)
+    unseen = _write(tmp_path, "valid_unseen", "20300101_000000_000000", 1)
+    text = main_job.alfred_tables(tmp_path, ("valid_seen", "valid_unseen"), existing)
+    assert text == (format_task_table(seen["results"], "task evaluation: valid_seen (3 episodes)") + "\n\n"
+                    + format_task_table(unseen["results"], "task evaluation: valid_unseen (3 episodes)"))
+    assert "66.67" in text and stale["results"]["all"]["sr"] == 0.0
+
+
+def test_a_missing_result_file_fails_the_job(tmp_path, main_job):
+    _write(tmp_path, "valid_seen", "20300101_000000_000000", 1)
+    with pytest.raises(SystemExit, match="task_results_valid_unseen"):
+        main_job.alfred_tables(tmp_path, ("valid_seen", "valid_unseen"))
