@@ -22,7 +22,7 @@ from baseline_configs.one_phase.one_phase_rgb_dagger import OnePhaseRGBDaggerExp
 from baseline_configs.two_phase.two_phase_rgb_ppowalkthrough_ilunshuffle import (
     TwoPhaseRGBPPOWalkthroughILUnshuffleExperimentConfig,
 )
-from rearrange.evaluation import RandomAgent, run_agent, summarize, write_submission
+from rearrange.eval import RandomAgent, run_agent, summarize, write_submission
 from rearrange.tasks import UnshuffleTask, WalkthroughTask
 
 

@@ -356,7 +356,7 @@ _WORKER: Dict[str, Any] = {}
 
 
 def _make_env(backend: str, size: int):
-    from .env import AlfredEnv
+    from .environment import AlfredEnv
 
     return AlfredEnv(backend=backend, width=size, height=size)
 
@@ -592,7 +592,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 importlib.import_module(mod)
             except ImportError as e:
                 raise EvalInputError(f"--agent-module {mod}: cannot import ({e})") from None
-        from .env import AlfredEnv  # noqa: F401  (fail early on a broken install)
+        from .environment import AlfredEnv  # noqa: F401  (fail early on a broken install)
         if args.backend not in BACKENDS:
             raise EvalInputError(f"--backend: unknown backend {args.backend!r} (expected one of {', '.join(BACKENDS)})")
         _check_limits(args.max_steps, args.max_fails, args.num_workers)

@@ -27,7 +27,7 @@ import numpy as np
 
 from . import constants as C
 from .agents import Agent
-from .env import AlfredEnv
+from .environment import AlfredEnv
 from .navigation import FORWARD, NAV_HORIZON, GridNavigator, Node, agent_node, look_actions, parse_location
 from .planning import HighLevelAction, PlanningError, ProblemState, arg_name, template_plan
 from .scene_state import LocationIndex, build_problem_state

@@ -39,7 +39,7 @@ from backends import (BACKENDS, DEFAULT_BACKEND, ROOM_TYPE_OFFSETS, SCENES_PER_R
                       check_thor, placement_allowed)
 
 from . import constants as C
-from .env import AlfredEnv
+from .environment import AlfredEnv
 from .expert import AlfredExpert, ExpertError
 from .goal_conditions import goal_satisfied
 from .language import SubgoalContext, make_annotations

@@ -81,7 +81,7 @@ class GridNavigator:
 
     @classmethod
     def from_controller(cls, controller) -> "GridNavigator":
-        from .env import query
+        from .environment import query
 
         ev = query(controller, "GetReachablePositions")
         if not ev.metadata["lastActionSuccess"]:

@@ -14,7 +14,7 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 from backends import AGENT_Y_OFFSET, CAMERA_STANDING_OFFSET, placement_allowed
 
 from . import constants as C
-from .env import query
+from .environment import query
 from .navigation import GridNavigator, Node, agent_node, ideal_horizon, location_string, parse_location
 from .planning import ProblemState, SceneObject, parse_task, relevant_objects
 

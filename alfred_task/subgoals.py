@@ -64,7 +64,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from .constants import AGENT_HORIZON_ADJ, AGENT_STEP_SIZE, DISCRETE_TO_API, END_PLANNER_ACTION
-from .env import query
+from .environment import query
 from .navigation import GridNavigator, parse_location
 
 __all__ = ["RewardConfig", "SubgoalTracker", "VALID_ACTIONS", "num_subgoals", "resolve_object_id",

@@ -1,7 +1,7 @@
 """The 7 ALFRED task types as small registered classes (alfred.md §3.1, §3.6).
 
 Each task binds a ``task_type`` and its ``pddl_params`` and answers ALFRED's two questions about
-an :class:`~alfred_task.env.AlfredEnv`'s current state: ``goal_conditions_met`` (satisfied,
+an :class:`~alfred_task.environment.AlfredEnv`'s current state: ``goal_conditions_met`` (satisfied,
 total) and ``goal_satisfied``. The counting rules (substring matching, sliced bonus, env-side
 cleaned/heated/cooled sets) live in :mod:`alfred_task.goal_conditions`, the single source of
 truth; these classes add the per-type facts a user needs (which pddl_params a type uses, its

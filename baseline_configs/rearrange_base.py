@@ -8,7 +8,7 @@ command line, e.g. `allenact ... --config_kwargs '{"num_train_processes": 2, "tr
   CPU count without CUDA, 40/2/20 as in the official configs with GPUs)
 - training_steps, data_dir, test_stage ("combined" as for leaderboard submissions, or
   "val"/"test"), episodes_per_scene (limit, for quick runs), max_test_episodes_per_scene
-- train_split: "train" (4000 episodes, made once by `python -m rearrange.datagen --stage train`)
+- train_split: "train" (4000 episodes, made once by `python -m rearrange.gen --stage train`)
   or "train_subset" (the 800 shipped train episodes that the combined split uses)
 - screen_size: frame size in pixels (default 224 as in the official configs; CPU-only runs
   train several times faster at 64)

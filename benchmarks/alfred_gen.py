@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from alfred_task import constants as C
-from alfred_task.env import AlfredEnv
+from alfred_task.environment import AlfredEnv
 from alfred_task.expert import AlfredExpert, ExpertError
 from alfred_task.gen import GenerationError, generate, generate_one
 from alfred_task.goal_conditions import goal_satisfied

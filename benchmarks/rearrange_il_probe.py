@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from rearrange.evaluation import load_config
+from rearrange.eval import load_config
 
 from _common import REPO, RESULTS_DIR, write_json
 

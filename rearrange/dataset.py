@@ -117,7 +117,7 @@ def load_stage(stage: str, data_dir: Union[str, Path, None] = None,
     if not path.is_file():
         out = f" --out {path}" if data_dir is not None else ""
         raise DatasetError(f"{path}: no such dataset file; generate it with "
-                           f"`python -m rearrange.datagen --stage {stage}{out}`")
+                           f"`python -m rearrange.gen --stage {stage}{out}`")
     data = load_dataset(path, stage=stage)
     if scenes is not None:
         missing = [s for s in scenes if s not in data]

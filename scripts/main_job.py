@@ -92,7 +92,7 @@ def main(argv=None) -> int:
     evaluated = json.loads(Path(metric_files[-1]).read_text())[-1]
     tasks = evaluated["tasks"]
 
-    from rearrange.evaluation import (
+    from rearrange.eval import (
         CheckpointAgent, DoneAgent, RandomAgent, load_config, metrics_table, run_agent, summarize,
         write_submission,
     )

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from alfred_task import constants as C
-from alfred_task.env import AlfredEnv
+from alfred_task.environment import AlfredEnv
 from alfred_task.gen import replay
 from alfred_task.preprocess import AlfredVocab, preprocess_traj
 from alfred_task.tasks import TASKS, make_task

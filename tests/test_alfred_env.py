@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from alfred_task.env import AlfredEnv
+from alfred_task.environment import AlfredEnv
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "data" / "alfred" / "json_2.1.0"
 

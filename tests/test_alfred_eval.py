@@ -469,7 +469,7 @@ def test_cli_leaderboard_dump_tests_seen(tmp_path):
 def real_env():
     if not DATA.is_dir():
         pytest.skip("../shared fixtures absent")
-    from alfred_task.env import AlfredEnv
+    from alfred_task.environment import AlfredEnv
 
     env = AlfredEnv(width=300, height=300)
     yield env

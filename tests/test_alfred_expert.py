@@ -6,7 +6,7 @@ import json
 import pytest
 
 from alfred_task import constants as C
-from alfred_task.env import AlfredEnv
+from alfred_task.environment import AlfredEnv
 from alfred_task.expert import AlfredExpert
 from alfred_task.gen import generate_one, public_view, replay, write_demo, write_splits
 from alfred_task.goal_conditions import goal_conditions_met

@@ -24,7 +24,7 @@ SHARED_VAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "rearrang
 @pytest.fixture(scope="module")
 def val():
     if not VAL.is_file():
-        pytest.fail(f"shipped dataset {VAL} is missing (python -m rearrange.datagen --stage val)")
+        pytest.fail(f"shipped dataset {VAL} is missing (python -m rearrange.gen --stage val)")
     return load_dataset(VAL)
 
 
@@ -76,12 +76,12 @@ def test_loader_rejects_malformed_files(tmp_path, val):
 
 def test_missing_split_is_an_error_naming_the_generation_command(tmp_path, monkeypatch):
     """Loading never starts the hour-long generation; it says how to run it instead."""
-    import rearrange.datagen
+    import rearrange.gen
 
     def forbidden(*args, **kwargs):
         raise AssertionError("load_stage must not generate data")
 
-    monkeypatch.setattr(rearrange.datagen, "generate_stage", forbidden)
+    monkeypatch.setattr(rearrange.gen, "generate_stage", forbidden)
     with pytest.raises(DatasetError, match=r"train\.pkl\.gz: no such dataset file.*"
                                            r"`python -m rearrange\.datagen --stage train --out "):
         load_stage("train", tmp_path)
@@ -92,7 +92,7 @@ def test_dataset_module_does_not_import_datagen():
     import subprocess
     import sys
 
-    code = "import sys, rearrange.dataset; print('rearrange.datagen' in sys.modules)"
+    code = "import sys, rearrange.dataset; print('rearrange.gen' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

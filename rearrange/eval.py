@@ -1,6 +1,6 @@
 """Evaluate agents (a checkpoint, random, "done at step 0", the expert) on a split.
 
-    python -m rearrange.evaluation --config baseline_configs/one_phase/one_phase_rgb_dagger.py \
+    python -m rearrange.eval --config baseline_configs/one_phase/one_phase_rgb_dagger.py \
         --checkpoint out/.../exp_...pt --agents checkpoint random done --stage val \
         --episodes-per-scene 2 --gif out/episode.gif --submission out/submission.json.gz
 

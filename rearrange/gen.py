@@ -1,7 +1,7 @@
 """Generate rearrangement episodes in the official 2023 schema on thor_lite (§7.3-7.4).
 
-    python -m rearrange.datagen --stage val            # 20 scenes x 50 episodes
-    python -m rearrange.datagen --stage combined       # from train/val/test files
+    python -m rearrange.gen --stage val            # 20 scenes x 50 episodes
+    python -m rearrange.gen --stage combined       # from train/val/test files
 
 Each scene is seeded from the stage seed, and each try from (scene, index, try, offset), so the
 output is identical for every run and every number of worker processes. Scenes run in a
@@ -295,13 +295,13 @@ def generate_stage(stage: str, out_path: Optional[Path] = None, scenes: Optional
     results: Dict[str, List[Dict[str, Any]]] = {}
     if processes == 1:
         it = map(_worker_scene, jobs)
-        for scene, eps in tqdm(it, total=len(jobs), desc=f"datagen {stage}", unit="scene"):
+        for scene, eps in tqdm(it, total=len(jobs), desc=f"gen {stage}", unit="scene"):
             results[scene] = eps
     else:
         ctx = mp.get_context("forkserver")
         with ctx.Pool(processes) as pool:
             for scene, eps in tqdm(pool.imap_unordered(_worker_scene, jobs), total=len(jobs),
-                                   desc=f"datagen {stage}", unit="scene"):
+                                   desc=f"gen {stage}", unit="scene"):
                 results[scene] = eps
     ordered = OrderedDict((s, results[s]) for s in scenes)
     save_dataset(ordered, out_path)

@@ -1,4 +1,4 @@
-"""rearrange.evaluation's output files: atomic, deterministic, in the formats readers expect."""
+"""rearrange.eval's output files: atomic, deterministic, in the formats readers expect."""
 from __future__ import annotations
 
 import gzip
@@ -7,7 +7,7 @@ import json
 import imageio.v2 as imageio
 import numpy as np
 
-from rearrange.evaluation import write_gif, write_submission
+from rearrange.eval import write_gif, write_submission
 
 
 def test_submission_is_deterministic_gzipped_json(tmp_path):
