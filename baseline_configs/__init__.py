@@ -1,1 +1,6 @@
-"""AllenAct experiment configs for the rearrangement and ALFRED baselines (in progress)."""
+"""AllenAct experiment configs (`allenact -b . baseline_configs/<track>/<config>.py`).
+
+Owns experiment wiring only: which task sampler, sensors, model, losses and pipeline run, and
+the machine parameters. `rearrange_base` holds what every rearrangement config shares and
+installs the AllenAct compatibility fixes (`allenact_compat`) with one explicit call.
+"""
