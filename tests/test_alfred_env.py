@@ -59,12 +59,13 @@ def test_microwave_heats_tracked_contents(env):
 
 
 @pytest.mark.skipif(not FIXTURES.is_dir(), reason="ALFRED fixtures not available (../shared)")
-def test_real_trajectories_restore_and_mostly_replay(env):
+def test_real_trajectories_restore_and_mostly_replay(env, monkeypatch):
     """Fidelity smoke test: every fixture restores; most recorded steps succeed in thor_lite."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location(
-        "alfred_replay", Path(__file__).resolve().parents[1] / "benchmarks" / "alfred_replay.py")
+    bench = Path(__file__).resolve().parents[1] / "benchmarks"
+    monkeypatch.syspath_prepend(str(bench))  # as `python benchmarks/alfred_replay.py` would
+    spec = importlib.util.spec_from_file_location("alfred_replay", bench / "alfred_replay.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     files = sorted(p for p in FIXTURES.rglob("traj_data.json") if "plan" in json.loads(p.read_text()))

@@ -83,12 +83,12 @@ def test_missing_split_is_an_error_naming_the_generation_command(tmp_path, monke
 
     monkeypatch.setattr(rearrange.gen, "generate_stage", forbidden)
     with pytest.raises(DatasetError, match=r"train\.pkl\.gz: no such dataset file.*"
-                                           r"`python -m rearrange\.datagen --stage train --out "):
+                                           r"`python -m rearrange\.gen --stage train --out "):
         load_stage("train", tmp_path)
     assert not (tmp_path / "train.pkl.gz").exists()
 
 
-def test_dataset_module_does_not_import_datagen():
+def test_dataset_module_does_not_import_gen():
     import subprocess
     import sys
 
