@@ -403,7 +403,7 @@ def initial_random_spawn(w: World, randomSeed=0, forceVisible=False, numPlacemen
 
 @action("RemoveFromScene", objectId=None, objectIds=None)
 def remove_from_scene(w: World, objectId=None, objectIds=None) -> None:
-    ids = [objectId] if objectId is not None else list(objectIds or [])
+    ids = [objectId] if objectId is not None else list(dict.fromkeys(objectIds or []))  # dedupe
     if not ids:
         raise ActionFailed("objectIds must not be empty!")
     for oid in ids:
