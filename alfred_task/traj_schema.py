@@ -13,6 +13,7 @@ Reading and writing files is :mod:`alfred_task.traj_data`.
 """
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 from typing import Any, Iterator
@@ -73,7 +74,10 @@ class _V:
         return self.typed(self.req(d, key, path), bool, _j(path, key), "a boolean")
 
     def num(self, d, key, path):
-        return self.typed(self.req(d, key, path), (int, float), _j(path, key), "a number")
+        x = self.typed(self.req(d, key, path), (int, float), _j(path, key), "a number")
+        if not math.isfinite(x):  # Python's json reads NaN/Infinity; a pose must not hold them
+            raise self.err(_j(path, key), f"must be finite (got {x!r})")
+        return x
 
     def list_(self, d, key, path):
         return self.typed(self.req(d, key, path), list, _j(path, key), "a list")

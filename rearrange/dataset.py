@@ -6,6 +6,7 @@ types (§7.1-7.2). Malformed files are rejected with the scene, episode index an
 from __future__ import annotations
 
 import gzip
+import math
 import pickle
 from collections import OrderedDict
 from pathlib import Path
@@ -25,8 +26,20 @@ class DatasetError(ValueError):
     """A rearrangement dataset file is missing or malformed."""
 
 
+def _num(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
 def _xyz(v: Any) -> bool:
-    return isinstance(v, dict) and all(isinstance(v.get(k), (int, float)) for k in ("x", "y", "z"))
+    return isinstance(v, dict) and all(_num(v.get(k)) for k in ("x", "y", "z"))
+
+
+def _nonfinite(v: Dict[str, Any]) -> Optional[str]:
+    """First of x/y/z that is NaN or infinite (a NaN start pose would run, silently wrong)."""
+    for k in ("x", "y", "z"):
+        if not math.isfinite(v[k]):
+            return k
+    return None
 
 
 def validate_episode(scene: str, index: int, ep: Dict[str, Any], where: str = "") -> None:
@@ -40,8 +53,13 @@ def validate_episode(scene: str, index: int, ep: Dict[str, Any], where: str = ""
             raise bad(k, "is missing")
     if not _xyz(ep["agent_position"]):
         raise bad("agent_position", f"must be a dict with numeric x, y, z (got {ep['agent_position']!r})")
-    if not isinstance(ep["agent_rotation"], (int, float)):
+    axis = _nonfinite(ep["agent_position"])
+    if axis:
+        raise bad(f"agent_position.{axis}", f"must be finite (got {ep['agent_position'][axis]!r})")
+    if not _num(ep["agent_rotation"]):
         raise bad("agent_rotation", f"must be a number (got {ep['agent_rotation']!r})")
+    if not math.isfinite(ep["agent_rotation"]):
+        raise bad("agent_rotation", f"must be finite (got {ep['agent_rotation']!r})")
     for key in ("starting_poses", "target_poses"):
         poses = ep[key]
         if not isinstance(poses, list) or not poses:
@@ -49,6 +67,10 @@ def validate_episode(scene: str, index: int, ep: Dict[str, Any], where: str = ""
         for j, p in enumerate(poses):
             if not isinstance(p, dict) or "name" not in p or not _xyz(p.get("position")) or not _xyz(p.get("rotation")):
                 raise bad(f"{key}[{j}]", "must have name, position{x,y,z} and rotation{x,y,z}")
+            for part in ("position", "rotation"):
+                axis = _nonfinite(p[part])
+                if axis:
+                    raise bad(f"{key}[{j}].{part}.{axis}", f"must be finite (got {p[part][axis]!r})")
     if [p["name"] for p in ep["starting_poses"]] != [p["name"] for p in ep["target_poses"]]:
         raise bad("target_poses", "must list the same object names, in the same order, as starting_poses")
     if not isinstance(ep["openable_data"], list):
@@ -58,7 +80,7 @@ def validate_episode(scene: str, index: int, ep: Dict[str, Any], where: str = ""
             if k not in od:
                 raise bad(f"openable_data[{j}].{k}", "is missing")
         for k in ("start_openness", "target_openness"):
-            if not (isinstance(od[k], (int, float)) and 0.0 <= od[k] <= 1.0):
+            if not (_num(od[k]) and 0.0 <= od[k] <= 1.0):  # also rejects NaN
                 raise bad(f"openable_data[{j}].{k}", f"must be in [0, 1] (got {od[k]!r})")
 
 

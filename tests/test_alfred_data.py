@@ -347,6 +347,9 @@ def _mutated(fn):
         (lambda d: d["turk_annotations"]["anns"][1]["high_descs"].append(3),
          r"turk_annotations.anns\[1\].high_descs\[4\]", "expected a string"),
         (lambda d: d["images"][0].pop("image_name"), r"images\[0\].image_name", "missing"),
+        (lambda d: d["scene"]["init_action"].update(x=float("nan")), "scene.init_action.x", "must be finite"),
+        (lambda d: d["scene"]["object_poses"][0]["position"].update(y=float("inf")),
+         r"scene.object_poses\[0\].position.y", "must be finite"),
     ],
 )
 def test_validation_errors_name_file_and_field(tmp_path, mutate, field_path, problem):

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import copy
-import traceback
+import logging
+import numbers
 import zlib
 from typing import Any, Dict, Optional, Tuple
 
@@ -10,7 +11,10 @@ import numpy as np
 
 from . import actions  # noqa: F401  (registers every action)
 from .actions.interaction import carry_held
-from .actions.registry import ACTIONS, ActionFailed, InvalidArguments, PartialFailure, bind
+from .actions.guard import check_world, compute_house_bounds
+from .actions.registry import (
+    ACTIONS, ActionFailed, InvalidArguments, PartialFailure, bind, check_args,
+)
 from .constants import (
     CAMERA_FAR, CAMERA_NEAR, DEFAULT_INIT, MAX_DOWN_LOOK, MAX_UP_LOOK, PHYSICS_KWARGS, THOR_ONLY_KWARGS,
 )
@@ -20,6 +24,7 @@ from .metadata import agent_metadata, held_object_pose, objects_metadata, scene_
 from .scene_data import layout_dilation, layouts_dir, normalize_scene_name, scene_record
 from .world import World
 
+_LOG = logging.getLogger(__name__)
 _TOLERATED = PHYSICS_KWARGS | {"forceVisible"}
 _BASE_WORLDS: Dict[Tuple, World] = {}
 _WALL_NAMES = ("StandardWallSize|+x", "StandardWallSize|-x", "StandardWallSize|+z",
@@ -117,6 +122,7 @@ class Controller:
                          visibility_distance=key[2] if key[2] > 0 else 1.5, fov=key[3],
                          width=key[4], height=key[5], layout_dilation=key[7])
             base.free_cells(), base.reachable_cells()
+            base.house_bounds = compute_house_bounds(base)  # fixed at load; see actions.guard
             _BASE_WORLDS[key] = base
         w = copy.copy(base)
         w._cache = dict(base._cache)
@@ -153,8 +159,12 @@ class Controller:
                 req["action"] = action
         raise_for_failure = bool(req.pop("raise_for_failure", False))
         name = req.pop("action", None)
-        if isinstance(req.get("rotation"), (int, float)):
-            req["rotation"] = {"x": 0.0, "y": float(req["rotation"]), "z": 0.0}
+        rot = req.get("rotation")
+        if isinstance(rot, numbers.Real) and not isinstance(rot, (bool, np.bool_)):
+            try:  # NaN/inf pass through as {"y": nan} and are rejected by check_args
+                req["rotation"] = {"x": 0.0, "y": float(rot), "z": 0.0}
+            except OverflowError:  # an int beyond float range stays a scalar; also rejected
+                pass
         step_flags = {}
         if req.pop("renderObjectImage", False) or req.pop("renderInstanceSegmentation", False):
             step_flags["renderInstanceSegmentation"] = True  # the id pass for this step only
@@ -172,9 +182,17 @@ class Controller:
             raise ValueError(str(e)) from None
         snap = w.snapshot()
         try:
-            ret = spec.fn(w, **args)
-            if w.held is not None and name in _NAV_ACTIONS:
+            check_args(spec, args)
+            partial = None
+            try:
+                ret = spec.fn(w, **args)
+            except PartialFailure as e:  # the valid entries stay applied (THOR), if sane
+                ret, partial = None, e
+            if partial is None and w.held is not None and name in _NAV_ACTIONS:
                 carry_held(w)
+            check_world(w, snap[0], snap[2])
+            if partial is not None:
+                raise partial
             ok, err, code = True, "", None
         except PartialFailure as e:
             ret, ok, err, code = None, False, str(e), e.code
@@ -188,7 +206,9 @@ class Controller:
         except Exception as e:  # THOR reports exceptions thrown inside actions as failures
             w.restore(snap)
             ret, ok, code = None, False, None
-            err = f"{type(e).__name__}: {e}. trace: {traceback.format_exc(limit=3)}"
+            # THOR appends a C# stack trace; ours would leak Python internals into task logs.
+            err = _one_line(f"{type(e).__name__}: {e}")
+            _LOG.debug("action %s raised", name, exc_info=True)
         self._time += 0.26
         ev = self._finish(name, ok, err, ret, code, step_flags)
         if not ok and raise_for_failure:
@@ -268,6 +288,12 @@ class Controller:
         seg = flags["renderInstanceSegmentation"] or flags["renderSemanticSegmentation"]
         return self._renderer.render(view.camera_position(), a.yaw, a.horizon, rgb=True,
                                      depth=flags["renderDepthImage"], ids=seg)
+
+
+def _one_line(msg: str, limit: int = 500) -> str:
+    """Collapse whitespace and cap the length: errorMessage is read in logs and tables."""
+    msg = " ".join(msg.split())
+    return msg if len(msg) <= limit else msg[: limit - 3] + "..."
 
 
 def _room_boxes(w: World):

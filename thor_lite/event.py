@@ -115,7 +115,19 @@ class Event:
         self._seg_cache: Optional[np.ndarray] = None
         self._id_names, self._id_palette = id_colors
         self.events = [self]
+        # ai2thor attributes thor_lite has no pass for: present (None / empty) so that code
+        # written for THOR can read them without an AttributeError.
+        self.normals_frame: Optional[np.ndarray] = None
+        self.flow_frame: Optional[np.ndarray] = None
+        self.image_data = None
         self.third_party_camera_frames: list = []
+        self.third_party_depth_frames: list = []
+        self.third_party_instance_segmentation_frames: list = []
+        self.third_party_semantic_segmentation_frames: list = []
+        self.third_party_instance_masks: list = []
+        self.third_party_class_masks: list = []
+        self.third_party_normals_frames: list = []
+        self.third_party_flows_frames: list = []
         self.instance_masks = _LazyMasks(self._instance_masks)
         self.class_masks = _LazyMasks(self._class_masks)
         self.instance_detections2D = _LazyMasks(self._detections) if self._seg_on else None
@@ -176,6 +188,15 @@ class Event:
             if i:
                 palette[i] = class_color(oid.split("|")[0])
         return palette[ids]
+
+    @property
+    def class_segmentation_frame(self) -> Optional[np.ndarray]:
+        """Deprecated ai2thor alias of `semantic_segmentation_frame`."""
+        return self.semantic_segmentation_frame
+
+    def cv2image(self) -> Optional[np.ndarray]:
+        """Deprecated ai2thor alias of `cv2img`."""
+        return self.cv2img
 
     @property
     def color_to_object_id(self) -> Dict[Tuple[int, int, int], str]:

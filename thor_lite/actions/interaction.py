@@ -13,9 +13,10 @@ from ..geometry import Box, camera_tan_aspect, euler_to_matrix
 from ..objects import SimObject
 from .. import physics
 from ..world import World
-from .registry import REQUIRED, ActionFailed, action
+from .registry import REQUIRED, SCREEN, ActionFailed, action
 
 _TARGET = dict(objectId=None, x=None, y=None, forceAction=False)
+_SCREEN_XY = dict(x=SCREEN, y=SCREEN)  # x, y here are viewport points, not world metres
 
 
 def resolve_target(w: World, objectId: Optional[str], x: Optional[float], y: Optional[float],
@@ -70,7 +71,7 @@ def _held(w: World) -> SimObject:
     return w.objects[w.held]
 
 
-@action("PickupObject", **_TARGET)
+@action("PickupObject", kinds=_SCREEN_XY, **_TARGET)
 def pickup(w: World, objectId=None, x=None, y=None, forceAction=False) -> str:
     obj = resolve_target(w, objectId, x, y, forceAction, "PickupObject")
     if not obj.pickupable:
@@ -104,7 +105,7 @@ def carry_held(w: World) -> None:
     physics.move_with_contents(w, obj.object_id, _hand_pivot(w, obj, rot), rot)
 
 
-@action("PutObject", objectId=None, x=None, y=None, forceAction=False, placeStationary=True,
+@action("PutObject", kinds=_SCREEN_XY, objectId=None, x=None, y=None, forceAction=False, placeStationary=True,
         randomSeed=0, putNearXY=False, receptacleObjectId=None)
 def put(w: World, objectId=None, x=None, y=None, forceAction=False, placeStationary=True,
         randomSeed=0, putNearXY=False, receptacleObjectId=None) -> None:
@@ -217,7 +218,7 @@ def set_openness(w: World, obj: SimObject, openness: float) -> None:
     w.update(obj.object_id, openness=float(openness), is_open=openness > 0)
 
 
-@action("OpenObject", objectId=None, x=None, y=None, forceAction=False, openness=1.0,
+@action("OpenObject", kinds=_SCREEN_XY, objectId=None, x=None, y=None, forceAction=False, openness=1.0,
         moveMagnitude=None)
 def open_object(w: World, objectId=None, x=None, y=None, forceAction=False, openness=1.0,
                 moveMagnitude=None) -> None:
@@ -235,7 +236,7 @@ def open_object(w: World, objectId=None, x=None, y=None, forceAction=False, open
     physics.apply_state_rules(w)
 
 
-@action("CloseObject", objectId=None, x=None, y=None, forceAction=False)
+@action("CloseObject", kinds=_SCREEN_XY, objectId=None, x=None, y=None, forceAction=False)
 def close_object(w: World, objectId=None, x=None, y=None, forceAction=False) -> None:
     obj = resolve_target(w, objectId, x, y, forceAction, "CloseObject")
     if not obj.flags.get("openable"):
@@ -273,12 +274,12 @@ def _toggle(w: World, obj: SimObject, on: bool, name: str) -> None:
     physics.apply_state_rules(w)
 
 
-@action("ToggleObjectOn", **_TARGET)
+@action("ToggleObjectOn", kinds=_SCREEN_XY, **_TARGET)
 def toggle_on(w: World, objectId=None, x=None, y=None, forceAction=False) -> None:
     _toggle(w, resolve_target(w, objectId, x, y, forceAction, "ToggleObjectOn"), True, "on")
 
 
-@action("ToggleObjectOff", **_TARGET)
+@action("ToggleObjectOff", kinds=_SCREEN_XY, **_TARGET)
 def toggle_off(w: World, objectId=None, x=None, y=None, forceAction=False) -> None:
     _toggle(w, resolve_target(w, objectId, x, y, forceAction, "ToggleObjectOff"), False, "off")
 
@@ -328,7 +329,7 @@ def break_object(w: World, oid: str) -> None:
              is_filled=False, fill_liquid=None)
 
 
-@action("SliceObject", lenient=True, **_TARGET)
+@action("SliceObject", lenient=True, kinds=_SCREEN_XY, **_TARGET)
 def slice_action(w: World, objectId=None, x=None, y=None, forceAction=False) -> None:
     obj = resolve_target(w, objectId, x, y, forceAction, "SliceObject")
     if obj.object_id == w.held:
@@ -339,7 +340,7 @@ def slice_action(w: World, objectId=None, x=None, y=None, forceAction=False) -> 
     physics.apply_state_rules(w)
 
 
-@action("BreakObject", lenient=True, **_TARGET)
+@action("BreakObject", lenient=True, kinds=_SCREEN_XY, **_TARGET)
 def break_action(w: World, objectId=None, x=None, y=None, forceAction=False) -> None:
     obj = resolve_target(w, objectId, x, y, forceAction, "BreakObject")
     if not obj.flags.get("breakable"):
@@ -349,7 +350,7 @@ def break_action(w: World, objectId=None, x=None, y=None, forceAction=False) -> 
     break_object(w, obj.object_id)
 
 
-@action("DirtyObject", lenient=True, **_TARGET)
+@action("DirtyObject", lenient=True, kinds=_SCREEN_XY, **_TARGET)
 def dirty_action(w: World, objectId=None, x=None, y=None, forceAction=False) -> None:
     obj = resolve_target(w, objectId, x, y, forceAction, "DirtyObject")
     if not obj.flags.get("dirtyable"):
@@ -359,7 +360,7 @@ def dirty_action(w: World, objectId=None, x=None, y=None, forceAction=False) -> 
     w.update(obj.object_id, is_dirty=True)
 
 
-@action("CleanObject", lenient=True, **_TARGET)
+@action("CleanObject", lenient=True, kinds=_SCREEN_XY, **_TARGET)
 def clean_action(w: World, objectId=None, x=None, y=None, forceAction=False) -> None:
     obj = resolve_target(w, objectId, x, y, forceAction, "CleanObject")
     if not obj.flags.get("dirtyable"):
@@ -369,7 +370,7 @@ def clean_action(w: World, objectId=None, x=None, y=None, forceAction=False) -> 
     w.update(obj.object_id, is_dirty=False)
 
 
-@action("FillObjectWithLiquid", lenient=True, fillLiquid=None, **_TARGET)
+@action("FillObjectWithLiquid", lenient=True, kinds=_SCREEN_XY, fillLiquid=None, **_TARGET)
 def fill_action(w: World, objectId=None, x=None, y=None, forceAction=False, fillLiquid=None) -> None:
     obj = resolve_target(w, objectId, x, y, forceAction, "FillObjectWithLiquid")
     if fillLiquid is None:
@@ -387,7 +388,7 @@ def fill_action(w: World, objectId=None, x=None, y=None, forceAction=False, fill
     w.update(obj.object_id, **changes)
 
 
-@action("EmptyLiquidFromObject", lenient=True, **_TARGET)
+@action("EmptyLiquidFromObject", lenient=True, kinds=_SCREEN_XY, **_TARGET)
 def empty_action(w: World, objectId=None, x=None, y=None, forceAction=False) -> None:
     obj = resolve_target(w, objectId, x, y, forceAction, "EmptyLiquidFromObject")
     if not obj.flags.get("canFillWithLiquid"):
@@ -397,7 +398,7 @@ def empty_action(w: World, objectId=None, x=None, y=None, forceAction=False) -> 
     w.update(obj.object_id, is_filled=False, fill_liquid=None)
 
 
-@action("CookObject", lenient=True, **_TARGET)
+@action("CookObject", lenient=True, kinds=_SCREEN_XY, **_TARGET)
 def cook_action(w: World, objectId=None, x=None, y=None, forceAction=False) -> None:
     obj = resolve_target(w, objectId, x, y, forceAction, "CookObject")
     if not obj.flags.get("cookable"):
@@ -407,7 +408,7 @@ def cook_action(w: World, objectId=None, x=None, y=None, forceAction=False) -> N
     w.update(obj.object_id, is_cooked=True)
 
 
-@action("UseUpObject", lenient=True, **_TARGET)
+@action("UseUpObject", lenient=True, kinds=_SCREEN_XY, **_TARGET)
 def use_up_action(w: World, objectId=None, x=None, y=None, forceAction=False) -> None:
     obj = resolve_target(w, objectId, x, y, forceAction, "UseUpObject")
     if not obj.flags.get("canBeUsedUp"):

@@ -1,6 +1,7 @@
 """Agent movement, looking, teleporting and pose queries."""
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import Any, Dict, List, Optional
 
@@ -12,6 +13,11 @@ from .registry import REQUIRED, ActionFailed, InvalidArguments, action, vec
 
 _MOVE_DIRS = {"MoveAhead": (0, 1), "MoveBack": (0, -1), "MoveRight": (1, 0), "MoveLeft": (-1, 0)}
 _MOVE_PARAMS = dict(moveMagnitude=None, forceAction=False, objectId="")
+
+
+def _f4(v: float) -> str:
+    """THOR's F4 format, but a 1e308 target prints as 1e+308, not 309 digits."""
+    return f"{v:.4f}" if abs(v) < 1e9 else f"{v:.4g}"
 
 
 def _snap(w: World, v: float) -> float:
@@ -30,9 +36,12 @@ def _move(w: World, name: str, moveMagnitude: Optional[float], forceAction: bool
     right = np.array([np.cos(th), -np.sin(th)])
     d = (fwd * f + right * r) * mag
     x, z = a.x + d[0], a.z + d[1]
+    lo, hi = w.room_lo, w.room_hi
+    g = w.grid_size
+    if not (lo[0] - g <= x <= hi[0] + g and lo[2] - g <= z <= hi[2] + g):  # before snapping
+        raise ActionFailed(f"Scene bounds do not contain target position: ({_f4(x)}, {a.y:.4f}, {_f4(z)})")
     if w.snap_to_grid:
         x, z = _snap(w, x), _snap(w, z)
-    lo, hi = w.room_lo, w.room_hi
     if not (lo[0] - 1e-6 <= x <= hi[0] + 1e-6 and lo[2] - 1e-6 <= z <= hi[2] + 1e-6):
         raise ActionFailed(f"Scene bounds do not contain target position: ({x:.4f}, {a.y:.4f}, {z:.4f})")
     if not _path_clear(w, a.x, a.z, x, z):
@@ -105,7 +114,7 @@ def _look(w: World, name: str, sign: int, degrees: Optional[float]) -> None:
     deg = 30.0 if degrees in (None, 0) else float(degrees)
     if deg < 0:
         raise ActionFailed(f"{name} action requires positive degree value. Invalid value used: {deg}")
-    if abs(deg * 10 - round(deg * 10)) > 1e-4:
+    if math.isfinite(deg * 10) and abs(deg * 10 - round(deg * 10)) > 1e-4:  # 1e308 * 10 = inf
         raise ActionFailed(f"{name} action requires degree value to be a multiple of 0.1f")
     h = round(w.agent.horizon + sign * deg, 1)
     if h < -w.max_up - 1e-6:
@@ -156,6 +165,9 @@ def _teleport(w: World, position, x, y, z, rotation, horizon, standing, forceAct
     else:
         rx, ry, rz = vec(rotation, "rotation")
     hor = a.horizon if horizon is None else float(horizon)
+    if not -180.0 < hor <= 180.0:  # forceAction skips the range check; pitch is an angle
+        hor = hor % 360.0
+        hor = hor - 360.0 if hor > 180.0 else hor
     st = a.standing if standing is None else bool(standing)
     if not forceAction:
         if abs(rx) >= 0.01 or abs(rz) >= 0.01:

@@ -11,7 +11,37 @@ from ..objects import SimObject
 from .. import physics
 from ..world import World
 from .interaction import break_object, set_openness, slice_object
-from .registry import REQUIRED, ActionFailed, PartialFailure, action, vec
+from .registry import (
+    FLAG, REQUIRED, TEXT, VEC, ActionFailed, InvalidArguments, Kind, ListOf, Num, PartialFailure,
+    Record, Verbatim, action, vec,
+)
+from .guard import house_bounds
+
+
+class _ObjectPoses(Kind):
+    """SetObjectPoses' list: THOR's own message for a non-list, then per-entry checks."""
+
+    what = "List<ObjectPose>"
+    _entries = ListOf(Record("ObjectPose", {"objectName": TEXT, "name": TEXT, "position": VEC,
+                                            "rotation": VEC}, one_of=("objectName", "name")))
+
+    def problem(self, v):
+        if not isinstance(v, (list, tuple)) or any(not isinstance(p, dict) for p in v):
+            return Verbatim("objectPoses was not initialized correctly. Please make sure each "
+                            "element in the objectPoses list is initialized.")
+        return self._entries.problem(v)
+
+
+_STATE_SPEC = Record("SetObjectStates", {
+    "objectType": TEXT, "stateChange": TEXT,
+    **{k: FLAG for k in ("isOpen", "isToggled", "isBroken", "isFilledWithLiquid", "isDirty",
+                         "isCooked", "isSliced", "isUsedUp")}}, nullable=("objectType", "stateChange"))
+_TOGGLES = ListOf(Record("ObjectToggle", {"objectType": TEXT, "isOn": FLAG},
+                         required=("objectType", "isOn")))
+# Each duplicate is a whole object; a cap keeps a typo (count=1e6) from eating the machine.
+MAX_DUPLICATES = 100
+_DUPLICATES = ListOf(Record("ObjectTypeCount", {
+    "objectType": TEXT, "count": Num(0, MAX_DUPLICATES, integer=True)}, required=("objectType", "count")))
 
 
 def _lookup(w: World, object_id: str, msg: Optional[str] = None) -> SimObject:
@@ -74,7 +104,7 @@ def match_pose_entries(w: World, entries: List[Dict[str, Any]]) -> List[Optional
     return out
 
 
-@action("SetObjectPoses", lenient=True, objectPoses=REQUIRED, placeStationary=True,
+@action("SetObjectPoses", lenient=True, kinds=dict(objectPoses=_ObjectPoses()), objectPoses=REQUIRED, placeStationary=True,
         skipMoveable=False)
 def set_object_poses(w: World, objectPoses, placeStationary=True, skipMoveable=False, **_) -> None:
     if not isinstance(objectPoses, (list, tuple)) or any(not isinstance(p, dict) for p in objectPoses):
@@ -160,7 +190,7 @@ def _apply_state(w: World, obj: SimObject, change: str, value: bool) -> None:
         w.update(obj.object_id, **{_STATE_FIELDS[change][1]: value})
 
 
-@action("SetObjectStates", lenient=True, SetObjectStates=None)
+@action("SetObjectStates", lenient=True, kinds=dict(SetObjectStates=_STATE_SPEC), SetObjectStates=None)
 def set_object_states(w: World, SetObjectStates=None, **_) -> None:
     spec = SetObjectStates
     if not isinstance(spec, dict):
@@ -179,7 +209,7 @@ def set_object_states(w: World, SetObjectStates=None, **_) -> None:
     physics.apply_state_rules(w)
 
 
-@action("SetObjectToggles", objectToggles=REQUIRED)
+@action("SetObjectToggles", kinds=dict(objectToggles=_TOGGLES), objectToggles=REQUIRED)
 def set_object_toggles(w: World, objectToggles) -> None:
     """ALFRED-era (THOR 2.1.0) action: set every toggleable of a type on or off."""
     for entry in objectToggles or []:
@@ -229,7 +259,12 @@ def teleport_object(w: World, objectId, position=None, positions=None, x=None, y
         (0.0, float(rotation), 0.0) if isinstance(rotation, (int, float)) else vec(rotation, "rotation"))
     ignore = [obj.object_id] + w.descendants(obj.object_id)
     last = None
+    outside = None
+    lo, hi = house_bounds(w)
     for pos in cands:
+        if not (lo[0] <= pos[0] <= hi[0] and lo[1] <= pos[1] <= hi[1] and lo[2] <= pos[2] <= hi[2]):
+            outside = pos  # objects must stay in the house, even with forceAction
+            continue
         box = physics.pose_box(obj, pos, rot)
         hit = None if forceAction else w.overlapping(box, ignore=ignore)
         if hit is not None:
@@ -250,7 +285,14 @@ def teleport_object(w: World, objectId, position=None, positions=None, x=None, y
         new_pos = np.asarray(moved.position)
         physics.apply_state_rules(w)
         return {"x": float(new_pos[0]), "y": float(new_pos[1]), "z": float(new_pos[2])}
+    if last is None and outside is not None:
+        raise ActionFailed(f"Position coordinate ({_fmt_xyz(outside)}) is not within scene bounds "
+                           f"({_fmt_xyz(lo)} to {_fmt_xyz(hi)})")
     raise ActionFailed(f"{obj.object_id} is colliding with {last.object_id if last else '?'} after teleport.")
+
+
+def _fmt_xyz(p) -> str:
+    return ", ".join(f"{float(v):.4f}" for v in p)
 
 
 @action("PlaceObjectAtPoint", objectId=REQUIRED, position=None, positions=None, rotation=None,
@@ -260,6 +302,9 @@ def place_object_at_point(w: World, objectId, position=None, positions=None, rot
     obj = w.get(objectId)
     if obj is None:
         raise ActionFailed(f"Cannot find object with id {objectId}.")
+    if position is None and not positions:
+        raise InvalidArguments("action: PlaceObjectAtPoint is missing the following arguments: position",
+                               "MissingArguments")
     cands = [vec(p, "positions") for p in positions] if positions else [vec(position, "position")]
     rot = obj.rotation if rotation is None else vec(rotation, "rotation")
     ignore = [obj.object_id] + w.descendants(obj.object_id)
@@ -282,7 +327,7 @@ def place_object_at_point(w: World, objectId, position=None, positions=None, rot
         return {"x": float(pos[0]), "y": float(pos[1]), "z": float(pos[2])}
 
 
-@action("InitialRandomSpawn", randomSeed=0, forceVisible=False, numPlacementAttempts=5,
+@action("InitialRandomSpawn", kinds=dict(numDuplicatesOfType=_DUPLICATES), randomSeed=0, forceVisible=False, numPlacementAttempts=5,
         placeStationary=True, numDuplicatesOfType=None, excludedReceptacles=None,
         excludedObjectIds=None, objectIds=None, receptacleObjectIds=None, allowFloor=False,
         allowMoveable=False)
@@ -299,7 +344,7 @@ def initial_random_spawn(w: World, randomSeed=0, forceVisible=False, numPlacemen
     for oid in excludedObjectIds or []:
         if oid not in w.objects:
             raise ActionFailed(f"Cannot find sim object with id '{oid}'")
-    rng = np.random.default_rng(int(randomSeed))
+    rng = np.random.default_rng(int(randomSeed) % 2**63)  # THOR takes any int; numpy no negatives
     if w.held is not None:
         w.update(w.held, is_picked_up=False)
         w.held = None
@@ -358,7 +403,7 @@ def initial_random_spawn(w: World, randomSeed=0, forceVisible=False, numPlacemen
 
 @action("RemoveFromScene", objectId=None, objectIds=None)
 def remove_from_scene(w: World, objectId=None, objectIds=None) -> None:
-    ids = [objectId] if objectId is not None else list(objectIds or [])
+    ids = [objectId] if objectId is not None else list(dict.fromkeys(objectIds or []))  # dedupe
     if not ids:
         raise ActionFailed("objectIds must not be empty!")
     for oid in ids:
