@@ -9,6 +9,8 @@ Protocol (`Agent`)::
                                                               #   array for interactions, else None
     agent.teacher_force(env, action, mask, success) -> None   # optional; subgoal evaluation calls it
                                                               #   for every replayed expert step
+    agent.episode_error() -> str | None                       # optional; why the agent gave up (its
+                                                              #   own error), recorded as `failure`
 
 `traj` is the raw ``traj_data.json`` dict (test trajectories have no plan). The agent may
 read ``env.last_event`` (frame, masks, metadata); the harness only reads its answer.
@@ -64,6 +66,13 @@ class Agent(ABC):
 
     def teacher_force(self, env, action: str, mask: Optional[np.ndarray], success: bool) -> None:
         """The harness executed ``action`` for the agent (expert prefix of subgoal evaluation)."""
+
+    def episode_error(self) -> Optional[str]:
+        """Why the agent gave up this episode (e.g. the expert found no plan), else None.
+
+        The harness records it as the episode's ``failure``; ask after the episode ended.
+        """
+        return None
 
 
 # ---------------------------------------------------------------------------

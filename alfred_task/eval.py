@@ -29,7 +29,10 @@ the leaderboard action list; otherwise the subgoal tracker is advanced (dense re
 ``t += 1``. Unknown action strings (e.g. ``<<seg>>``) go to the env and fail as "Invalid
 action". Afterwards success = `goal_satisfied`, (s, ts) = `goal_conditions_met` on the
 final metadata with the env's cleaned/heated/cooled sets and inventory, L* =
-``len(plan.low_actions)``, L = t (see `metrics` for the L = 0 rule).
+``len(plan.low_actions)``, L = t (see `metrics` for the L = 0 rule). Each task record also
+says why the episode failed in ``failure`` (None on success): the agent's own error when it
+gave up (`Agent.episode_error`, e.g. "expert error: ..."), else "max fails reached (...)",
+"step budget reached (...)" or "stopped without success".
 
 Subgoal episode (§5.3) for every subgoal index whose ``discrete_action.action`` is
 requested: init, replay the expert low actions with ``high_idx < eval_idx`` (ReplayAgent
@@ -279,6 +282,21 @@ def _agent_loop(env, agent: Agent, tracker: Optional[SubgoalTracker], max_steps:
     return t, fails, reward, "max_steps"
 
 
+def _failure(agent: Agent, success: Optional[bool], end_reason: str, steps: int, fails: int) -> Optional[str]:
+    """Why a task episode failed: the agent's own error first, else how it ended; None on success."""
+    error = getattr(agent, "episode_error", None)
+    error = error() if callable(error) else None
+    if error:
+        return str(error)
+    if success or success is None:
+        return None
+    if end_reason == "max_fails":
+        return f"max fails reached ({fails} failed actions)"
+    if end_reason == "max_steps":
+        return f"step budget reached ({steps} steps)"
+    return "stopped without success"
+
+
 def run_task_episode(env, agent: Agent, traj: Mapping, repeat_idx: int, *, max_steps: int = MAX_STEPS,
                      max_fails: int = MAX_FAILS, record_actions: bool = False, reward_type: str = "dense",
                      **extra: Any) -> dict:
@@ -294,7 +312,8 @@ def run_task_episode(env, agent: Agent, traj: Mapping, repeat_idx: int, *, max_s
         common["api_actions"] = actions
     if not scored:
         return {"trial": traj["task_id"], "type": traj.get("task_type"), "repeat_idx": int(repeat_idx),
-                "goal_instr": _goal_instr(traj, repeat_idx), "path_len": t, **common}
+                "goal_instr": _goal_instr(traj, repeat_idx), "path_len": t,
+                "failure": _failure(agent, None, end_reason, t, fails), **common}
     md = env.last_event.metadata
     state = dict(cleaned_objects=env.cleaned_objects, heated_objects=env.heated_objects,
                  cooled_objects=env.cooled_objects, inventory_objects=md["inventoryObjects"])
@@ -303,7 +322,7 @@ def run_task_episode(env, agent: Agent, traj: Mapping, repeat_idx: int, *, max_s
     return episode_record(traj["task_id"], traj["task_type"], repeat_idx, _goal_instr(traj, repeat_idx),
                           success, s, ts, len(traj["plan"]["low_actions"]), t, reward,
                           subgoals_completed=tracker.get_subgoal_idx() + 1, num_subgoals=tracker.num_subgoals,
-                          **common)
+                          failure=_failure(agent, success, end_reason, t, fails), **common)
 
 
 def subgoal_indices(traj: Mapping, subgoal_types: Sequence[str]) -> List[int]:

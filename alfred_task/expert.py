@@ -335,19 +335,23 @@ class ExpertAgent(Agent):
     """The online expert as an evaluation agent (``python -m alfred_task.eval --agent expert``).
 
     Test trajectories carry no task, so the expert can only run on train/valid splits. An
-    ExpertError (no plan from a state) ends the episode with ``<<stop>>``; ``failures`` counts them.
+    ExpertError or PlanningError (no plan from a state) ends the episode with ``<<stop>>``;
+    ``failures`` counts them and `episode_error` tells the harness the message, which the
+    episode's result record keeps as its ``failure``.
     """
 
     def __init__(self, planner: str = "template") -> None:
         self.planner = planner
         self.expert: Optional[AlfredExpert] = None
         self.failures = 0
+        self._error: Optional[str] = None
 
     def reset(self, traj: dict, repeat_idx: int, env) -> None:
         if "task_type" not in traj or "pddl_params" not in traj:
             raise ValueError(f"{traj.get('task_id', '?')}: the expert needs task_type and pddl_params "
                              "(test splits do not have them)")
         self.expert = None
+        self._error = None
         self._traj = traj
         self._env = env
 
@@ -356,10 +360,14 @@ class ExpertAgent(Agent):
             if self.expert is None:
                 self.expert = AlfredExpert(env, self._traj["task_type"], self._traj["pddl_params"], self.planner)
             a = self.expert.next_action()
-        except (ExpertError, PlanningError):
+        except (ExpertError, PlanningError) as e:
             self.failures += 1
+            self._error = f"expert error: {type(e).__name__}: {e}"
             return C.STOP, None
         return a.action, a.mask
+
+    def episode_error(self) -> Optional[str]:
+        return self._error
 
     def teacher_force(self, env, action: str, mask, success: bool) -> None:
         """Someone else acted: the expert notices it on its next query and replans."""

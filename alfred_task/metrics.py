@@ -15,11 +15,12 @@ Aggregate over N episodes (§5.2)::
     PLW-SR = sum(PLW_SR_ep) / sum(path_len_weight)
     PLW-GC = sum(PLW_GC_ep) / sum(path_len_weight)
 
-Deliberate deviation, L = 0 (the agent predicts <<stop>> before any action): ALFRED divides
-by zero there and silently drops the episode from every metric. We keep the episode: it
-counts in N for SR and its goal conditions count for GC, but it gets ``factor = 0`` and
-``path_len_weight = 0``, i.e. it contributes nothing to either PLW numerator *or*
-denominator. (Consequence worth knowing: such episodes do not pull PLW-SR/PLW-GC down.)
+Every episode counts, with weight L*, including one where the agent predicts <<stop>> before
+any action (L = 0). ALFRED's script divides by zero there and silently drops the episode from
+every metric, which is not its formula: with L = 0, min(1, L*/L) is 1 (the paper's
+p = s * L*/max(L*, L) gives the same), so a failed stop-at-0 episode adds L* to both PLW
+denominators and nothing (PLW-SR) or GC_ep * L* (PLW-GC) to the numerators. An episode with
+L* = 0 has weight 0 and so adds nothing to either side, as the formula says.
 
 Episode records are plain JSON-able dicts whose metric keys are exactly ALFRED's
 (§5.1 item 4): ``trial, type, repeat_idx, goal_instr, completed_goal_conditions,
@@ -74,10 +75,10 @@ def _nonneg_int(name: str, v: Any) -> int:
 
 
 def path_factor(expert_len: int, path_len: int) -> float:
-    """min(1, L*/L); 0 when L == 0 (our rule for a stop at t = 0, see module doc)."""
-    if path_len <= 0:
-        return 0.0
-    return min(1.0, expert_len / path_len)
+    """min(1, L*/L), i.e. L*/max(L*, L); 1 when L = 0 (no longer than the expert)."""
+    if path_len <= expert_len:
+        return 1.0
+    return expert_len / path_len
 
 
 def episode_record(trial: str, task_type: str, repeat_idx: int, goal_instr: str, success: bool,
@@ -94,7 +95,7 @@ def episode_record(trial: str, task_type: str, repeat_idx: int, goal_instr: str,
         raise ValueError(f"completed ({completed}) > total ({total}) goal conditions")
     gc = completed / total
     factor = path_factor(expert_len, path_len)
-    weight = float(expert_len) if path_len > 0 else 0.0
+    weight = float(expert_len)
     s_spl = (1.0 if success else 0.0) * factor
     gc_spl = gc * factor
     rec = {

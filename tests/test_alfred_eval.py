@@ -61,12 +61,20 @@ def test_aggregate_gc_is_micro_average_and_plw_weights_by_expert_length():
     assert aggregate([])["sr"] == 0.0
 
 
-def test_stop_at_t0_counts_with_zero_path_weight():
-    r = _rec(False, 1, 2, 10, 0)
-    assert r["path_len_weight"] == 0 and r["success_spl"] == 0 and r["goal_condition_spl"] == 0
-    m = aggregate([r, _rec(True, 2, 2, 10, 10)])
-    assert m["num_evals"] == 2 and m["sr"] == 0.5 and m["gc"] == pytest.approx(3 / 4)
-    assert m["plw_sr"] == pytest.approx(1.0)  # the L=0 episode is outside the PLW weights
+def test_stop_at_t0_counts_with_full_expert_weight():
+    # ALFRED's formula over all N episodes, hand-computed; B stops at t = 0 (L = 0):
+    #   A: success, 2/2 conditions, L* = 10, L = 20 -> factor 1/2: PLW-SR 5,  PLW-GC 5
+    #   B: failure, 1/2 conditions, L* = 10, L = 0  -> factor 1:   PLW-SR 0,  PLW-GC 5
+    #   C: success, 3/3 conditions, L* = 20, L = 20 -> factor 1:   PLW-SR 20, PLW-GC 20
+    #   PLW-SR = 25/40 = 0.625, PLW-GC = 30/40 = 0.75 (dropping B's weight gave 25/30 for both)
+    a, b, c = _rec(True, 2, 2, 10, 20), _rec(False, 1, 2, 10, 0), _rec(True, 3, 3, 20, 20)
+    assert b["path_len_weight"] == 10 and b["success_spl"] == 0 and b["goal_condition_spl"] == 0.5
+    m = aggregate([a, b, c])
+    assert m["num_evals"] == 3 and m["sr"] == pytest.approx(2 / 3) and m["gc"] == pytest.approx(6 / 7)
+    assert m["plw_sr"] == pytest.approx(0.625)
+    assert m["plw_gc"] == pytest.approx(0.75)
+    z = _rec(False, 0, 1, 0, 0)  # L* = 0: weight 0, nothing on either side
+    assert z["path_len_weight"] == 0 and aggregate([a, b, c, z])["plw_sr"] == pytest.approx(0.625)
     with pytest.raises(ValueError):
         _rec(True, 3, 2, 1, 1)
 
@@ -327,8 +335,8 @@ def test_step_and_fail_accounting():
     assert (rec["path_len"], rec["num_fails"], rec["end_reason"]) == (2, 1, "stop")
     rec = E.run_task_episode(env, Scripted(["RotateLeft_90"], repeat_last=True), traj, 0, max_steps=5)
     assert (rec["path_len"], rec["end_reason"]) == (5, "max_steps")
-    rec = E.run_task_episode(env, Scripted([]), traj, 0)  # stop at t = 0: kept, path weight 0
-    assert rec["path_len"] == 0 and rec["path_len_weight"] == 0 and rec["end_reason"] == "stop"
+    rec = E.run_task_episode(env, Scripted([]), traj, 0)  # stop at t = 0: kept, weight L*
+    assert rec["path_len"] == 0 and rec["path_len_weight"] == 7 and rec["end_reason"] == "stop"
 
     class BadMask(Scripted):
         def act(self, env):
@@ -374,6 +382,35 @@ def test_random_agent_is_deterministic_and_leaves_global_rng_alone():
     assert {x for x, _ in a} <= set(A.LOW_ACTIONS) and any(m is not None for _, m in a)
     assert all(m is None for x, m in a if x.endswith(("_25", "_90", "_15")))
     assert (np.random.get_state()[1] == state).all()
+
+
+def test_failure_reason_in_task_records(monkeypatch):
+    env, traj = StubEnv(), stub_traj()
+    rec = E.run_task_episode(env, A.ReplayAgent(), traj, 0)
+    assert rec["success"] and rec["failure"] is None
+    rec = E.run_task_episode(env, Scripted(["RotateLeft_90"]), traj, 0)
+    assert rec["failure"] == "stopped without success"
+    rec = E.run_task_episode(env, Scripted(["PickupObject"], repeat_last=True), traj, 0, max_fails=3)
+    assert rec["failure"] == "max fails reached (3 failed actions)"
+    rec = E.run_task_episode(env, Scripted(["RotateLeft_90"], repeat_last=True), traj, 0, max_steps=5)
+    assert rec["failure"] == "step budget reached (5 steps)"
+
+    from alfred_task import expert as X
+
+    class NoPlan:
+        def __init__(self, *args, **kwargs):
+            raise X.ExpertError("no plan reaches the goal from here")
+
+    monkeypatch.setattr(X, "AlfredExpert", NoPlan)
+    agent = X.ExpertAgent()
+    rec = E.run_task_episode(env, agent, traj, 0)
+    assert rec["failure"] == "expert error: ExpertError: no plan reaches the goal from here"
+    assert rec["path_len"] == 0 and rec["path_len_weight"] == 7 and agent.failures == 1
+    res = json.loads(json.dumps(E.task_results([rec])))  # what task_results_*.json holds
+    assert res["failures"][0]["failure"] == rec["failure"]
+    assert res["results"]["all"]["plw_sr"] == 0.0 and res["results"]["all"]["num_evals"] == 1
+    agent.reset(traj, 0, env)  # the error belongs to its episode only
+    assert agent.episode_error() is None
 
 
 def test_registry():
@@ -447,6 +484,8 @@ def test_cli_random_valid_seen(tmp_path):
     assert all(r["path_len"] <= 20 and r["type"] == "pick_and_place_simple" for r in recs)
     assert set(res["results"]) == {"all", "pick_and_place_simple"}
     assert res["results"]["all"]["success"]["num_evals"] == 3
+    assert all(r["failure"] is None for r in res["successes"])
+    assert all(isinstance(r["failure"], str) and r["failure"] for r in res["failures"])
     assert "PLW-SR" in p.stdout and "pick_and_place_simple" in p.stdout
 
 

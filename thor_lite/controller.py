@@ -78,7 +78,6 @@ class Controller:
         self.last_event: Optional[Event] = None
         self.scene: Optional[str] = None
         self._world: Optional[World] = None
-        self._aliases: Dict[str, Dict[str, str]] = {}
         self._time = 0.0
         self.reset(scene or "FloorPlan10")
 
@@ -98,13 +97,10 @@ class Controller:
         _validate_init(params)
         self.initialization_parameters = params
         self.scene = name
-        if self._world is not None and self._world.name_aliases:
-            self._aliases.setdefault(self._world.scene_name, {}).update(self._world.name_aliases)
         self._world = self._fresh_world(name, params)
-        for oid, alias in self._aliases.get(name, {}).items():
-            if oid in self._world.objects:  # dataset names adopted earlier stay adopted
-                self._world.update(oid, name=alias)
-        self._world.name_aliases = dict(self._aliases.get(name, {}))
+        # Every reset starts from the scene's own names: dataset names adopted by SetObjectPoses
+        # belong to that world only, so no episode's matching depends on what ran before it.
+        self._world.name_aliases = {}
         if self._renderer is not None:
             self._renderer.resize(self.width, self.height)
             self._renderer.set_fov(float(params["fieldOfView"]))

@@ -55,51 +55,58 @@ def _name_prefix(name: str) -> str:
     return name.split("_")[0].lower()
 
 
+def _entry_name(entry: Dict[str, Any]) -> Optional[str]:
+    return entry.get("objectName") or entry.get("name")
+
+
 def match_pose_entries(w: World, entries: List[Dict[str, Any]]) -> List[Optional[SimObject]]:
-    """Map dataset pose entries to scene objects: by name, else by type and position.
+    """Map dataset pose entries to scene objects: by name, else by type in a fixed order.
 
     Datasets recorded on other THOR builds name objects with other hash suffixes
-    (`Bowl_21eb5c01` vs `Bowl_072da5e8`). Unmatched entries are assigned per name prefix
-    by a minimum-distance matching, and the chosen objects take the dataset's name so that
-    later calls (and metadata readers) see one consistent identity.
-    """
-    from scipy.optimize import linear_sum_assignment
+    (`Bowl_21eb5c01` vs `Bowl_072da5e8`), so a name often matches no object here. The rule:
 
+    1. An entry whose name is a pickupable/moveable object's current name takes that object
+       (same build, or a name this world adopted earlier).
+    2. The other entries are grouped by name prefix (the object type). Within a group the
+       distinct dataset names, sorted, are paired in order with the still unclaimed
+       pickupable/moveable objects of that type, sorted by objectId (string order). THOR
+       objectIds are `Type|x|y|z` of the object's initial position in the freshly loaded
+       scene, so this order is the scene's own and is the same in every process; extra names
+       go unmatched, extra objects stay unlisted.
+    3. A matched object takes the dataset's name, so that later calls in this world (the
+       unshuffle start after the walkthrough goal) and metadata readers see one identity.
+
+    Entry positions are deliberately not used: in the rearrangement and ALFRED datasets they
+    are the randomized episode poses, which say nothing about which same-type object is
+    meant, and matching by them made the mapping change from episode to episode (and, when
+    it was kept across resets, depend on which episode ran first). The pairing depends only
+    on the entries' names and the scene, so every episode of a scene gets the same one.
+    """
     out: List[Optional[SimObject]] = [None] * len(entries)
     used: set = set()
     pending: Dict[str, List[int]] = {}
     for i, e in enumerate(entries):
-        name = e.get("objectName") or e.get("name")
+        name = _entry_name(e)
         obj = w.by_name(name) if name else None
         if obj is not None and (obj.pickupable or obj.moveable):
             out[i] = obj
             used.add(obj.object_id)
         elif obj is None and name:
             pending.setdefault(_name_prefix(name), []).append(i)
+    adopted = set(w.name_aliases.values())
     for prefix, idxs in sorted(pending.items()):
-        names = {}
-        for i in idxs:  # a name listed twice asks for a copy, not a second object
-            names.setdefault(entries[i].get("objectName") or entries[i].get("name"), i)
-        firsts = list(names.values())
+        names = sorted({_entry_name(entries[i]) for i in idxs})  # a name listed twice asks for a copy
         cands = sorted([o for o in w.objects.values()
                         if (o.pickupable or o.moveable) and o.object_id not in used
-                        and o.name not in w.name_aliases.values()
+                        and o.name not in adopted
                         and (_name_prefix(o.name) == prefix or o.object_type.lower() == prefix)],
                        key=lambda o: (_name_prefix(o.name) != prefix, o.object_id))
-        if not cands:
-            continue
-        pos = np.array([vec(entries[i].get("position", (0, 0, 0)), "position") for i in firsts])
-        cpos = np.array([o.position for o in cands])
-        cost = np.linalg.norm(pos[:, None, :] - cpos[None, :, :], axis=-1)
-        rows, cols = linear_sum_assignment(cost)
-        for r, c in zip(rows, cols):
-            i = firsts[r]
-            new_name = entries[i].get("objectName") or entries[i].get("name")
-            obj = w.update(cands[c].object_id, name=new_name)
-            w.name_aliases[cands[c].object_id] = new_name
+        for new_name, cand in zip(names, cands):
+            obj = w.update(cand.object_id, name=new_name)
+            w.name_aliases[cand.object_id] = new_name
             used.add(obj.object_id)
             for j in idxs:
-                if (entries[j].get("objectName") or entries[j].get("name")) == new_name:
+                if _entry_name(entries[j]) == new_name:
                     out[j] = obj
     return out
 
