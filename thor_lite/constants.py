@@ -30,11 +30,15 @@ MAX_DOWN_LOOK = 60.0
 CAMERA_NEAR = 0.1
 CAMERA_FAR = 20.0
 
+GRID_SIZE = 0.25  # THOR's default grid; also the fixed step of Event.pose_discrete
+LAYOUT_CELL_SIZE = 0.25  # cell of the recorded reachable-grid layouts (independent of gridSize)
+VISIBILITY_DISTANCE = 1.5
+
 DEFAULT_INIT = {
-    "gridSize": 0.25,
+    "gridSize": GRID_SIZE,
     "rotateStepDegrees": 90.0,
     "fieldOfView": 90.0,
-    "visibilityDistance": 1.5,
+    "visibilityDistance": VISIBILITY_DISTANCE,
     "snapToGrid": True,
     "renderDepthImage": False,
     "renderInstanceSegmentation": False,

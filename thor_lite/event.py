@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, Mapping, Option
 
 import numpy as np
 
+from .constants import GRID_SIZE
+
 if TYPE_CHECKING:  # pragma: no cover
     pass
 
@@ -266,7 +268,7 @@ class Event:
     @property
     def pose_discrete(self) -> Tuple[int, int, int, int]:
         a = self.metadata["agent"]
-        return (int(a["position"]["x"] / 0.25), int(a["position"]["z"] / 0.25),
+        return (int(a["position"]["x"] / GRID_SIZE), int(a["position"]["z"] / GRID_SIZE),
                 int(a["rotation"]["y"] / 90.0), int(round(a["cameraHorizon"])))
 
     def get_object(self, object_id: str) -> Optional[Dict[str, Any]]:

@@ -14,8 +14,8 @@ import numpy as np
 
 from .constants import (
     AGENT_HEIGHT, AGENT_RADIUS, AGENT_Y_OFFSET, CAMERA_CROUCH_OFFSET, CAMERA_STANDING_OFFSET,
-    FLOOR_EXTENDED_TYPES, HAND_LOCAL_POSITION, IN_RECEPTACLES, NON_BLOCKING_TYPES,
-    SEE_THROUGH_TYPES,
+    FLOOR_EXTENDED_TYPES, GRID_SIZE, HAND_LOCAL_POSITION, IN_RECEPTACLES, LAYOUT_CELL_SIZE, NON_BLOCKING_TYPES,
+    SEE_THROUGH_TYPES, VISIBILITY_DISTANCE,
 )
 from .geometry import Box, camera_tan_aspect, euler_to_matrix, pack_boxes, ray_box_hits
 from .objects import SimObject
@@ -60,8 +60,8 @@ class Occluders:
 
 
 class World:
-    def __init__(self, scene: SceneRecord, grid_size: float = 0.25,
-                 visibility_distance: float = 1.5, fov: float = 90.0, width: int = 300,
+    def __init__(self, scene: SceneRecord, grid_size: float = GRID_SIZE,
+                 visibility_distance: float = VISIBILITY_DISTANCE, fov: float = 90.0, width: int = 300,
                  height: int = 300, layout_dilation: Optional[int] = None) -> None:
         """`layout_dilation`: cells the room may extend beyond the recorded layout (None: the
         THOR_LITE_LAYOUT_DILATION setting, see `scene_data.layout_dilation`)."""
@@ -299,7 +299,7 @@ class World:
         if not (self.room_lo[0] + r - 1e-6 <= x <= self.room_hi[0] - r + 1e-6
                 and self.room_lo[2] + r - 1e-6 <= z <= self.room_hi[2] - r + 1e-6):
             return False
-        cell = (round(x / 0.25), round(z / 0.25))
+        cell = (round(x / LAYOUT_CELL_SIZE), round(z / LAYOUT_CELL_SIZE))
         if self.room_cells is not None and cell not in self.room_cells:
             return False
         trusted = self.layout is not None and cell in self.layout
