@@ -19,7 +19,7 @@ from typing import Iterator, NoReturn, Optional, Union
 
 PathLike = Union[str, os.PathLike]
 
-__all__ = ["UsageError", "OneLineArgumentParser", "fail", "report_usage_errors", "check_output_file",
+__all__ = ["UsageError", "OneLineArgumentParser", "print_error", "fail", "report_usage_errors", "check_output_file",
            "check_output_dir", "check_input_file", "check_input_dir", "check_int"]
 
 EXIT_USAGE = 2
@@ -29,11 +29,16 @@ class UsageError(Exception):
     """A mistake in what the user asked for; printed as one line, exit status 2."""
 
 
-def fail(prog: str, message: str) -> NoReturn:
-    """Print `prog: error: message` (newlines folded, so it stays one line) and exit 2."""
+def print_error(prog: str, message: object) -> int:
+    """Print `prog: error: message` with newlines folded (one line); returns exit status 2."""
     one_line = " ".join(str(message).split())
     print(f"{prog}: error: {one_line}", file=sys.stderr, flush=True)
-    raise SystemExit(EXIT_USAGE)
+    return EXIT_USAGE
+
+
+def fail(prog: str, message: object) -> NoReturn:
+    """`print_error`, then exit with status 2."""
+    raise SystemExit(print_error(prog, message))
 
 
 @contextlib.contextmanager
@@ -67,9 +72,10 @@ def _nearest_existing(path: Path) -> Path:
     return p
 
 
-def _check_creatable_below(flag: str, path: Path) -> None:
-    """Every existing ancestor of `path` must be a folder, and the nearest one writable."""
-    anchor = _nearest_existing(path.parent)
+def _check_creatable_below(flag: str, path: Path, folder: Path) -> None:
+    """Every existing ancestor of `folder` (itself included) must be a folder, the nearest one
+    writable, so that `path` can be made there."""
+    anchor = _nearest_existing(folder)
     if not anchor.is_dir():
         raise UsageError(f"{flag} {path}: {anchor} is a file where a folder is expected")
     try:  # os.access says yes to root even on read-only mounts; a real probe does not lie
@@ -85,7 +91,7 @@ def check_output_file(flag: str, path: PathLike) -> Path:
     p = Path(path)
     if str(path).endswith(os.sep) or p.is_dir():
         raise UsageError(f"{flag} {p}: is a folder where a file is expected")
-    _check_creatable_below(flag, p)
+    _check_creatable_below(flag, p, p.parent)
     return p
 
 
@@ -94,7 +100,7 @@ def check_output_dir(flag: str, path: PathLike) -> Path:
     p = Path(path)
     if os.path.lexists(p) and not p.is_dir():
         raise UsageError(f"{flag} {p}: is a file where a folder is expected")
-    _check_creatable_below(flag, p / "x")
+    _check_creatable_below(flag, p, p)
     return p
 
 
