@@ -55,6 +55,16 @@ def alive(pid: int) -> bool:
     return st is not None and st[0] not in ("Z", "X")
 
 
+def _is_resource_tracker(pid: int) -> bool:
+    """multiprocessing's resource tracker ignores SIGTERM/SIGINT on purpose and exits, after
+    unlinking leaked shared memory, once the last process holding its pipe is gone."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return b"multiprocessing.resource_tracker" in f.read()
+    except OSError:
+        return False
+
+
 def _kill(pids: Set[int], sig: int) -> None:
     for p in pids:
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -63,11 +73,15 @@ def _kill(pids: Set[int], sig: int) -> None:
 
 def stop_descendants(grace: float = 5.0, root: Optional[int] = None) -> Set[int]:
     """SIGTERM every descendant of `root` (default: this process), SIGKILL survivors after
-    `grace` seconds; returns the pids that were signalled."""
+    `grace` seconds; returns the pids that were signalled. Resource trackers are left to exit
+    by themselves when this process does."""
     root = os.getpid() if root is None else root
     signalled: Set[int] = set()
+    trackers: Set[int] = set()
     for _ in range(3):  # a process forking right now adds children after the first snapshot
-        new = descendants(root) - signalled
+        new = descendants(root) - signalled - trackers
+        trackers |= {p for p in new if _is_resource_tracker(p)}
+        new -= trackers
         if not new:
             break
         _kill(new, signal.SIGTERM)
@@ -75,7 +89,7 @@ def stop_descendants(grace: float = 5.0, root: Optional[int] = None) -> Set[int]
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline and any(alive(p) for p in signalled):
         time.sleep(0.05)
-    left = {p for p in signalled if alive(p)} | (descendants(root) - signalled)
+    left = {p for p in signalled if alive(p)} | (descendants(root) - signalled - trackers)
     if left:
         _kill(left, signal.SIGKILL)
         signalled |= left
