@@ -71,7 +71,7 @@ def _kill(pids: Set[int], sig: int) -> None:
             os.kill(p, sig)
 
 
-def stop_descendants(grace: float = 5.0, root: Optional[int] = None) -> Set[int]:
+def stop_descendants(grace: float = 3.0, root: Optional[int] = None) -> Set[int]:
     """SIGTERM every descendant of `root` (default: this process), SIGKILL survivors after
     `grace` seconds; returns the pids that were signalled. Resource trackers are left to exit
     by themselves when this process does."""
@@ -124,7 +124,7 @@ class SignalGuard:
 
 
 @contextlib.contextmanager
-def stop_children_on_signals(prog: str, grace: float = 5.0, hard_exit_after: float = 3.0) -> Iterator[SignalGuard]:
+def stop_children_on_signals(prog: str, grace: float = 3.0, hard_exit_after: float = 3.0) -> Iterator[SignalGuard]:
     """While inside: SIGTERM/SIGINT stop every descendant and exit with 128 + signum.
 
     Only the main thread can install handlers; elsewhere this is a no-op. Previous handlers are
