@@ -68,6 +68,8 @@ import numpy as np
 
 from backends import BACKENDS, DEFAULT_BACKEND
 from common.atomic_io import write_json_atomic
+from common.cli import OneLineArgumentParser, UsageError, check_int, check_output_dir
+from common.procs import stop_children_on_signals
 
 from .agents import Agent, UnknownAgentError, agent_factory as _agent_factory, expert_steps, registered_agents
 from .constants import MAX_FAILS, MAX_STEPS, SCREEN_SIZE, SEG, STOP, SUBGOAL_EVAL_TYPES, TEST_SPLITS, has_interaction
@@ -557,8 +559,8 @@ def _timestamp() -> str:
 # CLI
 # ---------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m alfred_task.eval",
-                                 description="Evaluate an agent on ALFRED (task SR/GC/PLW, subgoals, leaderboard dump).")
+    ap = OneLineArgumentParser(prog="python -m alfred_task.eval",
+                               description="Evaluate an agent on ALFRED (task SR/GC/PLW, subgoals, leaderboard dump).")
     ap.add_argument("--agent", required=True,
                     help=f"registered agent name ({', '.join(registered_agents())}, expert once registered)")
     ap.add_argument("--checkpoint", default=None, help="checkpoint file for --agent checkpoint")
@@ -614,7 +616,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         from .environment import AlfredEnv  # noqa: F401  (fail early on a broken install)
         if args.backend not in BACKENDS:
             raise EvalInputError(f"--backend: unknown backend {args.backend!r} (expected one of {', '.join(BACKENDS)})")
+        check_int("--num-workers", args.num_workers, 1)  # the library's 0 (= in-process) is not a CLI value
         _check_limits(args.max_steps, args.max_fails, args.num_workers)
+        check_int("--limit", args.limit, 1)
+        check_int("--frame-size", args.frame_size, 1)
+        check_output_dir("--out", args.out)
         subgoals = parse_subgoals(args.subgoals) if args.subgoals else None
         splits = [s.strip() for s in args.split.split(",") if s.strip()]
         if subgoals and len(splits) != 1:
@@ -627,7 +633,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except UnknownAgentError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    except (EvalInputError, TrajDataError, ValueError, TypeError) as e:
+    except (UsageError, EvalInputError, TrajDataError, ValueError, TypeError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
 
@@ -668,4 +674,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # SIGTERM/SIGINT stop the worker pool (forkserver/spawn processes) too, exit 128 + signum.
+    with stop_children_on_signals("python -m alfred_task.eval"):
+        sys.exit(main())

@@ -34,6 +34,8 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 from common.atomic_io import write_json_atomic
+from common.cli import OneLineArgumentParser, UsageError, check_int, check_output_dir, print_error
+from common.procs import stop_children_on_signals
 
 from backends import (BACKENDS, DEFAULT_BACKEND, ROOM_TYPE_OFFSETS, SCENES_PER_ROOM_TYPE, ThorUnavailableError,
                       check_thor, placement_allowed)
@@ -504,7 +506,8 @@ def write_splits(out: Path) -> Dict[str, Any]:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = OneLineArgumentParser(prog="python -m alfred_task.gen", description=__doc__,
+                               formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, required=True, help="dataset root (json_2.1.0-style layout)")
     ap.add_argument("--num", type=int, default=70, help="number of demonstration indices to generate")
     ap.add_argument("--start", type=int, default=0, help="first demonstration index")
@@ -522,14 +525,21 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     help="write feat_conv.pt with ResNet-18 conv features; WEIGHTS = 'imagenet' (torchvision "
                          "download) or a path to a resnet18 state_dict")
     args = ap.parse_args(argv)
-    if args.num <= 0:
-        ap.error(f"--num must be positive, not {args.num}")
     try:
-        summary = generate(args.out, args.num, args.seed, args.workers, args.backend, args.save_frames,
-                           args.features, args.start, args.planner, args.split)
+        check_int("--num", args.num, 1)
+        check_int("--start", args.start, 0)
+        check_int("--workers", args.workers, 1)
+        check_output_dir("--out", args.out)
+        if args.features is not None and args.features != "imagenet" and not Path(args.features).is_file():
+            raise UsageError(f"--features {args.features!r}: neither 'imagenet' nor a state_dict file")
+    except UsageError as e:
+        return print_error(ap.prog, e)
+    try:
+        with stop_children_on_signals(ap.prog):
+            summary = generate(args.out, args.num, args.seed, args.workers, args.backend, args.save_frames,
+                               args.features, args.start, args.planner, args.split)
     except (ThorUnavailableError, RuntimeError, FileNotFoundError, ValueError) as e:
-        print(f"alfred_task.gen: {e}", file=sys.stderr)
-        return 2
+        return print_error(ap.prog, e)
     print(json.dumps(summary, indent=2))
     return 0
 

@@ -8,6 +8,10 @@ Importing this module changes nothing; `install_allenact_fixes()` applies every 
   scalars and schedule objects, so we allow-list the numpy types they contain.
 - allenact exits 0 when a train/valid/test worker crashes; we make that exit status 1, so
   scripts and CI can trust the exit code.
+- SIGTERM to the `allenact` process kills only it: its Train-N/Valid/Test workers (forkserver
+  children) and their VectorSampledTask processes keep running. While the runner's
+  `start_train`/`start_test` run, SIGTERM/SIGINT now stop every descendant
+  (`common.procs.stop_children_on_signals`) and allenact exits with 128 + signum.
 
 `baseline_configs/rearrange_base.py` calls it (its docstring says why there).
 """
@@ -76,6 +80,28 @@ def _install_exit_status_guard() -> None:
     OnPolicyRunner._exit_status_guard = True
 
 
+def _install_signal_guard() -> None:
+    from allenact.algorithms.onpolicy_sync.runner import OnPolicyRunner
+
+    from common.procs import stop_children_on_signals
+
+    if getattr(OnPolicyRunner, "_signal_guard", False):
+        return
+
+    def guarded(method):
+        def run(self, *args, **kwargs):
+            # Only the main process runs these; workers keep allenact's own handlers.
+            with stop_children_on_signals("allenact"):
+                return method(self, *args, **kwargs)
+
+        run.__wrapped__ = method  # type: ignore[attr-defined]
+        return run
+
+    OnPolicyRunner.start_train = guarded(OnPolicyRunner.start_train)
+    OnPolicyRunner.start_test = guarded(OnPolicyRunner.start_test)
+    OnPolicyRunner._signal_guard = True
+
+
 def install_allenact_fixes() -> None:
     """Apply every fix above; idempotent, so each config module may call it."""
     global _installed
@@ -87,4 +113,5 @@ def install_allenact_fixes() -> None:
     logging.captureWarnings(False)
     _allow_numpy_in_checkpoints()
     _install_exit_status_guard()
+    _install_signal_guard()
     _installed = True

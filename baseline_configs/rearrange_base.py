@@ -11,7 +11,7 @@ command line, e.g. `allenact ... --config_kwargs '{"num_train_processes": 2, "tr
 - train_split: "train" (4000 episodes, made once by `python -m rearrange.gen --stage train`)
   or "train_subset" (the 800 shipped train episodes that the combined split uses)
 - screen_size: frame size in pixels (default 224 as in the official configs; CPU-only runs
-  train several times faster at 64)
+  train several times faster at 64; at least `simple_cnn_min_size()` = 36)
 
 The AllenAct compatibility fixes (`allenact_compat.install_allenact_fixes`) are installed here,
 when this module is imported, and not in `__init__`: allenact imports the config module in its
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import inspect
 import os
 from abc import abstractmethod
 from collections import OrderedDict
@@ -43,6 +44,23 @@ from rearrange.dataset import load_stage
 from rearrange.sensors import RGBRearrangeSensor
 
 install_allenact_fixes()  # see the module docstring for why at import time
+
+
+def simple_cnn_min_size() -> int:
+    """Smallest square frame that AllenAct's SimpleCNN (the SimpleConv baselines' encoder, built
+    with its default kernels and strides) still maps to at least 1x1; 36 for allenact 0.5.4.
+
+    Computed from SimpleCNN's own defaults, layer by layer backwards, so a smaller frame is
+    rejected when the config is built instead of crashing the training workers."""
+    from allenact.embodiedai.models.basic_models import SimpleCNN
+
+    params = inspect.signature(SimpleCNN.__init__).parameters
+    layers = zip(*(params[name].default for name in ("kernel_sizes", "layers_stride", "paddings", "dilations")))
+    need = 1  # output pixels wanted after the last layer
+    for (k, _), (s, _), (p, _), (d, _) in reversed(list(layers)):
+        # Conv2d: out = floor((in + 2p - d(k-1) - 1) / s) + 1, so in >= (out-1)s + d(k-1) + 1 - 2p
+        need = (need - 1) * s + d * (k - 1) + 1 - 2 * p
+    return need
 
 
 def partition_sequence(seq: Sequence[Any], parts: int) -> List[List[Any]]:
@@ -91,8 +109,10 @@ class RearrangeBaseExperimentConfig(ExperimentConfig):
                  train_split: str = "train", screen_size: Optional[int] = None) -> None:
         self.backend = backend
         if screen_size is not None:
-            if int(screen_size) < 32:
-                raise ValueError(f"screen_size must be at least 32 pixels, not {screen_size!r}")
+            minimum = simple_cnn_min_size()
+            if isinstance(screen_size, bool) or not isinstance(screen_size, int) or screen_size < minimum:
+                raise ValueError(f"screen_size must be an integer of at least {minimum} pixels (the smallest "
+                                 f"frame SimpleCNN's three convolutions reduce to 1x1), not {screen_size!r}")
             # Instance attribute shadows the class default; CPU-only runs use small frames for speed.
             self.SCREEN_SIZE = int(screen_size)
         self.cuda = torch.cuda.is_available()

@@ -22,6 +22,8 @@ import numpy as np
 from tqdm import tqdm
 
 from _common import RESULTS_DIR, write_json, write_markdown
+from common.cli import OneLineArgumentParser, check_int, check_output_file, report_usage_errors
+from common.procs import stop_children_on_signals
 
 ROOMS = {0: "kitchen", 2: "living room", 3: "bedroom", 4: "bathroom"}
 
@@ -62,7 +64,7 @@ def run_scene(args: Tuple[str, List[Dict[str, Any]], str]) -> List[Dict[str, Any
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = OneLineArgumentParser(prog="benchmarks/rearrange_expert.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--stage", default="val", help="thor_lite split to load (data/rearrange/<stage>.pkl.gz)")
     ap.add_argument("--data", type=Path, help="explicit .pkl.gz file (e.g. the official 2023 val split)")
     ap.add_argument("--episodes-per-scene", type=int, default=None)
@@ -70,9 +72,21 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
 
-    from rearrange.dataset import load_dataset, load_stage
+    from rearrange.dataset import DatasetError, load_dataset, load_stage
 
-    data = load_dataset(args.data) if args.data else load_stage(args.stage)
+    out = args.out or RESULTS_DIR / (
+        f"rearrange_expert_{(args.data.stem if args.data else args.stage).replace('.pkl', '')}.md")
+    with report_usage_errors(ap.prog, DatasetError):
+        check_int("--processes", args.processes, 1)
+        check_int("--episodes-per-scene", args.episodes_per_scene, 1)
+        check_output_file("--out", out)
+        check_output_file("--out (json next to it)", out.with_suffix(".json"))
+        data = load_dataset(args.data) if args.data else load_stage(args.stage)
+    with stop_children_on_signals(ap.prog):
+        return _run(args, data, out)
+
+
+def _run(args: argparse.Namespace, data, out: Path) -> int:
     label = args.data.name if args.data else f"thor_lite {args.stage}"
     jobs = [(s, eps[: args.episodes_per_scene] if args.episodes_per_scene else eps, args.stage)
             for s, eps in data.items()]
@@ -107,8 +121,6 @@ def main(argv=None) -> int:
                   f"{np.median([r['seconds'] for r in results]):.2f} s)"]
     text = "\n".join(lines)
     print(text)
-    out = args.out or RESULTS_DIR / (
-        f"rearrange_expert_{(args.data.stem if args.data else args.stage).replace('.pkl', '')}.md")
     write_markdown(out, text)
     write_json(out.with_suffix(".json"), results, indent=None, default=float)
     return 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 import math
 import pickle
+import zlib
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Union
@@ -92,10 +93,14 @@ def load_dataset(path: Union[str, Path], stage: Optional[str] = None) -> "Ordere
     try:
         with gzip.open(path, "rb") as f:
             data = pickle.load(f)
-    except (OSError, EOFError, pickle.UnpicklingError) as e:
-        raise DatasetError(f"{path}: not a gzip-compressed pickle ({e})") from e
+    except (OSError, EOFError, zlib.error, pickle.UnpicklingError, ValueError, TypeError, AttributeError,
+            ImportError, IndexError, KeyError, UnicodeDecodeError) as e:
+        # Random or truncated bytes make the unpickler fail in many ways; all mean "not a dataset".
+        raise DatasetError(f"{path}: not a gzip-compressed pickle ({type(e).__name__}: {e})") from e
     if not isinstance(data, dict):
         raise DatasetError(f"{path}: expected a dict of scene -> episodes, got {type(data).__name__}")
+    if not data:
+        raise DatasetError(f"{path}: holds no scenes")
     stage = stage or path.name.split(".")[0]
     out: "OrderedDict[str, List[Dict[str, Any]]]" = OrderedDict()
     for scene, eps in data.items():

@@ -14,6 +14,7 @@ import argparse
 import importlib.util
 import inspect
 import json
+import pickle
 import random
 import sys
 from collections import OrderedDict
@@ -24,6 +25,10 @@ import numpy as np
 from tqdm import tqdm
 
 from common.atomic_io import atomic_open, write_text_atomic
+from common.cli import (
+    OneLineArgumentParser, UsageError, check_input_file, check_int, check_output_file, report_usage_errors,
+)
+from common.procs import stop_children_on_signals
 
 HEADLINE = ("unshuffle/prop_fixed_strict", "unshuffle/success", "unshuffle/prop_fixed",
             "unshuffle/energy_prop", "unshuffle/num_newly_misplaced", "unshuffle/ep_length")
@@ -193,8 +198,78 @@ def _json_default(o: Any):
     raise TypeError(f"cannot serialise {type(o).__name__}")
 
 
+PROG = "python -m rearrange.eval"
+
+
+def _config_kwargs(text: str) -> Dict[str, Any]:
+    try:
+        kwargs = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise UsageError(f"--config-kwargs {text!r}: invalid JSON ({e})") from None
+    if not isinstance(kwargs, dict):
+        raise UsageError(f"--config-kwargs {text!r}: expected a JSON object")
+    return kwargs
+
+
+def _load_config_checked(path: str, kwargs: Dict[str, Any]):
+    check_input_file("--config", path)
+    try:
+        return load_config(path, kwargs)
+    except (TypeError, ValueError, SyntaxError, ImportError) as e:
+        raise UsageError(f"--config {path} with --config-kwargs {json.dumps(kwargs)}: {e}") from None
+
+
+def _check_data(config, stage: str, scenes: Optional[Sequence[str]]) -> None:
+    """Load the stage's episodes once: a missing, corrupt or empty split fails here, not mid-run."""
+    from .dataset import STAGES, DatasetError
+
+    if stage not in STAGES:
+        raise UsageError(f"--stage {stage!r}: unknown stage (expected one of {', '.join(STAGES)})")
+    try:
+        data = config.stagewise_task_sampler_args(stage, 0, 1)["scenes_to_task_spec_dicts"]
+    except DatasetError as e:
+        raise UsageError(f"--stage {stage}: {e}") from None
+    unknown = [s for s in scenes or () if s not in data]
+    if unknown:
+        raise UsageError(f"--scenes: {unknown[0]!r} has no episodes in stage {stage} "
+                         f"(it has {len(data)} scenes, e.g. {next(iter(data))})")
+
+
+def _checkpoint_agent(config, path: str, seed: int) -> "CheckpointAgent":
+    """A checkpoint that is missing, unreadable or made for another model is a user error."""
+    check_input_file("--checkpoint", path)
+    try:
+        return CheckpointAgent(config, path, seed=seed)
+    except KeyError as e:
+        raise UsageError(f"--checkpoint {path}: not an allenact checkpoint (no {e} entry)") from None
+    except RuntimeError as e:
+        if "state_dict" in str(e):
+            first = str(e).strip().splitlines()[-1].strip()
+            raise UsageError(f"--checkpoint {path}: does not fit the config's model ({first})") from None
+        raise UsageError(f"--checkpoint {path}: not a readable torch checkpoint ({e})") from None
+    except (EOFError, OSError, ValueError, TypeError, AttributeError, ImportError, pickle.UnpicklingError) as e:
+        raise UsageError(f"--checkpoint {path}: not a readable torch checkpoint "
+                         f"({type(e).__name__}: {e})") from None
+
+
+def _prepare(args: argparse.Namespace):
+    """Every check before the first episode: outputs, numbers, config, data, checkpoint."""
+    for flag in ("gif", "submission", "table"):
+        if getattr(args, flag) is not None:
+            check_output_file(f"--{flag}", getattr(args, flag))
+    check_int("--episodes-per-scene", args.episodes_per_scene, 1)
+    if "checkpoint" in args.agents and not args.checkpoint:
+        raise UsageError("--agents checkpoint needs --checkpoint")
+    if args.scenes is not None and not args.scenes:
+        raise UsageError("--scenes needs at least one scene name")
+    config = _load_config_checked(args.config, _config_kwargs(args.config_kwargs))
+    _check_data(config, args.stage, args.scenes)
+    ckpt_agent = _checkpoint_agent(config, args.checkpoint, args.seed) if "checkpoint" in args.agents else None
+    return config, ckpt_agent
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = OneLineArgumentParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--config", default="baseline_configs/one_phase/one_phase_rgb_dagger.py")
     ap.add_argument("--config-kwargs", default="{}", help="JSON kwargs for the config")
     ap.add_argument("--checkpoint")
@@ -208,20 +283,20 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--submission", type=Path)
     ap.add_argument("--table", type=Path)
     args = ap.parse_args(argv)
-    config = load_config(args.config, json.loads(args.config_kwargs))
+    with report_usage_errors(PROG):
+        config, ckpt_agent = _prepare(args)
     rows: Dict[str, Dict[str, float]] = {}
-    for name in args.agents:
-        if name == "checkpoint":
-            if not args.checkpoint:
-                ap.error("--agents checkpoint needs --checkpoint")
-            agent: Agent = CheckpointAgent(config, args.checkpoint, seed=args.seed)
-        else:
-            agent = {"random": lambda: RandomAgent(args.seed), "done": DoneAgent, "expert": ExpertAgent}[name]()
-        res = run_agent(config, agent, args.stage, args.episodes_per_scene, args.scenes,
-                        gif_path=args.gif if name == args.agents[0] else None, desc=name)
-        rows[name] = summarize(res)
-        if name == args.agents[0] and args.submission:
-            write_submission(res, args.submission)
+    with stop_children_on_signals(PROG):
+        for name in args.agents:
+            if name == "checkpoint":
+                agent: Agent = ckpt_agent
+            else:
+                agent = {"random": lambda: RandomAgent(args.seed), "done": DoneAgent, "expert": ExpertAgent}[name]()
+            res = run_agent(config, agent, args.stage, args.episodes_per_scene, args.scenes,
+                            gif_path=args.gif if name == args.agents[0] else None, desc=name)
+            rows[name] = summarize(res)
+            if name == args.agents[0] and args.submission:
+                write_submission(res, args.submission)
     table = metrics_table(rows)
     print(table)
     if args.table:

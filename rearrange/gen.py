@@ -21,11 +21,16 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from tqdm import tqdm
 
+from common.cli import (
+    OneLineArgumentParser, UsageError, check_int, check_output_file, report_usage_errors,
+)
+from common.procs import stop_children_on_signals
+
 from .constants import (
     IOU_THRESHOLD, OBJECT_TYPES_THAT_CAN_HAVE_IDENTICAL_MESHES, OBJECT_TYPES_TO_NOT_MOVE, OPENABLE_OBJECTS,
     OPENNESS_THRESHOLD, scenes_for_stage,
 )
-from .dataset import dataset_path, load_dataset, save_dataset
+from .dataset import DatasetError, dataset_path, load_dataset, save_dataset
 
 log = logging.getLogger(__name__)
 
@@ -334,8 +339,34 @@ def combine(data_dir: Optional[Path] = None, limit: int = 10) -> Path:
     return path
 
 
+def _check_args(args: argparse.Namespace) -> Path:
+    """Every user error before any work: processes, scenes, the output path; returns the output."""
+    check_int("--processes", args.processes, 1)
+    known = set(scenes_for_stage("combined"))
+    if args.scenes is not None:
+        if args.stage == "combined":
+            raise UsageError("--scenes cannot restrict --stage combined (it is made from the whole splits)")
+        if not args.scenes:
+            raise UsageError("--scenes needs at least one scene name")
+        unknown = [s for s in args.scenes if s not in known]
+        if unknown:
+            raise UsageError(f"--scenes: unknown scene {unknown[0]!r} (expected FloorPlan1-30, 201-230, 301-330 "
+                             f"or 401-430)")
+    if args.stage == "combined":
+        if args.out is not None and args.out.name != "combined.pkl.gz":
+            raise UsageError(f"--out {args.out}: --stage combined writes <folder>/combined.pkl.gz next to its "
+                             f"train/val/test inputs; name the file combined.pkl.gz")
+        out = args.out or dataset_path("combined")
+    elif args.stage == "train_subset":
+        out = args.out or dataset_path("train_subset")
+    else:
+        out = args.out or dataset_path(args.stage)
+    return check_output_file("--out", out)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    prog = "python -m rearrange.gen"
+    ap = OneLineArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--stage", required=True, choices=["train", "train_subset", "val", "test", "combined", "debug"],
                     help="train_subset = the 10 train episodes per scene that 'combined' uses")
     ap.add_argument("--scenes", nargs="*", help="restrict to these scenes (default: the stage's scenes)")
@@ -343,13 +374,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--processes", type=int, default=None)
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
-    if args.stage == "combined":
-        path = combine(args.out.parent if args.out else None)
-    elif args.stage == "train_subset":
-        path = generate_stage("train", out_path=args.out or dataset_path("train_subset"), scenes=args.scenes,
-                              processes=args.processes, indices=COMBINED_TRAIN_INDICES)
-    else:
-        path = generate_stage(args.stage, out_path=args.out, scenes=args.scenes, processes=args.processes)
+    with report_usage_errors(prog, DatasetError):
+        out = _check_args(args)
+    with stop_children_on_signals(prog), report_usage_errors(prog, DatasetError):
+        if args.stage == "combined":
+            path = combine(out.parent)
+        elif args.stage == "train_subset":
+            path = generate_stage("train", out_path=out, scenes=args.scenes,
+                                  processes=args.processes, indices=COMBINED_TRAIN_INDICES)
+        else:
+            path = generate_stage(args.stage, out_path=out, scenes=args.scenes, processes=args.processes)
     data = load_dataset(path)
     print(f"wrote {path}: {len(data)} scenes, {sum(len(v) for v in data.values())} episodes")
     return 0

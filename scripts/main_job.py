@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Optional, Sequence, Set
 
 from common.atomic_io import write_text_atomic
+from common.cli import OneLineArgumentParser, UsageError, check_int, check_output_dir, report_usage_errors
+from common.procs import stop_children_on_signals
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = "baseline_configs/one_phase/one_phase_rgb_dagger.py"
@@ -31,7 +33,7 @@ CONFIG = "baseline_configs/one_phase/one_phase_rgb_dagger.py"
 
 def run(cmd, log: Path) -> None:
     print("+", " ".join(cmd), flush=True)
-    with open(log, "w") as f:
+    with open(log, "w") as f, stop_children_on_signals("main job"):
         proc = subprocess.run(cmd, cwd=REPO, stdout=f, stderr=subprocess.STDOUT)
     if proc.returncode != 0:
         tail = log.read_text().splitlines()[-25:]
@@ -39,8 +41,26 @@ def run(cmd, log: Path) -> None:
         raise SystemExit(f"main job: command failed with status {proc.returncode}; full log in {log}")
 
 
+def _check_args(args: argparse.Namespace) -> None:
+    """User errors first: numbers, frame size (SimpleCNN's minimum) and the output folder."""
+    check_int("--training-steps", args.training_steps, 1)
+    check_int("--processes", args.processes, 1)
+    check_int("--eval-episodes-per-scene", args.eval_episodes_per_scene, 1)
+    check_int("--update-repeats", args.update_repeats, 1)
+    check_int("--bc-steps", args.bc_steps, 0)
+    check_int("--dagger-steps", args.dagger_steps, 0)
+    if args.screen_size is not None:
+        from baseline_configs.rearrange_base import simple_cnn_min_size
+
+        check_int("--screen-size", args.screen_size, simple_cnn_min_size())
+    if args.lr is not None and not args.lr > 0:
+        raise UsageError(f"--lr must be positive, not {args.lr}")
+    check_output_dir("--out", args.out)
+
+
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = OneLineArgumentParser(prog="scripts/main_job.py", description=__doc__,
+                               formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=REPO / "out" / "main_job")
     ap.add_argument("--training-steps", type=int, default=6144)
     ap.add_argument("--processes", type=int, default=2)
@@ -59,6 +79,8 @@ def main(argv=None) -> int:
     ap.add_argument("--screen-size", type=int, default=None,
                     help="frame size for training and evaluation (default: the config's 224)")
     args = ap.parse_args(argv)
+    with report_usage_errors(ap.prog):  # every user error before any work
+        _check_args(args)
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     allenact = str(Path(sys.executable).with_name("allenact"))
@@ -66,9 +88,7 @@ def main(argv=None) -> int:
               "save_interval": args.training_steps, "num_test_processes": args.processes,
               "test_stage": "val", "max_test_episodes_per_scene": args.eval_episodes_per_scene,
               "train_split": "train_subset"}
-    if args.screen_size:
-        kwargs["screen_size"] = args.screen_size
-    for key, value in (("lr", args.lr), ("update_repeats", args.update_repeats),
+    for key, value in (("screen_size", args.screen_size or None), ("lr", args.lr), ("update_repeats", args.update_repeats),
                        ("bc_tf1_steps", args.bc_steps), ("dagger_steps", args.dagger_steps)):
         if value is not None:
             kwargs[key] = value

@@ -17,3 +17,8 @@ def c():
 def fresh(c):
     c.reset("FloorPlan1")
     return c
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: starts real multiprocess runs (tens of seconds each); "
+                                       "deselect with -m 'not slow'")

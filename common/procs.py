@@ -1,0 +1,145 @@
+"""Stopping a whole process tree on SIGTERM/SIGINT (Linux /proc; no third-party packages).
+
+Pools and runners start workers through a forkserver, and workers start their own samplers or
+planners: killing only the main process leaves all of them running (re-parented to init).
+`stop_children_on_signals` snapshots every descendant from /proc when the signal arrives, sends
+them SIGTERM together (so a parent dying first does not hide its children), SIGKILLs whatever
+is left after a grace period and then exits the main process with status 128 + signum.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import threading
+import time
+from typing import Dict, Iterator, List, Optional, Set
+
+__all__ = ["descendants", "alive", "stop_descendants", "stop_children_on_signals", "SignalGuard"]
+
+SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+def _stat(pid: int) -> Optional[List[str]]:
+    """Fields of /proc/<pid>/stat after the command name (state is [0], ppid is [1])."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            raw = f.read().decode(errors="replace")
+    except OSError:
+        return None
+    return raw[raw.rfind(")") + 2:].split()
+
+
+def descendants(root: int) -> Set[int]:
+    """Every live process below `root` (children, grandchildren, ...)."""
+    children: Dict[int, List[int]] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            st = _stat(int(name))
+            if st is not None and st[0] != "Z":
+                children.setdefault(int(st[1]), []).append(int(name))
+    out: Set[int] = set()
+    todo = [root]
+    while todo:
+        for c in children.get(todo.pop(), ()):
+            if c not in out:
+                out.add(c)
+                todo.append(c)
+    return out
+
+
+def alive(pid: int) -> bool:
+    """Running or stopped (a zombie waiting to be reaped counts as gone)."""
+    st = _stat(pid)
+    return st is not None and st[0] not in ("Z", "X")
+
+
+def _is_resource_tracker(pid: int) -> bool:
+    """multiprocessing's resource tracker ignores SIGTERM/SIGINT on purpose and exits, after
+    unlinking leaked shared memory, once the last process holding its pipe is gone."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return b"multiprocessing.resource_tracker" in f.read()
+    except OSError:
+        return False
+
+
+def _kill(pids: Set[int], sig: int) -> None:
+    for p in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(p, sig)
+
+
+def stop_descendants(grace: float = 3.0, root: Optional[int] = None) -> Set[int]:
+    """SIGTERM every descendant of `root` (default: this process), SIGKILL survivors after
+    `grace` seconds; returns the pids that were signalled. Resource trackers are left to exit
+    by themselves when this process does."""
+    root = os.getpid() if root is None else root
+    signalled: Set[int] = set()
+    trackers: Set[int] = set()
+    for _ in range(3):  # a process forking right now adds children after the first snapshot
+        new = descendants(root) - signalled - trackers
+        trackers |= {p for p in new if _is_resource_tracker(p)}
+        new -= trackers
+        if not new:
+            break
+        _kill(new, signal.SIGTERM)
+        signalled |= new
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and any(alive(p) for p in signalled):
+        time.sleep(0.05)
+    left = {p for p in signalled if alive(p)} | (descendants(root) - signalled - trackers)
+    if left:
+        _kill(left, signal.SIGKILL)
+        signalled |= left
+    return signalled
+
+
+class SignalGuard:
+    """State of one `stop_children_on_signals` block: the signal received, if any."""
+
+    def __init__(self, prog: str, grace: float, hard_exit_after: float) -> None:
+        self.prog = prog
+        self.grace = grace
+        self.hard_exit_after = hard_exit_after
+        self.signum: Optional[int] = None
+
+    def handle(self, signum: int, frame) -> None:
+        if self.signum is not None:  # a second signal while stopping: leave now
+            os._exit(128 + self.signum)
+        self.signum = signum
+        stopped = stop_descendants(self.grace)
+        name = signal.Signals(signum).name
+        print(f"{self.prog}: received {name}; stopped {len(stopped)} child process(es); exiting",
+              file=sys.stderr, flush=True)
+        # Unwinding runs `finally` blocks (temporary files removed, pools joined); if some
+        # library swallows the exit or hangs in cleanup, this thread ends the process anyway.
+        threading.Thread(target=self._hard_exit, daemon=True).start()
+        raise SystemExit(128 + signum)
+
+    def _hard_exit(self) -> None:
+        time.sleep(self.hard_exit_after)
+        os._exit(128 + (self.signum or 0))
+
+
+@contextlib.contextmanager
+def stop_children_on_signals(prog: str, grace: float = 3.0, hard_exit_after: float = 3.0) -> Iterator[SignalGuard]:
+    """While inside: SIGTERM/SIGINT stop every descendant and exit with 128 + signum.
+
+    Only the main thread can install handlers; elsewhere this is a no-op. Previous handlers are
+    restored on leaving. If the exit was swallowed by code inside (e.g. a `return` in a
+    `finally`), it is raised again here.
+    """
+    guard = SignalGuard(prog, grace, hard_exit_after)
+    if threading.current_thread() is not threading.main_thread():
+        yield guard
+        return
+    old = {s: signal.signal(s, guard.handle) for s in SIGNALS}
+    try:
+        yield guard
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+    if guard.signum is not None:
+        raise SystemExit(128 + guard.signum)
