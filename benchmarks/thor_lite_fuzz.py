@@ -362,24 +362,67 @@ def pick_scenes(n: int, seed: int) -> List[str]:
     return out
 
 
+class _Tally:
+    """Counts of checks, violations (with a few examples), outcomes and per-action results."""
+
+    def __init__(self) -> None:
+        self.checks: Counter = Counter()
+        self.violations: Counter = Counter()
+        self.examples: Dict[str, List[str]] = defaultdict(list)
+        self.outcome: Counter = Counter()
+        self.per_action: Dict[str, Counter] = defaultdict(Counter)
+        self.partial_applied = 0
+
+    def check(self, inv: str, problem: Optional[str], where: str) -> None:
+        self.checks[inv] += 1
+        if problem:
+            self.violations[inv] += 1
+            if len(self.examples[inv]) < EXAMPLES:
+                self.examples[inv].append(f"{where}: {problem}")
+
+
+def _step(c: Controller, action: Any, kwargs: Dict[str, Any], tally: _Tally, where: str) -> Optional[BaseException]:
+    """One call; only the documented ValueErrors may escape the controller."""
+    try:
+        c.step(action, **kwargs)
+    except ValueError as e:
+        tally.outcome["rejected (documented ValueError)"] += 1
+        ok = DOCUMENTED_VALUE_ERRORS.search(str(e))
+        tally.check("only_documented_exceptions", None if ok else f"ValueError: {short(str(e))}", where)
+        return e
+    except Exception as e:  # noqa: BLE001
+        tally.outcome["undocumented exception"] += 1
+        tally.check("only_documented_exceptions", f"{type(e).__name__}: {short(str(e))}", where)
+        return e
+    tally.check("only_documented_exceptions", None, where)
+    return None
+
+
+def _check_failure(action: Any, raised: Optional[BaseException], before: Any, m: Dict[str, Any],
+                   tally: _Tally, where: str) -> None:
+    """A failed action has a clean one-line message and changed nothing (partial SetObjectPoses aside)."""
+    err = m["errorMessage"] or ""
+    partial = (action == "SetObjectPoses" and raised is None and err
+               and all(PARTIAL_LINE.match(line) for line in err.split("\n")))
+    # THOR's own dispatcher messages (the documented ValueErrors) span lines
+    multi_line = "\n" in err and not partial and raised is None
+    dirty = multi_line or TRACEBACK.search(err) or RAW_EXCEPTION.match(err)
+    tally.check("clean_error_message", short(err, 200) if dirty else None, where)
+    after = world_state(m)
+    if partial:
+        tally.partial_applied += after != before
+    else:
+        changed = f"{short(err, 80)} | changed {first_diff(before, after)}" if after != before else None
+        tally.check("failure_changes_nothing", changed, where)
+
+
 def run(args: argparse.Namespace) -> Dict[str, Any]:
     rng = random.Random(args.seed)
     scenes = pick_scenes(args.scenes, args.seed)
     names = sorted(ACTIONS)
     weights = [ACTION_WEIGHTS.get(n, 1.0) for n in names]
     maker = ArgMaker(rng)
-    checks = Counter()
-    violations: Dict[str, int] = Counter()
-    examples: Dict[str, List[str]] = defaultdict(list)
-    outcome = Counter()
-    per_action: Dict[str, Counter] = defaultdict(Counter)
-    partial_applied = 0
-
-    def bad(inv: str, step: int, scene: str, call: str, detail: str) -> None:
-        violations[inv] += 1
-        if len(examples[inv]) < EXAMPLES:
-            examples[inv].append(f"step {step} {scene} {call}: {detail}")
-
+    tally = _Tally()
     c = Controller(scene=scenes[0], width=args.res, height=args.res, renderDepthImage=True,
                    renderInstanceSegmentation=True, renderSemanticSegmentation=True)
     per_scene = [args.actions // len(scenes) + (1 if i < args.actions % len(scenes) else 0)
@@ -392,64 +435,24 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
             if k % args.reset_every == 0:
                 ev = c.reset(scene)
                 lo, hi = house_box(ev.metadata)
-            prev = c.last_event
-            before = world_state(prev.metadata)
-            maker.set_event(prev.metadata)
+            before = world_state(c.last_event.metadata)
+            maker.set_event(c.last_event.metadata)
             action, kwargs = draw_call(rng, maker, names, weights)
-            call = f"{action}({', '.join(f'{a}={short(v, 60)}' for a, v in kwargs.items())})"
-            raised: Optional[BaseException] = None
-            checks["only_documented_exceptions"] += 1
-            try:
-                ev = c.step(action, **kwargs)
-            except ValueError as e:
-                raised = e
-                outcome["rejected (documented ValueError)"] += 1
-                if not DOCUMENTED_VALUE_ERRORS.search(str(e)):
-                    bad("only_documented_exceptions", step, scene, call, f"ValueError: {short(str(e))}")
-            except Exception as e:  # noqa: BLE001
-                raised = e
-                outcome["undocumented exception"] += 1
-                bad("only_documented_exceptions", step, scene, call, f"{type(e).__name__}: {short(str(e))}")
+            where = f"step {step} {scene} {action}({', '.join(f'{a}={short(v, 60)}' for a, v in kwargs.items())})"
+            raised = _step(c, action, kwargs, tally, where)
             ev = c.last_event
             m = ev.metadata
             ok = bool(m["lastActionSuccess"]) and raised is None
             if raised is None:
-                outcome["success" if ok else "failed"] += 1
-            per_action[str(action)]["ok" if ok else ("rejected" if raised else "failed")] += 1
-
-            checks["finite_metadata"] += 1
+                tally.outcome["success" if ok else "failed"] += 1
+            tally.per_action[str(action)]["ok" if ok else ("rejected" if raised else "failed")] += 1
             nf = find_nonfinite(dict(m.items()))
-            if nf:
-                bad("finite_metadata", step, scene, call, f"non-finite at metadata{nf}")
-            checks["inside_house"] += 1
-            oh = outside_house(m, lo, hi)
-            if oh:
-                bad("inside_house", step, scene, call, oh)
-            checks["one_held_object"] += 1
-            hp = held_problem(m)
-            if hp:
-                bad("one_held_object", step, scene, call, hp)
-            err = m["errorMessage"] or ""
+            tally.check("finite_metadata", f"non-finite at metadata{nf}" if nf else None, where)
+            tally.check("inside_house", outside_house(m, lo, hi), where)
+            tally.check("one_held_object", held_problem(m), where)
             if not ok:
-                checks["clean_error_message"] += 1
-                partial = (action == "SetObjectPoses" and raised is None and err
-                           and all(PARTIAL_LINE.match(line) for line in err.split("\n")))
-                # THOR's own dispatcher messages (the documented ValueErrors) span lines
-                multi_line = "\n" in err and not partial and raised is None
-                if multi_line or TRACEBACK.search(err) or RAW_EXCEPTION.match(err):
-                    bad("clean_error_message", step, scene, call, short(err, 200))
-                after = world_state(m)
-                if partial:
-                    partial_applied += after != before
-                else:
-                    checks["failure_changes_nothing"] += 1
-                    if after != before:
-                        bad("failure_changes_nothing", step, scene, call,
-                            f"{short(err, 80)} | changed {first_diff(before, after)}")
-            checks["properties_readable"] += 1
-            pr = read_properties(ev, images=(step % args.image_every == 0))
-            if pr:
-                bad("properties_readable", step, scene, call, pr)
+                _check_failure(action, raised, before, m, tally, where)
+            tally.check("properties_readable", read_properties(ev, images=(step % args.image_every == 0)), where)
             step += 1
             bar.update(1)
     bar.close()
@@ -460,11 +463,11 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
                    "res": args.res, "python": platform.python_version()},
         "elapsed_s": round(elapsed, 1),
         "actions_per_s": round(step / max(elapsed, 1e-9), 1),
-        "outcomes": dict(outcome),
-        "partial_failures_with_applied_entries": partial_applied,
-        "invariants": {k: {"description": d, "checked": checks[k], "violations": violations[k],
-                           "examples": examples[k]} for k, d in INVARIANTS.items()},
-        "per_action": {k: dict(v) for k, v in sorted(per_action.items())},
+        "outcomes": dict(tally.outcome),
+        "partial_failures_with_applied_entries": tally.partial_applied,
+        "invariants": {k: {"description": d, "checked": tally.checks[k], "violations": tally.violations[k],
+                           "examples": tally.examples[k]} for k, d in INVARIANTS.items()},
+        "per_action": {k: dict(v) for k, v in sorted(tally.per_action.items())},
     }
 
 
