@@ -9,6 +9,7 @@ never loads thor_lite (and a thor_lite run never loads ai2thor).
 from __future__ import annotations
 
 import glob
+import json
 import os
 from typing import Any, Dict, List, Tuple
 
@@ -49,6 +50,76 @@ def open_x_displays() -> List[str]:
     return sorted(f":{os.path.basename(p)[1:]}" for p in glob.glob("/tmp/.X11-unix/X*"))
 
 
+# Where the Vulkan loader looks for installable client drivers (ICDs), in its search order
+# (XDG/home folders are left out: a driver is installed system-wide or mounted by the NVIDIA
+# container toolkit into one of these).
+VULKAN_ICD_DIRS: Tuple[str, ...] = ("/etc/vulkan/icd.d", "/usr/local/share/vulkan/icd.d", "/usr/share/vulkan/icd.d")
+
+
+def _find_library(name: str):
+    import ctypes.util
+
+    return ctypes.util.find_library(name)
+
+
+def _library_stem(lib: str) -> str:
+    """"libGLX_nvidia.so.0" -> "GLX_nvidia", the name ctypes.util.find_library takes."""
+    base = os.path.basename(lib).split(".so")[0]
+    return base[3:] if base.startswith("lib") else base
+
+
+def vulkan_icds() -> Dict[str, str]:
+    """Vulkan ICD manifests the loader would read: path -> the driver library it names ("" if unreadable).
+
+    VK_DRIVER_FILES / VK_ICD_FILENAMES (colon-separated manifest paths) replace the folders, as
+    they do for the loader.
+    """
+    override = os.environ.get("VK_DRIVER_FILES") or os.environ.get("VK_ICD_FILENAMES")
+    if override:
+        paths = [p for p in override.split(os.pathsep) if p]
+    else:
+        paths = sorted(p for d in VULKAN_ICD_DIRS for p in glob.glob(os.path.join(d, "*.json")))
+    found = {}
+    for path in paths:
+        try:
+            with open(path) as f:
+                found[path] = str(json.load(f).get("ICD", {}).get("library_path", ""))
+        except (OSError, ValueError, AttributeError):
+            found[path] = ""
+    return found
+
+
+def nvidia_vulkan_icd() -> Tuple[str, str]:
+    """(manifest, library) of NVIDIA's Vulkan ICD, or ("", "") when there is none."""
+    for path, lib in vulkan_icds().items():
+        if "nvidia" in os.path.basename(path).lower() or "nvidia" in lib.lower():
+            return path, lib
+    return "", ""
+
+
+def vulkan_problems() -> List[str]:
+    """What keeps CloudRendering (Vulkan, NVIDIA GPU) from starting here; empty when nothing does."""
+    problems = []
+    if _find_library("vulkan") is None:
+        problems.append("CloudRendering needs the Vulkan loader (libvulkan.so.1, Debian/Ubuntu package libvulkan1); "
+                        "it was not found")
+    icds = vulkan_icds()
+    manifest, lib = nvidia_vulkan_icd()
+    if not manifest:
+        others = ", ".join(sorted(icds)) or "none"
+        problems.append(
+            "CloudRendering needs NVIDIA's Vulkan driver manifest (an ICD .json naming libGLX_nvidia.so.0 in "
+            f"{' or '.join(VULKAN_ICD_DIRS)}); found: {others}. Install the NVIDIA driver's Vulkan part, or in "
+            "Docker run with --gpus all -e NVIDIA_DRIVER_CAPABILITIES=all (Dockerfile.cuda writes the manifest)")
+    elif lib and not os.path.isabs(lib) and _find_library(_library_stem(lib)) is None:
+        problems.append(f"the NVIDIA Vulkan manifest {manifest} names {lib}, which the dynamic loader cannot find "
+                        "(the driver's graphics libraries are missing; in Docker add 'graphics' to "
+                        "NVIDIA_DRIVER_CAPABILITIES)")
+    elif lib and os.path.isabs(lib) and not os.path.exists(lib):
+        problems.append(f"the NVIDIA Vulkan manifest {manifest} names {lib}, which does not exist")
+    return problems
+
+
 def check_thor(controller_kwargs: Dict[str, Any]) -> None:
     """Pre-flight for the Unity backend: package version, build on disk, display/GPU.
 
@@ -69,10 +140,7 @@ def check_thor(controller_kwargs: Dict[str, Any]) -> None:
     problems = []
     cloud = platform is not None and getattr(platform, "__name__", str(platform)) == "CloudRendering"
     if cloud:
-        import ctypes.util
-
-        if ctypes.util.find_library("vulkan") is None:
-            problems.append("CloudRendering needs a Vulkan driver (libvulkan) and a GPU; none was found")
+        problems += vulkan_problems()
         if controller_kwargs.get("gpu_device") is None and not os.environ.get("CUDA_VISIBLE_DEVICES"):
             problems.append("CloudRendering needs gpu_device=<int>")
     else:

@@ -12,6 +12,9 @@ command line, e.g. `allenact ... --config_kwargs '{"num_train_processes": 2, "tr
   or "train_subset" (the 800 shipped train episodes that the combined split uses)
 - screen_size: frame size in pixels (default 224 as in the official configs; CPU-only runs
   train several times faster at 64; at least `simple_cnn_min_size()` = 36)
+- num_machines: nodes of a multi-node run (default 1). Every node runs the same command with
+  `--distributed_ip_and_port <node0>:<port> --machine_id K -s <seed>`; the process counts
+  above are per node, and each node runs the trainers of its own devices
 
 The AllenAct compatibility fixes (`allenact_compat.install_allenact_fixes`) are installed here,
 when this module is imported, and not in `__init__`: allenact imports the config module in its
@@ -106,8 +109,12 @@ class RearrangeBaseExperimentConfig(ExperimentConfig):
                  episodes_per_scene: Optional[int] = None, max_test_episodes_per_scene: Optional[int] = None,
                  train_scenes: Optional[Sequence[str]] = None, test_scenes: Optional[Sequence[str]] = None,
                  metric_accumulate_interval: Optional[int] = None, lr: float = 3e-4,
-                 train_split: str = "train", screen_size: Optional[int] = None) -> None:
+                 train_split: str = "train", screen_size: Optional[int] = None,
+                 num_machines: int = 1) -> None:
         self.backend = backend
+        if int(num_machines) < 1:
+            raise ValueError(f"num_machines must be at least 1, not {num_machines!r}")
+        self.num_machines = int(num_machines)
         if screen_size is not None:
             minimum = simple_cnn_min_size()
             if isinstance(screen_size, bool) or not isinstance(screen_size, int) or screen_size < minimum:
@@ -179,7 +186,19 @@ class RearrangeBaseExperimentConfig(ExperimentConfig):
         else:
             raise ValueError(f"unknown mode {mode!r} (expected train, valid or test)")
         nprocesses = [len(p) for p in partition_sequence(range(n), len(devices))] if n else 0
-        return MachineParams(nprocesses=nprocesses, devices=devices,
+        local_ids = None
+        if mode == "train" and self.num_machines > 1:
+            # AllenAct wants the global worker lists on every node, and this node's share of them
+            # when it passes machine_id (the runner asks once, to pick the trainers to start).
+            per_node = len(devices)
+            devices, nprocesses = devices * self.num_machines, nprocesses * self.num_machines
+            machine_id = kwargs.get("machine_id")
+            if machine_id is not None:
+                if not 0 <= int(machine_id) < self.num_machines:
+                    raise ValueError(f"--machine_id {machine_id} is outside 0..{self.num_machines - 1} "
+                                     f"(num_machines={self.num_machines})")
+                local_ids = list(range(int(machine_id) * per_node, (int(machine_id) + 1) * per_node))
+        return MachineParams(nprocesses=nprocesses, devices=devices, local_worker_ids=local_ids,
                              sensor_preprocessor_graph=self.sensor_preprocessor_graph_builder(mode))
 
     def sensor_preprocessor_graph_builder(self, mode: str) -> Optional[Builder]:
