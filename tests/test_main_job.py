@@ -1,11 +1,11 @@
 """scripts/main_job.py builds its ALFRED tables from the result JSON files, not from log lines."""
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
+from conftest import load_script
 
 from alfred_task.eval import task_results
 from alfred_task.metrics import episode_record, format_task_table
@@ -15,10 +15,7 @@ SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "main_job.py"
 
 @pytest.fixture(scope="module")
 def main_job():
-    spec = importlib.util.spec_from_file_location("main_job", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script(SCRIPT)
 
 
 def _write(folder: Path, split: str, ts: str, successes: int) -> dict:

@@ -1,12 +1,12 @@
 """scripts/startx.py: BusID conversion, the generated xorg.conf and a dry run on a fake nvidia-smi."""
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import load_script
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "startx.py"
 FAKE_SMI = """#!/bin/sh
@@ -18,10 +18,7 @@ echo "2, 00000001:1A:03.1"
 
 @pytest.fixture(scope="module")
 def startx():
-    spec = importlib.util.spec_from_file_location("startx", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script(SCRIPT)
 
 
 @pytest.fixture

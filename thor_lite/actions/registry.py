@@ -6,6 +6,7 @@ for calls THOR's dispatcher rejects (which ai2thor turns into a Python ValueErro
 """
 from __future__ import annotations
 
+import abc
 import math
 import numbers
 from dataclasses import dataclass, field
@@ -142,13 +143,14 @@ class Verbatim(str):
     """A kind's complaint that is THOR's own full message (e.g. "openness must be in [0:1]")."""
 
 
-class Kind:
+class Kind(abc.ABC):
     """One parameter's accepted values; `problem` returns why a value is bad, or None."""
 
     what = "value"  # the THOR type name used in "Cannot convert to: <what>"
 
-    def problem(self, v: Any) -> Optional[str]:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def problem(self, v: Any) -> Optional[str]:
+        """Why `v` is not acceptable, or None when it is."""
 
 
 class Num(Kind):
