@@ -1,8 +1,8 @@
-"""Stopping a whole process tree on SIGTERM/SIGINT (Linux /proc; no third-party packages).
+"""Stopping a whole process tree on SIGTERM/SIGINT (process tree from psutil).
 
 Pools and runners start workers through a forkserver, and workers start their own samplers or
 planners: killing only the main process leaves all of them running (re-parented to init).
-`stop_children_on_signals` snapshots every descendant from /proc when the signal arrives, sends
+`stop_children_on_signals` snapshots every descendant when the signal arrives, sends
 them SIGTERM together (so a parent dying first does not hide its children), SIGKILLs whatever
 is left after a grace period and then exits the main process with status 128 + signum.
 """
@@ -14,54 +14,38 @@ import signal
 import sys
 import threading
 import time
-from typing import Dict, Iterator, List, Optional, Set
+from typing import Iterator, Optional, Set
+
+import psutil
 
 __all__ = ["descendants", "alive", "stop_descendants", "stop_children_on_signals", "SignalGuard"]
 
 SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
-def _stat(pid: int) -> Optional[List[str]]:
-    """Fields of /proc/<pid>/stat after the command name (state is [0], ppid is [1])."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            raw = f.read().decode(errors="replace")
-    except OSError:
-        return None
-    return raw[raw.rfind(")") + 2:].split()
-
-
 def descendants(root: int) -> Set[int]:
-    """Every live process below `root` (children, grandchildren, ...)."""
-    children: Dict[int, List[int]] = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            st = _stat(int(name))
-            if st is not None and st[0] != "Z":
-                children.setdefault(int(st[1]), []).append(int(name))
-    out: Set[int] = set()
-    todo = [root]
-    while todo:
-        for c in children.get(todo.pop(), ()):
-            if c not in out:
-                out.add(c)
-                todo.append(c)
-    return out
+    """Every live process below `root` (children, grandchildren, ...); zombies excluded."""
+    try:
+        procs = psutil.Process(root).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return set()
+    return {p.pid for p in procs if alive(p.pid)}
 
 
 def alive(pid: int) -> bool:
     """Running or stopped (a zombie waiting to be reaped counts as gone)."""
-    st = _stat(pid)
-    return st is not None and st[0] not in ("Z", "X")
+    try:
+        return psutil.Process(pid).status() not in (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD)
+    except psutil.NoSuchProcess:
+        return False
 
 
 def _is_resource_tracker(pid: int) -> bool:
     """multiprocessing's resource tracker ignores SIGTERM/SIGINT on purpose and exits, after
     unlinking leaked shared memory, once the last process holding its pipe is gone."""
     try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return b"multiprocessing.resource_tracker" in f.read()
-    except OSError:
+        return "multiprocessing.resource_tracker" in " ".join(psutil.Process(pid).cmdline())
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
         return False
 
 

@@ -85,11 +85,16 @@ def _n_workers(n: int) -> Callable[[int, Dict[int, str]], bool]:
 
 def _has_grandchild(main: int, live: Dict[int, str]) -> bool:
     """allenact: Train-0 has started its sampler process(es) (a process two levels down)."""
-    from common.procs import _stat
+    import psutil
+
+    def parent(pid: int) -> int:
+        try:
+            return psutil.Process(pid).ppid()
+        except psutil.NoSuchProcess:
+            return 0
 
     ws = _workers(live)
-    return any("multiprocessing" in c and int((_stat(d) or ["?", "0"])[1]) in set(ws) - {main}
-               for d, c in ws.items())
+    return any("multiprocessing" in c and parent(d) in set(ws) - {main} for d, c in ws.items())
 
 
 def _check(r: Dict[str, object]) -> None:
