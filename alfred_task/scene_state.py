@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from backends import AGENT_Y_OFFSET, CAMERA_STANDING_OFFSET, placement_allowed
+from backends import AGENT_Y_OFFSET, CAMERA_STANDING_OFFSET, SLICED_TYPE, placement_allowed
 
 from . import constants as C
 from .environment import query
@@ -78,7 +78,10 @@ def _immediate_parent(obj: Mapping, known: Mapping[str, Mapping]) -> Optional[st
 
 
 def _placement_table(types: Iterable[str], receptacle_types: Iterable[str]) -> Dict[str, set]:
-    types = sorted(set(types))
+    """receptacle type -> placeable types among those present, counting the pieces a present
+    sliceable type becomes (the plan may slice it before any piece exists)."""
+    types = set(types)
+    types = sorted(types | {SLICED_TYPE[t] for t in types if t in SLICED_TYPE})
     return {r: {t for t in types if placement_allowed(t, r)} for r in set(receptacle_types)}
 
 

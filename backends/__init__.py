@@ -20,6 +20,7 @@ from .thor_facts import (
     SCENES_PER_ROOM_TYPE,
     THOR_COMMIT_ID,
     ithor_scene_names,
+    SLICED_TYPE,
     placement_allowed,
 )
 
@@ -40,6 +41,7 @@ __all__ = [
     "ithor_scene_names",
     "make_controller",
     "open_x_displays",
+    "SLICED_TYPE",
     "placement_allowed",
     "position_from_object_id",
 ]

@@ -36,6 +36,17 @@ def ithor_scene_names() -> Tuple[str, ...]:
         for i in range(1, SCENES_PER_ROOM_TYPE + 1)
     )
 
+# --- slicing ---------------------------------------------------------------------------
+# SliceObject turns a sliceable type into pieces of this type (the egg cracks instead).
+SLICED_TYPE: Dict[str, str] = {
+    "Apple": "AppleSliced",
+    "Bread": "BreadSliced",
+    "Lettuce": "LettuceSliced",
+    "Potato": "PotatoSliced",
+    "Tomato": "TomatoSliced",
+    "Egg": "EggCracked",
+}
+
 # --- receptacles -----------------------------------------------------------------------
 # PutObject placement restrictions: receptacle type -> object types allowed without
 # forceAction. Held types absent from every list are unrestricted.

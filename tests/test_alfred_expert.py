@@ -281,3 +281,23 @@ def test_gen_cli_fails_fast_and_writes_nothing_on_bad_setup(tmp_path, capsys):
     # no Unity build here: the real-THOR backend is refused with its reason, nothing written
     assert main(["--out", str(out), "--num", "1", "--backend", "thor", "--workers", "2"]) == 2
     assert "AI2-THOR" in capsys.readouterr().err and not out.exists()
+
+
+def test_placement_table_counts_slices_of_present_sliceables():
+    from alfred_task.scene_state import _placement_table
+    table = _placement_table(["Potato", "Knife"], ["SinkBasin", "Microwave"])
+    assert "PotatoSliced" in table["SinkBasin"] and "PotatoSliced" in table["Microwave"]
+    assert "AppleSliced" not in table["SinkBasin"]  # no apple, no apple slices
+
+
+def test_online_expert_plans_a_real_sliced_task_from_its_initial_state(env):
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2] / "shared" / "data" / "alfred" / "json_2.1.0"
+    files = sorted(root.glob("*/*Sliced*/*/traj_data.json"))
+    if not files:
+        pytest.skip("ALFRED fixtures not available (../shared)")
+    traj = json.loads(files[0].read_text())
+    env.init_episode(traj)
+    expert = AlfredExpert(env, traj["task_type"], traj["pddl_params"])
+    assert not expert.next_action().is_stop
+    assert any(h["discrete_action"]["action"] == "SliceObject" for h in expert.high_pddl())

@@ -410,3 +410,21 @@ def test_no_ops(fresh, action):
     assert json.dumps(ev.metadata["objects"], sort_keys=True) == before
     with pytest.raises(ValueError):
         c.step(action, bogus=1)
+
+
+def test_set_object_poses_copy_takes_parents_of_where_it_lies(fresh):
+    """A duplicate is a new object at its own pose: its parentReceptacles come from that
+    pose, never from the original it was copied from."""
+    c = fresh
+    apple = first(c, "Apple")
+    other = next(o for o in c.last_event.metadata["objects"]
+                 if o["pickupable"] and o["objectType"] != "Apple" and o["parentReceptacles"]
+                 and not set(o["parentReceptacles"]) & set(apple["parentReceptacles"] or []))
+    spot = {**_pose(apple), "position": dict(other["position"])}
+    ev = ok(c.step("SetObjectPoses", objectPoses=[_pose(apple), spot]))
+    copy = ev.get_object(apple["objectId"] + "_copy_0")
+    assert copy["parentReceptacles"], "the copy rests on something"
+    assert not set(copy["parentReceptacles"]) & set(apple["parentReceptacles"] or [])
+    assert set(copy["parentReceptacles"]) & set(other["parentReceptacles"])
+    for rid in copy["parentReceptacles"]:
+        assert copy["objectId"] in (ev.get_object(rid)["receptacleObjectIds"] or [])

@@ -16,6 +16,7 @@ from backends.thor_facts import (  # noqa: F401  (re-exported for thor_lite's mo
     SCENES_PER_ROOM_TYPE,
     RECEPTACLE_ALLOWED,
     RESTRICTED_HELD_TYPES,
+    SLICED_TYPE,
     ithor_scene_names,
     placement_allowed,
 )
@@ -76,14 +77,6 @@ PHYSICS_KWARGS = frozenset(
 )
 
 # --- object taxonomy -------------------------------------------------------------------
-SLICED_TYPE: Dict[str, str] = {
-    "Apple": "AppleSliced",
-    "Bread": "BreadSliced",
-    "Lettuce": "LettuceSliced",
-    "Potato": "PotatoSliced",
-    "Tomato": "TomatoSliced",
-    "Egg": "EggCracked",
-}
 # number of pieces a SliceObject produces (bread makes at least 7; the egg cracks into one).
 SLICE_COUNT: Dict[str, int] = {
     "Apple": 4, "Bread": 7, "Lettuce": 5, "Potato": 4, "Tomato": 5, "Egg": 1,

@@ -492,6 +492,8 @@ class World:
                 if lo[1] <= rhi[1] + 0.08:
                     found.append((10.0, r.object_id))
                 continue
+            if r.object_type in IN_RECEPTACLES and lo[1] >= rhi[1] - 0.005:
+                continue  # resting on or above an enclosing receptacle is not being in it
             if rlo[1] - 0.05 <= lo[1] <= rhi[1] + 0.05:
                 found.append((float(rhi[1] - rlo[1]), r.object_id))
         found.sort()

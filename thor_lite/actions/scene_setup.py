@@ -1,7 +1,7 @@
 """Scene-setup actions (no visibility needed): poses, states, random spawns, removal."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -142,18 +142,24 @@ def set_object_poses(w: World, objectPoses, placeStationary=True, skipMoveable=F
         if (o.pickupable or (o.moveable and not skipMoveable)) and o.object_id not in listed:
             if o.enabled:
                 w.update(o.object_id, enabled=False, parents=())
+    placed_ids: List[Tuple[str, Any]] = []  # (id, position) of every listed object and copy
     for obj, pos, rot, count in plan:
         if count == 0:
             w.update(obj.object_id, position=pos, rotation=rot, enabled=True, is_picked_up=False)
+            placed_ids.append((obj.object_id, pos))
         else:
+            # a copy is a new object at its own pose: it starts with no parents (never the
+            # original's) and gets them below from where it lies, like every listed object
             copy_id = f"{obj.object_id}_copy_{count - 1}"
-            w.add(w.objects[obj.object_id].with_changes(
+            copy = w.objects[obj.object_id].with_changes(
                 object_id=copy_id, name=f"{obj.name}_copy_{count - 1}", position=pos,
-                rotation=rot, enabled=True, is_picked_up=False))
-    for obj, _, _, count in sorted(plan, key=lambda e: e[1][1]):  # lowest first: supports settle first
-        if count == 0:
-            physics.settle(w, obj.object_id)
-    _refresh_parents(w, [o.object_id for o, _, _, c in plan if c == 0])
+                rotation=rot, enabled=True, is_picked_up=False, parents=())
+            w.add(copy)
+            w.update(copy_id, parents=w.infer_parents(copy))
+            placed_ids.append((copy_id, pos))
+    for oid, _ in sorted(placed_ids, key=lambda e: e[1][1]):  # lowest first: supports settle first
+        physics.settle(w, oid)
+    _refresh_parents(w, [oid for oid, _ in placed_ids])
     physics.apply_state_rules(w)
     if errors:
         raise PartialFailure("\n".join(errors))
