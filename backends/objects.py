@@ -24,6 +24,17 @@ def position_from_object_id(object_id: str) -> Optional[Tuple[float, float, floa
         return None
 
 
+# Object-name prefixes that are not the object's type (THOR's asset names, kept from the builds
+# ALFRED and the rearrangement datasets were recorded on): name prefix -> objectType.
+NAME_PREFIX_TYPES: Dict[str, str] = {"Glassbottle": "Bottle"}
+
+
+def type_from_name(name: str) -> str:
+    """The objectType a THOR object name (`<Prefix>_<hash>`) stands for."""
+    prefix = name.split("_")[0]
+    return NAME_PREFIX_TYPES.get(prefix, prefix)
+
+
 def find_object(objects: Iterable[Dict[str, Any]], name: Optional[str] = None,
                 object_id: Optional[str] = None, object_type: Optional[str] = None,
                 position: Optional[Sequence[float]] = None,
@@ -41,7 +52,7 @@ def find_object(objects: Iterable[Dict[str, Any]], name: Optional[str] = None,
         object_type = object_type or object_id.split("|")[0]
         position = position if position is not None else position_from_object_id(object_id)
     if object_type is None and name is not None:
-        object_type = name.split("_")[0]
+        object_type = type_from_name(name)
     if object_type is None or position is None:
         return None
     best, best_d = None, math.inf
