@@ -16,11 +16,14 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 from common.atomic_io import atomic_open
 
 from .constants import DATA_DIR
+from .official_files import DATA_FILES, OFFICIAL_DATA_DIR, YEARS, download_data_command, official_splits
 
 EPISODE_KEYS = ("agent_position", "agent_rotation", "object_rearrangement_count", "openable_data",
                 "starting_poses", "target_poses", "position_diff_count", "open_diff_count",
                 "pose_diff_energy")
-STAGES = ("train", "train_subset", "val", "test", "combined")
+STAGES = ("train", "train_subset", "train_unseen", "val", "test", "combined")
+# Stages `python -m rearrange.gen` makes on thor_lite; train_unseen comes only from the official 2021 files.
+GENERATED_STAGES = ("train", "train_subset", "val", "test", "combined")
 
 
 class DatasetError(ValueError):
@@ -125,26 +128,57 @@ def save_dataset(data: Dict[str, List[Dict[str, Any]]], path: Union[str, Path]) 
         pickle.dump(data, f, protocol=4)
 
 
-def dataset_path(stage: str, data_dir: Union[str, Path, None] = None) -> Path:
+def dataset_path(stage: str, data_dir: Union[str, Path, None] = None, year: Optional[int] = None) -> Path:
+    """`<data_dir>/<stage>.pkl.gz`; with `year`, the official file `<data_dir>/<year>/<stage>.pkl.gz`
+    (data_dir then defaults to `data/`, where `python -m rearrange.download data` puts it)."""
     if stage not in STAGES:
         raise DatasetError(f"unknown stage '{stage}' (expected one of {STAGES})")
+    if year is not None:
+        if year not in YEARS:
+            raise DatasetError(f"unknown dataset year {year!r} (official years: {YEARS})")
+        data_dir = Path(data_dir or OFFICIAL_DATA_DIR) / str(year)
     return Path(data_dir or DATA_DIR) / f"{stage}.pkl.gz"
 
 
+def _official_year(folder: Path) -> Optional[int]:
+    """The year when `folder` is an official `<root>/<year>` folder (named like one)."""
+    return int(folder.name) if folder.name.isdigit() and int(folder.name) in YEARS else None
+
+
+def _missing_file_error(path: Path, stage: str, data_dir: Union[str, Path, None]) -> DatasetError:
+    """What to run to get the file: the download for official files, else the generator."""
+    year = _official_year(path.parent)
+    if year is not None:
+        root = None if path.parent.parent.resolve() == OFFICIAL_DATA_DIR.resolve() else path.parent.parent
+        return DatasetError(f"{path}: no such dataset file; download it with "
+                            f"`{download_data_command(year, stage, root)}`")
+    if stage not in GENERATED_STAGES:
+        years = [y for y in YEARS if (y, stage) in DATA_FILES]
+        return DatasetError(f"{path}: no such dataset file; '{stage}' exists only as an official file "
+                            f"(year {years[0]}): `{download_data_command(years[0], stage)}`, then choose "
+                            f"year {years[0]}")
+    out = f" --out {path}" if data_dir is not None else ""
+    return DatasetError(f"{path}: no such dataset file; generate it with `python -m rearrange.gen --stage {stage}{out}`")
+
+
 def load_stage(stage: str, data_dir: Union[str, Path, None] = None,
-               scenes: Optional[Sequence[str]] = None) -> "OrderedDict[str, List[Dict[str, Any]]]":
-    """The thor_lite split for a stage; loading never generates data.
+               scenes: Optional[Sequence[str]] = None,
+               year: Optional[int] = None) -> "OrderedDict[str, List[Dict[str, Any]]]":
+    """A stage's episodes: our thor_lite split, or with `year` the official file; loading never
+    generates or downloads data.
 
     The full train split (4000 episodes) is not shipped: generating it takes about an hour on
     2 cores, which a config or benchmark must never start behind the user's back. A missing
-    file is a DatasetError naming the command that makes it; `train_subset` (shipped) is the
-    quick alternative.
+    file is a DatasetError naming the command that makes it (`rearrange.gen`, or
+    `rearrange.download` for official files); `train_subset` (shipped) is the quick
+    alternative. A `data_dir` named like an official year folder (`data/2023`) is read as one.
     """
-    path = dataset_path(stage, data_dir)
+    path = dataset_path(stage, data_dir, year)
+    year = _official_year(path.parent)
+    if year is not None and (year, stage) not in DATA_FILES:
+        raise DatasetError(f"{path}: {year} has no official '{stage}' split (it has {', '.join(official_splits(year))})")
     if not path.is_file():
-        out = f" --out {path}" if data_dir is not None else ""
-        raise DatasetError(f"{path}: no such dataset file; generate it with "
-                           f"`python -m rearrange.gen --stage {stage}{out}`")
+        raise _missing_file_error(path, stage, data_dir)
     data = load_dataset(path, stage=stage)
     if scenes is not None:
         missing = [s for s in scenes if s not in data]

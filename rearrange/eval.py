@@ -5,7 +5,8 @@
         --episodes-per-scene 2 --gif out/episode.gif --submission out/submission.json.gz
 
 Writes a markdown metrics table, a leaderboard-format `submission.json.gz` (§8) and a GIF of
-one episode (current view | goal view).
+one episode (current view | goal view). `--year 2023 --stage val` evaluates on the official
+2023 val file instead (fetched once with `python -m rearrange.download data --years 2023`).
 """
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ from common.cli import (
     OneLineArgumentParser, UsageError, check_input_file, check_int, check_output_file, report_usage_errors,
 )
 from common.procs import stop_children_on_signals
+
+from .official_files import YEARS
 
 HEADLINE = ("unshuffle/prop_fixed_strict", "unshuffle/success", "unshuffle/prop_fixed",
             "unshuffle/energy_prop", "unshuffle/num_newly_misplaced", "unshuffle/ep_length")
@@ -262,7 +265,13 @@ def _prepare(args: argparse.Namespace):
         raise UsageError("--agents checkpoint needs --checkpoint")
     if args.scenes is not None and not args.scenes:
         raise UsageError("--scenes needs at least one scene name")
-    config = _load_config_checked(args.config, _config_kwargs(args.config_kwargs))
+    kwargs = _config_kwargs(args.config_kwargs)
+    if args.year is not None:  # the official files of that year: <data_dir or data>/<year>/<stage>.pkl.gz
+        from .dataset import STAGES, dataset_path
+
+        if args.stage in STAGES:
+            kwargs["data_dir"] = str(dataset_path(args.stage, kwargs.get("data_dir"), args.year).parent)
+    config = _load_config_checked(args.config, kwargs)
     _check_data(config, args.stage, args.scenes)
     ckpt_agent = _checkpoint_agent(config, args.checkpoint, args.seed) if "checkpoint" in args.agents else None
     return config, ckpt_agent
@@ -276,6 +285,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--agents", nargs="+", default=["checkpoint", "random", "done"],
                     choices=["checkpoint", "random", "done", "expert"])
     ap.add_argument("--stage", default="val")
+    ap.add_argument("--year", type=int, choices=YEARS,
+                    help="read the official split of that year (python -m rearrange.download data) "
+                         "from <data_dir or data>/<year>/<stage>.pkl.gz instead of our thor_lite one")
     ap.add_argument("--episodes-per-scene", type=int, default=None)
     ap.add_argument("--scenes", nargs="*")
     ap.add_argument("--seed", type=int, default=0)
