@@ -109,15 +109,19 @@ def _fetch_into(url: str, part: Path, size: Optional[int], timeout: float, progr
     try:
         resp = requests.get(url, headers=headers, stream=True, timeout=timeout)
     except requests.RequestException as e:
-        raise DownloadError(f"cannot reach {url}: {_reason(e)}") from None
+        kept = f" (the partial file {part} is kept: run the same command again to resume)" if have else ""
+        raise DownloadError(f"cannot reach {url}: {_reason(e)}{kept}") from None
     with contextlib.closing(resp):
-        if resp.status_code == 416 and have:  # the part file is no prefix the server knows
-            part.unlink()
+        if resp.status_code == 416 and have:
+            if resp.headers.get("Content-Range", "") == f"bytes */{have}":
+                return have  # the part file is already the whole file (stopped before its rename)
+            part.unlink()  # no prefix the server knows
             raise _Interrupted("the server refused to resume the part file; starting over")
         if resp.status_code not in (200, 206):
             raise DownloadError(f"{url}: HTTP {resp.status_code} {resp.reason}")
         have, total = _resume_point(resp, have)
         if size is not None and total is not None and total != size:
+            part.unlink(missing_ok=True)
             raise DownloadError(f"{url}: the server offers {total} bytes, expected {size}")
         part.parent.mkdir(parents=True, exist_ok=True)  # only now: a failed start leaves no folders
         _stream(resp, part, have, total, progress)

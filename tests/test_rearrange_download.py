@@ -55,6 +55,7 @@ def _handler(state: Server) -> type:
             start = int(re.match(r"bytes=(\d+)-$", rng).group(1)) if rng and not state.ignore_range else 0
             if start >= len(body) and rng:
                 self.send_response(416)
+                self.send_header("Content-Range", f"bytes */{len(body)}")
                 self.send_header("Content-Length", "0")
                 self.end_headers()
                 return
@@ -171,6 +172,26 @@ def test_server_ignoring_range_restarts_from_zero(server, fake_val, tmp_path, ca
     assert code == 0, err
     assert server.log == [("2023/val.pkl.gz", "bytes=5000-")]
     assert (tmp_path / "2023" / "val.pkl.gz").read_bytes() == fake_val
+
+
+def test_whole_part_file_is_finished_without_refetching(server, tmp_path, capsys, monkeypatch):
+    """A run stopped between the last byte and the rename: the server's 416 says the part is whole."""
+    ckpt = _blob(40_000, 3)
+    server.files["walkthrough/map.pt"] = ckpt
+    monkeypatch.setattr(dl, "MAP_WEIGHTS", OfficialFile("walkthrough/map.pt", dest="map.pt"))
+    (tmp_path / "map.pt.part").write_bytes(ckpt)
+    code, _, err = _run(["checkpoints", "--configs", "map", "--base-url", server.base_url, "--out", str(tmp_path)],
+                        capsys)
+    assert code == 0, err
+    assert server.log == [("walkthrough/map.pt", "bytes=40000-")]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["map.pt"] and (tmp_path / "map.pt").read_bytes() == ckpt
+
+
+def test_server_size_other_than_the_table_is_refused(server, fake_val, tmp_path, capsys):
+    server.files["2023/val.pkl.gz"] = fake_val + b"extra"
+    code, _, err = _run(["data", "--years", "2023", "--base-url", server.base_url, "--out", str(tmp_path)], capsys)
+    assert code == 1 and f"offers {len(fake_val) + 5} bytes, expected {len(fake_val)}" in _one_line(err)
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
 
 
 def test_missing_on_server_is_one_line(server, fake_val, tmp_path, capsys):
