@@ -67,6 +67,8 @@ def main(argv=None) -> int:
     ap = OneLineArgumentParser(prog="benchmarks/rearrange_expert.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--stage", default="val", help="thor_lite split to load (data/rearrange/<stage>.pkl.gz)")
     ap.add_argument("--data", type=Path, help="explicit .pkl.gz file (e.g. the official 2023 val split)")
+    ap.add_argument("--year", type=int, help="the official split of that year, data/<year>/<stage>.pkl.gz "
+                                             "(python -m rearrange.download data --years <year>)")
     ap.add_argument("--episodes-per-scene", type=int, default=None)
     ap.add_argument("--processes", type=int, default=max(1, min(2, os.cpu_count() or 1)))
     ap.add_argument("--out", type=Path, default=None)
@@ -74,20 +76,21 @@ def main(argv=None) -> int:
 
     from rearrange.dataset import DatasetError, load_dataset, load_stage
 
-    out = args.out or RESULTS_DIR / (
-        f"rearrange_expert_{(args.data.stem if args.data else args.stage).replace('.pkl', '')}.md")
+    name = args.data.stem.replace(".pkl", "") if args.data else (f"{args.year}_" if args.year else "") + args.stage
+    out = args.out or RESULTS_DIR / f"rearrange_expert_{name}.md"
     with report_usage_errors(ap.prog, DatasetError):
         check_int("--processes", args.processes, 1)
         check_int("--episodes-per-scene", args.episodes_per_scene, 1)
         check_output_file("--out", out)
         check_output_file("--out (json next to it)", out.with_suffix(".json"))
-        data = load_dataset(args.data) if args.data else load_stage(args.stage)
+        data = load_dataset(args.data) if args.data else load_stage(args.stage, year=args.year)
     with stop_children_on_signals(ap.prog):
         return _run(args, data, out)
 
 
 def _run(args: argparse.Namespace, data, out: Path) -> int:
-    label = args.data.name if args.data else f"thor_lite {args.stage}"
+    label = args.data.name if args.data else (f"official {args.year} {args.stage}" if args.year
+                                              else f"thor_lite {args.stage}")
     jobs = [(s, eps[: args.episodes_per_scene] if args.episodes_per_scene else eps, args.stage)
             for s, eps in data.items()]
     t0 = time.perf_counter()

@@ -121,6 +121,12 @@ CASES = [
     ("benchmarks/rearrange_expert.py", "--processes 0 --out {tmp}/o/r.md", "--processes"),
     ("benchmarks/rearrange_expert.py", "--out {dir}", "is a folder"),
     ("benchmarks/rearrange_expert.py", "--data {dir}/trunc/val.pkl.gz --out {tmp}/o/r.md", "val.pkl.gz"),
+    ("benchmarks/rearrange_expert.py", "--year 2022 --stage train_unseen --out {tmp}/o/r.md", "no official"),
+    ("rearrange.download", "data --out {file}", "is a file"),
+    ("rearrange.download", "checkpoints --out {ro}/c", "not writable"),
+    ("rearrange.download", "data --years 2019 --out {tmp}/o", "--years"),
+    ("rearrange.download", "data --years 2022 --splits train_unseen --out {tmp}/o", "train_unseen"),
+    ("rearrange.download", "data --retries -1 --out {tmp}/o", "--retries"),
 ]
 
 
@@ -156,6 +162,7 @@ SUBPROCESS = {  # one real run per CLI: exit status 2 and stderr exactly as a us
     "alfred_task.eval": "--agent random --data {alfred} --splits {alfred}/splits.json --num-workers 0 --out {tmp}/o",
     "scripts/main_job.py": "--processes 0 --out {tmp}/o",
     "benchmarks/rearrange_expert.py": "--processes 0 --out {tmp}/o/r.md",
+    "rearrange.download": "data --out {file}",
 }
 
 
