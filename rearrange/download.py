@@ -62,7 +62,7 @@ def fetch_all(jobs: Sequence[Job], base_url: str, out: Path, retries: int, progr
         dest = out / f.local_path
         fetched = download(base_url + f.url_path, dest, f.size, f.sha256, retries=retries, progress=progress)
         check = "sha256 verified" if f.sha256 else "size checked"
-        verb = "downloaded" if fetched else "already present,"
+        verb = "downloaded to" if fetched else "already present at"
         print(f"{label}: {verb} {dest} ({dest.stat().st_size} bytes, {check})", flush=True)
 
 
@@ -84,7 +84,9 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--base-url", help=f"mirror of the official data/ folder (default: ${DATA_BASE_URL_ENV} "
                                       "or the official GitHub repository)")
     c = sub.add_parser("checkpoints", help="official pretrained agents and the map weights")
-    c.add_argument("--configs", nargs="+", choices=list(CHECKPOINTS) + [MAP], help="default: all, map included")
+    c.add_argument("--configs", nargs="+", choices=list(CHECKPOINTS) + [MAP], metavar="NAME",
+                   help=f"config names ({', '.join(CHECKPOINTS)}) or {MAP} (the map weights alone); "
+                        "default: all, map included")
     c.add_argument("--out", type=Path, default=CHECKPOINT_DIR, help="default: pretrained_model_ckpts/")
     c.add_argument("--base-url", help=f"mirror of the official bucket (default: ${CHECKPOINT_BASE_URL_ENV})")
     for p in (d, c):

@@ -74,8 +74,13 @@ def _handler(state: Server) -> type:
     return Handler
 
 
+LOCAL = {"NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"}  # a proxy must not see 127.0.0.1
+
+
 @pytest.fixture
-def server() -> Iterator[Server]:
+def server(monkeypatch) -> Iterator[Server]:
+    for k, v in LOCAL.items():
+        monkeypatch.setenv(k, v)
     state = Server()
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
     state.base_url = f"http://127.0.0.1:{httpd.server_address[1]}/"
@@ -229,7 +234,7 @@ def _free_port() -> int:
 def test_no_network_is_one_line_and_leaves_nothing(tmp_path):
     """As a user runs it (real process, base URL from the environment variable): a port where
     nothing listens stands for a machine without network."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT), REARRANGE_DATA_BASE_URL=f"http://127.0.0.1:{_free_port()}/")
+    env = dict(os.environ, **LOCAL, PYTHONPATH=str(ROOT), REARRANGE_DATA_BASE_URL=f"http://127.0.0.1:{_free_port()}/")
     p = subprocess.run([sys.executable, "-m", "rearrange.download", "data", "--years", "2023", "--splits", "val",
                         "--out", str(tmp_path / "d")], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert p.returncode == 1
