@@ -1,4 +1,4 @@
-"""Loading and validating rearrangement datasets (official 2023 files and thor_lite ones).
+"""Loading and validating rearrangement datasets (the official files of each year and thor_lite ones).
 
 Files are gzip-compressed pickles of `{scene: [episode, ...]}` holding only plain Python
 types (§7.1-7.2). Malformed files are rejected with the scene, episode index and field.

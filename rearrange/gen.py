@@ -30,7 +30,7 @@ from .constants import (
     IOU_THRESHOLD, OBJECT_TYPES_THAT_CAN_HAVE_IDENTICAL_MESHES, OBJECT_TYPES_TO_NOT_MOVE, OPENABLE_OBJECTS,
     OPENNESS_THRESHOLD, scenes_for_stage,
 )
-from .dataset import DatasetError, dataset_path, load_dataset, save_dataset
+from .dataset import GENERATED_STAGES, DatasetError, dataset_path, load_dataset, save_dataset
 
 log = logging.getLogger(__name__)
 
@@ -367,7 +367,7 @@ def _check_args(args: argparse.Namespace) -> Path:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     prog = "python -m rearrange.gen"
     ap = OneLineArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--stage", required=True, choices=["train", "train_subset", "val", "test", "combined", "debug"],
+    ap.add_argument("--stage", required=True, choices=[*GENERATED_STAGES, "debug"],
                     help="train_subset = the 10 train episodes per scene that 'combined' uses")
     ap.add_argument("--scenes", nargs="*", help="restrict to these scenes (default: the stage's scenes)")
     ap.add_argument("--out", type=Path, help="output .pkl.gz (default: data/rearrange/<stage>.pkl.gz)")
