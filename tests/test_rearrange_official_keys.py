@@ -26,6 +26,15 @@ pytestmark = pytest.mark.skipif(not KEYS_JSON.is_file(), reason="official key li
 SIZE = 224  # the official frame size: SimpleCNN's fc is 512 x (32*24*24) only at 224 px
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _one_torch_thread():
+    """On 2 shared cores torch's 2 threads spin against each other (orthogonal init, convs: ~20x slower)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 def _rgb_spaces() -> Dict[str, gym.Space]:
     box = gym.spaces.Box(low=-np.inf, high=np.inf, shape=(SIZE, SIZE, 3), dtype=np.float32)
     return {"rgb": box, "unshuffled_rgb": box,
