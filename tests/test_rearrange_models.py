@@ -195,7 +195,7 @@ def test_masks_reset_memory(kind):
 def test_two_phase_walkthrough_encoding_reset_rules():
     model, obs = _make("two_phase")
     rand_mem = _memory(model, "randn")
-    # Unshuffle start (mask 0, not walkthrough): LSTM resets, walkthrough encoding is kept
+    # Unshuffle start (mask 0, not walkthrough): the state encoder resets, walkthrough encoding is kept
     # unchanged throughout the unshuffle phase.
     obs["in_walkthrough_phase"][:] = False
     _, mem = _run(model, obs, rand_mem, _masks(0))
@@ -204,7 +204,7 @@ def test_two_phase_walkthrough_encoding_reset_rules():
     other = _clone(rand_mem)
     other.set_tensor("walkthrough_encoding", torch.randn_like(other.tensor("walkthrough_encoding")))
     out_b, _ = _run(model, obs, other, _masks(0))
-    # ... and it is read by the LSTM (so the unshuffle policy depends on it).
+    # ... and it is read by the state encoder (so the unshuffle policy depends on it).
     assert not torch.allclose(out_a.values, out_b.values)
     # Walkthrough steps update the encoding.
     obs["in_walkthrough_phase"][:] = True
