@@ -65,6 +65,19 @@ def run_family(name: str, config: str, args: Any, work: Path) -> Dict[str, Any]:
             "log": str(log)}
 
 
+def write_report(out: Path, setting: str, results: List[Dict[str, Any]]) -> List[str]:
+    """The markdown table (median fps, and its ratio to the first family's) and the JSON next to it."""
+    base = results[0]["median_fps"] if results else None
+    rows = [(r["family"], r["config"], r["median_fps"],
+             f"{r['median_fps'] / base:.2f}" if base and r["median_fps"] else "-",
+             len(r["fps_readings"]), r["wall_s"], r["exit_status"]) for r in results]
+    table = markdown_table(["family", "config", "median fps", "ratio", "readings", "wall s", "exit"], rows,
+                           "llrrrrr")
+    write_markdown(out, "\n".join([f"# Training speed of the baseline configs ({setting})", "", *table]))
+    write_json(out.with_suffix(".json"), {"setting": setting, "results": results})
+    return table
+
+
 def parse_args(argv: List[str]) -> Any:
     p = OneLineArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--family", action="append", default=[], metavar="NAME=CONFIG",
@@ -108,12 +121,7 @@ def main(argv: List[str]) -> int:
     setting = (f"{args.processes} samplers, {args.screen_size} px, {args.training_steps} steps, "
                f"rollouts of {ROLLOUT_STEPS}, {args.torch_threads or 'default'} torch thread(s) per process, "
                f"random-init trunks, thor_lite, train_subset")
-    rows = [(r["family"], r["config"], r["median_fps"], len(r["fps_readings"]), r["wall_s"], r["exit_status"])
-            for r in results]
-    table = markdown_table(["family", "config", "median fps", "readings", "wall s", "exit"], rows, "llrrrr")
-    write_markdown(args.out, "\n".join([f"# Training speed of the baseline configs ({setting})", "", *table]))
-    write_json(args.out.with_suffix(".json"), {"setting": setting, "results": results})
-    print("\n".join(table))
+    print("\n".join(write_report(args.out, setting, results)))
     return 0 if all(r["exit_status"] == 0 and r["median_fps"] for r in results) else 1
 
 

@@ -2,6 +2,8 @@
 (random-init visual trunks), and the pretrained-weights pre-flight fails fast and clearly."""
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import importlib
 import json
 import subprocess
@@ -138,6 +140,16 @@ def test_preflight_names_the_missing_weight_file_and_where_to_put_it(no_weights,
     path.write_bytes(b"not a checkpoint")
     with pytest.raises(PretrainedWeightsError, match="damaged"):
         check_pretrained_weights(kind)
+
+
+def test_preflight_accepts_a_file_with_the_expected_digest(no_weights, monkeypatch):
+    data = b"stand-in weights"
+    spec = dataclasses.replace(ENCODERS["RN18"], sha256_prefix=hashlib.sha256(data).hexdigest()[:8])
+    monkeypatch.setitem(ENCODERS, "RN18", spec)
+    path = weights_path("RN18")
+    path.parent.mkdir(parents=True)
+    path.write_bytes(data)
+    assert check_pretrained_weights("RN18") == path
 
 
 @pytest.mark.parametrize("module", ["one_phase.one_phase_rgb_resnet_dagger",
