@@ -35,7 +35,10 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import gym
 import torch
 from allenact.base_abstractions.experiment_config import ExperimentConfig, MachineParams
+from allenact.algorithms.onpolicy_sync.losses import PPO
+from allenact.algorithms.onpolicy_sync.losses.ppo import PPOConfig
 from allenact.base_abstractions.sensor import ExpertActionSensor, Sensor, SensorSuite
+from allenact.embodiedai.sensors.vision_sensors import IMAGENET_RGB_MEANS, IMAGENET_RGB_STDS
 from allenact.utils.experiment_utils import Builder, LinearDecay, PipelineStage, TrainingPipeline
 
 from backends import DEFAULT_BACKEND, open_x_displays
@@ -280,11 +283,15 @@ class RearrangeBaseExperimentConfig(ExperimentConfig):
     # --- sensors and model inputs shared by the 1- and 2-phase configs --------------------
     def rgb_sensors(self, goal_sensor_cls: type) -> List[Sensor]:
         """The current view ("rgb") and a goal-state view ("unshuffled_rgb") of the same size."""
-        size = self.SCREEN_SIZE
+        size, norm = self.SCREEN_SIZE, self.rgb_normalisation()
         return [
-            RGBRearrangeSensor(height=size, width=size, use_resnet_normalization=True, uuid="rgb"),
-            goal_sensor_cls(height=size, width=size, use_resnet_normalization=True, uuid="unshuffled_rgb"),
+            RGBRearrangeSensor(height=size, width=size, use_resnet_normalization=True, uuid="rgb", **norm),
+            goal_sensor_cls(height=size, width=size, use_resnet_normalization=True, uuid="unshuffled_rgb", **norm),
         ]
+
+    def rgb_normalisation(self) -> Dict[str, Sequence[float]]:
+        """Mean/std the RGB sensors normalise with: ImageNet's (CLIP configs override it)."""
+        return {"mean": IMAGENET_RGB_MEANS, "stdev": IMAGENET_RGB_STDS}
 
     def observation_space(self, model_kwargs: Dict[str, Any]) -> gym.spaces.Dict:
         """The preprocessed spaces when allenact passes a preprocessor graph, else the sensors'."""
@@ -347,3 +354,22 @@ class ImitationMixin:
 
     def teacher_forcing(self) -> StepwiseLinearDecay:
         return StepwiseLinearDecay(self.bc_tf1_steps, self.dagger_steps)
+
+
+class PPOMixin:
+    """PPO on the task reward, as the official PPO configs (1-phase and walkthrough) train.
+
+    clip 0.1, value 0.5, entropy 0.01 (allenact's `PPOConfig`); the clip parameter decays
+    linearly to 0 over training and the learning rate from 1 to 1/3 over the first third.
+    Mix in before a RearrangeBaseExperimentConfig subclass.
+    """
+
+    training_steps: int
+
+    def training_pipeline(self, **kwargs: Any) -> TrainingPipeline:
+        steps = self.training_steps
+        return self.pipeline(  # type: ignore[attr-defined]
+            named_losses={"ppo_loss": PPO(clip_decay=LinearDecay(steps), **PPOConfig)},
+            stages=[PipelineStage(loss_names=["ppo_loss"], max_stage_steps=steps)],
+            lr_scheduler_builder=self.lr_schedule(steps),  # type: ignore[attr-defined]
+        )

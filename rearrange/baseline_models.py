@@ -2,13 +2,22 @@
 
 Written from the specification in `shared/reference/rearrangement.md` §6.4 on
 top of AllenAct's building blocks (`SimpleCNN`, `RNNStateEncoder`,
-`LinearActorCriticHead`, `CategoricalDistr`).
+`LinearActorCriticHead`, `CategoricalDistr`). Parameter names and shapes are
+the official ones (`shared/reference/rearrangement_official_state_dict_keys.json`),
+so the published checkpoints load with ``strict=True``:
+
+* SimpleConv: ``visual_encoder.rgb_cnn.*`` (the encoder *is* a `SimpleCNN`);
+* ResNet: ``visual_attention.{0,2}.*`` and ``visual_encoder.0.*`` on the model
+  itself (no wrapper module in between).
+
+The visual front-ends are two mixins (`_SimpleConvVisual`, `_ResNetPairVisual`)
+shared by the one- and two-phase models, so each architecture is written once.
 
 Conventions (those of AllenAct's on-policy engine):
 
 * observations are batched as ``[steps, samplers, ...]``: raw RGB as
   ``[steps, samplers, H, W, 3]`` floats, ResNet features as
-  ``[steps, samplers, C, 7, 7]``, ``in_walkthrough_phase`` as
+  ``[steps, samplers, C, h, w]``, ``in_walkthrough_phase`` as
   ``[steps, samplers, 1]`` bools;
 * ``prev_actions`` is a ``[steps, samplers]`` long tensor;
 * ``masks`` is ``[steps, samplers, 1]`` with 0 on the first step of a task;
@@ -19,7 +28,7 @@ Conventions (those of AllenAct's on-policy engine):
 
 from __future__ import annotations
 
-from typing import Callable, List, Optional, Sequence, Tuple, cast
+from typing import List, Optional, Sequence, Tuple, cast
 
 import gym
 import numpy as np
@@ -43,9 +52,9 @@ __all__ = [
     "RearrangeActorCriticSimpleConvRNN",
     "ResNetRearrangeActorCriticRNN",
     "TwoPhaseRearrangeActorCriticSimpleConvRNN",
+    "ResNetTwoPhaseRearrangeActorCriticRNN",
     "WALKTHROUGH_DISALLOWED_ACTION_SUBSTRINGS",
     "ConcatRGBSimpleCNN",
-    "ResNetPairAttentionEncoder",
 ]
 
 # Actions whose names contain one of these get a large negative logit during
@@ -69,9 +78,11 @@ def _rnn_memory_spec(num_layers: int, hidden_size: int) -> Tuple:
     )
 
 
-class ConcatRGBSimpleCNN(nn.Module):
+class ConcatRGBSimpleCNN(SimpleCNN):
     """AllenAct `SimpleCNN` applied to two HxWx3 images stacked along channels.
 
+    It subclasses `SimpleCNN` (rather than wrapping one) so its parameters are
+    ``rgb_cnn.*``, as in the official checkpoints.
     Input: ``observations[uuid_a]``, ``observations[uuid_b]`` of shape
     ``[steps, samplers, H, W, 3]``; output ``[steps, samplers, output_size]``.
     """
@@ -79,9 +90,6 @@ class ConcatRGBSimpleCNN(nn.Module):
     def __init__(
         self, observation_space: SpaceDict, uuid_a: str, uuid_b: str, output_size: int,
     ):
-        super().__init__()
-        self.uuid_a = uuid_a
-        self.uuid_b = uuid_b
         space_a = observation_space.spaces[uuid_a]
         space_b = observation_space.spaces[uuid_b]
         assert (
@@ -97,96 +105,113 @@ class ConcatRGBSimpleCNN(nn.Module):
                 )
             }
         )
-        self.cnn = SimpleCNN(
+        super().__init__(
             observation_space=concat_space,
             output_size=output_size,
             rgb_uuid=_CONCAT_UUID,
             depth_uuid=None,
         )
-        self.output_size = output_size
-
-    def forward(self, observations: ObservationType) -> torch.Tensor:
-        a = cast(torch.Tensor, observations[self.uuid_a])
-        b = cast(torch.Tensor, observations[self.uuid_b])
-        return self.cnn({_CONCAT_UUID: torch.cat((a, b), dim=-1).float()})
-
-
-class ResNetPairAttentionEncoder(nn.Module):
-    """The [A, B, A⊙B] 1x1-conv attention block of §6.4.
-
-    A, B: ``[steps, samplers, C, h, w]`` (C×7×7 ResNet features).
-    X = cat[A, B, A⊙B] (3C channels);
-    attention = softmax over the h·w positions of Conv1x1(3C→32)→ReLU→Conv1x1(32→1);
-    feature = spatial *mean* of ReLU(Conv1x1(3C→out)(X)) × attention.
-    Output ``[steps, samplers, output_size]``.
-    """
-
-    def __init__(
-        self,
-        observation_space: SpaceDict,
-        uuid_a: str,
-        uuid_b: str,
-        output_size: int = 512,
-        attention_hidden: int = 32,
-    ):
-        super().__init__()
         self.uuid_a = uuid_a
         self.uuid_b = uuid_b
-        shape_a = observation_space.spaces[uuid_a].shape
-        shape_b = observation_space.spaces[uuid_b].shape
+        self.output_size = output_size
+
+    def forward(self, observations: ObservationType) -> torch.Tensor:  # type: ignore[override]
+        a = cast(torch.Tensor, observations[self.uuid_a])
+        b = cast(torch.Tensor, observations[self.uuid_b])
+        return super().forward({_CONCAT_UUID: torch.cat((a, b), dim=-1).float()})
+
+
+class _SimpleConvVisual:
+    """Visual front-end: `ConcatRGBSimpleCNN` on (rgb, unshuffled_rgb) as ``visual_encoder``."""
+
+    visual_encoder: ConcatRGBSimpleCNN
+
+    def _build_visual(self, space: SpaceDict, uuid_a: str, uuid_b: str, output_size: int) -> int:
+        self.visual_encoder = ConcatRGBSimpleCNN(space, uuid_a, uuid_b, output_size=output_size)
+        return output_size
+
+    def _encode(self, observations: ObservationType) -> torch.Tensor:
+        return self.visual_encoder(observations)
+
+
+class _ResNetPairVisual:
+    """Visual front-end: the [A, B, A⊙B] 1x1-conv attention block of §6.4.
+
+    A, B: ``[steps, samplers, C, h, w]`` ResNet features (C read from the space).
+    X = cat[A, B, A⊙B] (3C channels);
+    attention = softmax over the h·w positions of
+    ``visual_attention`` = Conv1x1(3C→32)→ReLU→Conv1x1(32→1);
+    feature = spatial *mean* of ``visual_encoder`` = ReLU(Conv1x1(3C→out))(X) × attention.
+    """
+
+    visual_attention: nn.Sequential
+    visual_encoder: nn.Sequential
+    _pair_uuids: Tuple[str, str]
+
+    def _build_visual(self, space: SpaceDict, uuid_a: str, uuid_b: str, output_size: int,
+                      attention_hidden: int = 32) -> int:
+        shape_a, shape_b = space.spaces[uuid_a].shape, space.spaces[uuid_b].shape
         assert len(shape_a) == 3 and tuple(shape_a) == tuple(
             shape_b
         ), f"Expected two equal C×h×w feature spaces, got {shape_a} and {shape_b}."
-        self.in_channels = int(shape_a[0])
-        self.output_size = output_size
-        three_c = 3 * self.in_channels
-        self.attention = nn.Sequential(
+        self._pair_uuids = (uuid_a, uuid_b)
+        three_c = 3 * int(shape_a[0])
+        self.visual_attention = nn.Sequential(
             nn.Conv2d(three_c, attention_hidden, 1),
             nn.ReLU(inplace=True),
             nn.Conv2d(attention_hidden, 1, 1),
         )
-        self.encoder = nn.Sequential(
-            nn.Conv2d(three_c, output_size, 1), nn.ReLU(inplace=True),
-        )
-        self.apply(simple_conv_and_linear_weights_init)
+        self.visual_encoder = nn.Sequential(nn.Conv2d(three_c, output_size, 1), nn.ReLU(inplace=True))
+        self.visual_attention.apply(simple_conv_and_linear_weights_init)
+        self.visual_encoder.apply(simple_conv_and_linear_weights_init)
+        return output_size
 
-    def forward(self, observations: ObservationType) -> torch.Tensor:
-        a = cast(torch.Tensor, observations[self.uuid_a]).float()
-        b = cast(torch.Tensor, observations[self.uuid_b]).float()
+    def _encode(self, observations: ObservationType) -> torch.Tensor:
+        a = cast(torch.Tensor, observations[self._pair_uuids[0]]).float()
+        b = cast(torch.Tensor, observations[self._pair_uuids[1]]).float()
         lead = a.shape[:-3]
         a = a.reshape((-1,) + a.shape[-3:])
         b = b.reshape((-1,) + b.shape[-3:])
         x = torch.cat((a, b, a * b), dim=1)
         n, _, h, w = x.shape
-        attn = torch.softmax(self.attention(x).view(n, h * w), dim=-1).view(n, 1, h, w)
-        feats = (self.encoder(x) * attn).mean(dim=(2, 3))
-        return feats.view(*lead, self.output_size)
+        attn = torch.softmax(self.visual_attention(x).view(n, h * w), dim=-1).view(n, 1, h, w)
+        feats = (self.visual_encoder(x) * attn).mean(dim=(2, 3))
+        return feats.view(*lead, feats.shape[-1])
 
 
 class _OnePhaseRNNActorCritic(ActorCriticModel[CategoricalDistr]):
-    """Visual encoder → RNN → linear actor and linear critic."""
+    """Visual front-end (a mixin's `_build_visual`/`_encode`) → RNN → linear actor and critic."""
 
     def __init__(
         self,
         action_space: gym.spaces.Discrete,
         observation_space: SpaceDict,
-        visual_encoder: Callable[[SpaceDict], nn.Module],
+        rgb_uuid: str,
+        unshuffled_rgb_uuid: str,
         hidden_size: int,
         num_rnn_layers: int,
         rnn_type: str,
     ):
         super().__init__(action_space=action_space, observation_space=observation_space)
+        self.rgb_uuid = rgb_uuid
+        self.unshuffled_rgb_uuid = unshuffled_rgb_uuid
         self.hidden_size = hidden_size
         self.num_actions = _num_actions(action_space)
-        self.visual_encoder = visual_encoder(observation_space)
+        visual_size = self._build_visual(observation_space, rgb_uuid, unshuffled_rgb_uuid, hidden_size)
         self.state_encoder = RNNStateEncoder(
-            input_size=self.visual_encoder.output_size,
+            input_size=visual_size,
             hidden_size=hidden_size,
             num_layers=num_rnn_layers,
             rnn_type=rnn_type,
         )
         self.actor = LinearActorHead(hidden_size, self.num_actions)
         self.critic = LinearCriticHead(hidden_size)
+
+    def _build_visual(self, space: SpaceDict, uuid_a: str, uuid_b: str, output_size: int) -> int:
+        raise NotImplementedError  # provided by a visual mixin
+
+    def _encode(self, observations: ObservationType) -> torch.Tensor:
+        raise NotImplementedError  # provided by a visual mixin
 
     @property
     def num_recurrent_layers(self) -> int:
@@ -202,7 +227,7 @@ class _OnePhaseRNNActorCritic(ActorCriticModel[CategoricalDistr]):
         prev_actions: torch.Tensor,
         masks: torch.FloatTensor,
     ) -> Tuple[ActorCriticOutput[CategoricalDistr], Optional[Memory]]:
-        x = self.visual_encoder(observations)
+        x = self._encode(observations)
         x, rnn_hidden = self.state_encoder(x, memory.tensor("rnn"), masks)
         return (
             ActorCriticOutput(
@@ -212,12 +237,13 @@ class _OnePhaseRNNActorCritic(ActorCriticModel[CategoricalDistr]):
         )
 
 
-class RearrangeActorCriticSimpleConvRNN(_OnePhaseRNNActorCritic):
+class RearrangeActorCriticSimpleConvRNN(_SimpleConvVisual, _OnePhaseRNNActorCritic):
     """1-phase SimpleConvRNN baseline (§6.4).
 
     ``rgb`` and ``unshuffled_rgb`` (H×W×3 each) are stacked into 6 channels and
     encoded by AllenAct's `SimpleCNN` (→ `hidden_size`), followed by an RNN
-    (GRU by default) and linear actor/critic heads.
+    (GRU by default) and linear actor/critic heads. The walkthrough-only configs
+    pass the same uuid twice.
     Memory: ``"rnn"`` of shape ``[layers, samplers, hidden_size]``.
     """
 
@@ -231,27 +257,17 @@ class RearrangeActorCriticSimpleConvRNN(_OnePhaseRNNActorCritic):
         num_rnn_layers: int = 1,
         rnn_type: str = "GRU",
     ):
-        super().__init__(
-            action_space=action_space,
-            observation_space=observation_space,
-            visual_encoder=lambda space: ConcatRGBSimpleCNN(
-                space, rgb_uuid, unshuffled_rgb_uuid, output_size=hidden_size
-            ),
-            hidden_size=hidden_size,
-            num_rnn_layers=num_rnn_layers,
-            rnn_type=rnn_type,
-        )
-        self.rgb_uuid = rgb_uuid
-        self.unshuffled_rgb_uuid = unshuffled_rgb_uuid
+        super().__init__(action_space, observation_space, rgb_uuid, unshuffled_rgb_uuid,
+                         hidden_size, num_rnn_layers, rnn_type)
 
 
-class ResNetRearrangeActorCriticRNN(_OnePhaseRNNActorCritic):
+class ResNetRearrangeActorCriticRNN(_ResNetPairVisual, _OnePhaseRNNActorCritic):
     """1-phase ResNet baseline (§6.4).
 
-    Inputs ``rgb_resnet`` / ``unshuffled_rgb_resnet`` are C×7×7 feature maps (C
+    Inputs ``rgb_resnet`` / ``unshuffled_rgb_resnet`` are C×h×w feature maps (C
     is read from the observation space: 512 for ResNet18, 2048 for
-    ResNet50/CLIP-RN50). They go through the [A, B, A⊙B] attention block
-    (→ `hidden_size`), an RNN and linear actor/critic heads.
+    ResNet50/CLIP-RN50; h = w = 7 at 224 px). They go through the [A, B, A⊙B]
+    attention block (→ `hidden_size`), an RNN and linear actor/critic heads.
     Memory: ``"rnn"`` of shape ``[layers, samplers, hidden_size]``.
     """
 
@@ -265,48 +281,44 @@ class ResNetRearrangeActorCriticRNN(_OnePhaseRNNActorCritic):
         num_rnn_layers: int = 1,
         rnn_type: str = "GRU",
     ):
-        super().__init__(
-            action_space=action_space,
-            observation_space=observation_space,
-            visual_encoder=lambda space: ResNetPairAttentionEncoder(
-                space, rgb_uuid, unshuffled_rgb_uuid, output_size=hidden_size
-            ),
-            hidden_size=hidden_size,
-            num_rnn_layers=num_rnn_layers,
-            rnn_type=rnn_type,
-        )
-        self.rgb_uuid = rgb_uuid
-        self.unshuffled_rgb_uuid = unshuffled_rgb_uuid
+        super().__init__(action_space, observation_space, rgb_uuid, unshuffled_rgb_uuid,
+                         hidden_size, num_rnn_layers, rnn_type)
 
 
-class TwoPhaseRearrangeActorCriticSimpleConvRNN(ActorCriticModel[CategoricalDistr]):
-    """2-phase SimpleConv baseline (§6.4, ``RNN_TYPE="LSTM"``).
+class _TwoPhaseRNNActorCritic(ActorCriticModel[CategoricalDistr]):
+    """2-phase baseline (§6.4); the visual front-end comes from a mixin.
+
+    The state encoder is a GRU by default: the configs say ``RNN_TYPE="LSTM"``,
+    but the published checkpoints hold 3·512-row (GRU) state-encoder weights
+    (`rearrangement_official_state_dict_keys.json`), and loading them is what
+    counts; ``rnn_type="LSTM"`` is still accepted.
 
     Per step t (run step by step, since the walkthrough encoding fed to the
-    LSTM at t is the one produced at t-1):
+    state encoder at t is the one produced at t-1):
 
-    * v_t = SimpleCNN(cat[rgb, unshuffled_rgb]) (→ `hidden_size`);
+    * v_t = visual feature of (rgb, unshuffled_rgb) (→ `hidden_size`);
     * a_t = Embedding(n_actions + 1)(mask_t · (prev_action_t + 1)) (0 at a task start);
     * p_t = Embedding(2)(in_walkthrough_phase_t);
-    * o_t, (h, c) = LSTM([v_t, a_t, p_t, w_{t-1}], (h, c) · mask_t) — the LSTM
+    * o_t, h = RNN([v_t, a_t, p_t, w_{t-1}], h · mask_t) — the state-encoder
       state resets at the start of every task (walkthrough and unshuffle);
     * the walkthrough encoding w is reset only where mask_t == 0 *and* the step
       is a walkthrough step; during walkthrough steps
       w_t = GRU(o_t, w_{t-1}); during unshuffle steps w_t = w_{t-1} (frozen);
     * logits/value come from the walkthrough or the unshuffle
-      `LinearActorCriticHead`, chosen by phase. The walkthrough head's `done`
-      bias starts at `walkthrough_done_bias` (−3), and during the walkthrough
-      `walkthrough_disallowed_logit_offset` (−1000) is added to the logits of
-      every action whose name contains "drop", "open" or "pickup".
+      `LinearActorCriticHead` (n_actions logits + 1 value each), chosen by
+      phase. The walkthrough head's `done` bias starts at `walkthrough_done_bias`
+      (−3), and during the walkthrough `walkthrough_disallowed_logit_offset`
+      (−1000) is added to the logits of every action whose name contains
+      "drop", "open" or "pickup".
 
-    ``zero_walkthrough_encoding_at_start`` (default True): on walkthrough-start
-    steps the encoding fed to the LSTM is the reset (zero) one. With False the
-    stale encoding of the previous episode is fed on that one step (the
-    upstream SimpleConv variant's behaviour per §6.4; only the ResNet variant
-    zeroed it); the GRU update itself always starts from zero.
+    ``zero_walkthrough_encoding_at_start``: on walkthrough-start steps the
+    encoding fed to the state encoder is the reset (zero) one. With False the stale
+    encoding of the previous episode is fed on that one step (the upstream
+    SimpleConv variant's behaviour per §6.4; the ResNet variant zeroes it); the
+    GRU update itself always starts from zero.
 
-    Memory: ``"rnn"`` ``[2·layers, samplers, hidden_size]`` (LSTM h and c
-    stacked, AllenAct's `RNNStateEncoder` packing) and ``"walkthrough_encoding"``
+    Memory: ``"rnn"`` ``[layers, samplers, hidden_size]`` (``2·layers`` for an
+    LSTM: h and c stacked, AllenAct's `RNNStateEncoder` packing) and ``"walkthrough_encoding"``
     ``[1, samplers, hidden_size]``.
     """
 
@@ -314,8 +326,8 @@ class TwoPhaseRearrangeActorCriticSimpleConvRNN(ActorCriticModel[CategoricalDist
         self,
         action_space: gym.spaces.Discrete,
         observation_space: SpaceDict,
-        rgb_uuid: str = "rgb",
-        unshuffled_rgb_uuid: str = "unshuffled_rgb",
+        rgb_uuid: str,
+        unshuffled_rgb_uuid: str,
         in_walkthrough_phase_uuid: str = "in_walkthrough_phase",
         is_walkthrough_phase_embedding_dim: int = 32,
         done_action_index: int = 0,
@@ -328,13 +340,12 @@ class TwoPhaseRearrangeActorCriticSimpleConvRNN(ActorCriticModel[CategoricalDist
         prev_action_embedding_dim: int = 32,
         hidden_size: int = 512,
         num_rnn_layers: int = 1,
-        rnn_type: str = "LSTM",
+        rnn_type: str = "GRU",
         zero_walkthrough_encoding_at_start: bool = True,
     ):
         super().__init__(action_space=action_space, observation_space=observation_space)
         self.num_actions = _num_actions(action_space)
         self.action_names = _checked_action_names(action_names, self.num_actions, done_action_index)
-
         self.rgb_uuid = rgb_uuid
         self.unshuffled_rgb_uuid = unshuffled_rgb_uuid
         self.in_walkthrough_phase_uuid = in_walkthrough_phase_uuid
@@ -342,19 +353,11 @@ class TwoPhaseRearrangeActorCriticSimpleConvRNN(ActorCriticModel[CategoricalDist
         self.done_action_index = done_action_index
         self.zero_walkthrough_encoding_at_start = zero_walkthrough_encoding_at_start
 
-        self.visual_encoder = ConcatRGBSimpleCNN(
-            observation_space, rgb_uuid, unshuffled_rgb_uuid, output_size=hidden_size
-        )
-        self.prev_action_embedder = nn.Embedding(
-            self.num_actions + 1, prev_action_embedding_dim
-        )
-        self.is_walkthrough_phase_embedder = nn.Embedding(
-            2, is_walkthrough_phase_embedding_dim
-        )
+        visual_size = self._build_visual(observation_space, rgb_uuid, unshuffled_rgb_uuid, hidden_size)
+        self.prev_action_embedder = nn.Embedding(self.num_actions + 1, prev_action_embedding_dim)
+        self.is_walkthrough_phase_embedder = nn.Embedding(2, is_walkthrough_phase_embedding_dim)
         self.state_encoder = RNNStateEncoder(
-            input_size=self.visual_encoder.output_size
-            + prev_action_embedding_dim
-            + is_walkthrough_phase_embedding_dim
+            input_size=visual_size + prev_action_embedding_dim + is_walkthrough_phase_embedding_dim
             + hidden_size,
             hidden_size=hidden_size,
             num_layers=num_rnn_layers,
@@ -363,25 +366,25 @@ class TwoPhaseRearrangeActorCriticSimpleConvRNN(ActorCriticModel[CategoricalDist
         self.walkthrough_encoder = RNNStateEncoder(
             input_size=hidden_size, hidden_size=hidden_size, num_layers=1, rnn_type="GRU"
         )
-
         self.walkthrough_ac = LinearActorCriticHead(hidden_size, self.num_actions)
         with torch.no_grad():
-            self.walkthrough_ac.actor_and_critic.bias[done_action_index] = float(
-                walkthrough_done_bias
-            )
+            self.walkthrough_ac.actor_and_critic.bias[done_action_index] = float(walkthrough_done_bias)
         self.unshuffle_ac = LinearActorCriticHead(hidden_size, self.num_actions)
 
         offsets = torch.tensor(
-            [
-                walkthrough_disallowed_logit_offset
-                if any(s in name for s in walkthrough_disallowed_action_substrings)
-                else 0.0
-                for name in self.action_names
-            ],
+            [walkthrough_disallowed_logit_offset
+             if any(s in name for s in walkthrough_disallowed_action_substrings) else 0.0
+             for name in self.action_names],
             dtype=torch.float32,
         )
         self.walkthrough_logit_offsets: torch.Tensor
         self.register_buffer("walkthrough_logit_offsets", offsets, persistent=False)
+
+    def _build_visual(self, space: SpaceDict, uuid_a: str, uuid_b: str, output_size: int) -> int:
+        raise NotImplementedError  # provided by a visual mixin
+
+    def _encode(self, observations: ObservationType) -> torch.Tensor:
+        raise NotImplementedError  # provided by a visual mixin
 
     @property
     def num_recurrent_layers(self) -> int:
@@ -394,6 +397,36 @@ class TwoPhaseRearrangeActorCriticSimpleConvRNN(ActorCriticModel[CategoricalDist
                 self.walkthrough_encoder.num_recurrent_layers, self.hidden_size
             ),
         }
+
+    def _non_recurrent_inputs(self, observations: ObservationType, prev_actions: torch.Tensor,
+                              masks: torch.Tensor, in_walkthrough: torch.Tensor) -> torch.Tensor:
+        """[v_t, a_t, p_t] for every step: ``[T, N, visual + 2·embedding]``."""
+        nsteps, nsamplers = masks.shape[:2]
+        prev = prev_actions.view(nsteps, nsamplers).long()
+        prev_emb = self.prev_action_embedder(masks.view(nsteps, nsamplers).long() * (prev + 1))
+        phase_emb = self.is_walkthrough_phase_embedder(in_walkthrough.view(nsteps, nsamplers).long())
+        return torch.cat((self._encode(observations), prev_emb, phase_emb), dim=-1)
+
+    def _unroll(self, non_recurrent: torch.Tensor, masks: torch.Tensor, in_walkthrough: torch.Tensor,
+                rnn_hidden: torch.Tensor, wt_hidden: torch.Tensor
+                ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Step-by-step state-encoder + walkthrough-GRU recurrence; returns (outputs, rnn, walkthrough)."""
+        nsteps, nsamplers = masks.shape[:2]
+        # The walkthrough encoding is reset only on walkthrough-start steps.
+        wt_masks = 1.0 - (1.0 - masks) * in_walkthrough.float()  # [T, N, 1]
+        outputs = []
+        for t in range(nsteps):
+            wt_mask_t = wt_masks[t : t + 1]  # [1, N, 1]
+            wt_prev_masked = wt_hidden * wt_mask_t.view(1, nsamplers, 1)
+            wt_in = wt_prev_masked if self.zero_walkthrough_encoding_at_start else wt_hidden
+            x_t = torch.cat((non_recurrent[t : t + 1], wt_in[-1].unsqueeze(0)), dim=-1)  # [1, N, in]
+            out_t, rnn_hidden = self.state_encoder(
+                x_t, rnn_hidden, cast(torch.FloatTensor, masks[t : t + 1])
+            )
+            _, wt_new = self.walkthrough_encoder(out_t, wt_hidden, cast(torch.FloatTensor, wt_mask_t))
+            wt_hidden = torch.where(in_walkthrough[t].view(1, nsamplers, 1), wt_new, wt_prev_masked)
+            outputs.append(out_t)
+        return torch.cat(outputs, dim=0), rnn_hidden, wt_hidden
 
     def forward(  # type:ignore
         self,
@@ -409,45 +442,11 @@ class TwoPhaseRearrangeActorCriticSimpleConvRNN(ActorCriticModel[CategoricalDist
             .view(nsteps, nsamplers, 1)
             .bool()
         )
-        wt_float = in_walkthrough.float()
-
-        vis = self.visual_encoder(observations)  # [T, N, hidden]
-        prev = prev_actions.view(nsteps, nsamplers).long()
-        prev_emb = self.prev_action_embedder(
-            masks.view(nsteps, nsamplers).long() * (prev + 1)
+        non_recurrent = self._non_recurrent_inputs(observations, prev_actions, masks, in_walkthrough)
+        x, rnn_hidden, wt_hidden = self._unroll(
+            non_recurrent, masks, in_walkthrough,
+            memory.tensor("rnn"), memory.tensor("walkthrough_encoding"),
         )
-        phase_emb = self.is_walkthrough_phase_embedder(
-            in_walkthrough.view(nsteps, nsamplers).long()
-        )
-        non_recurrent = torch.cat((vis, prev_emb, phase_emb), dim=-1)
-
-        # The walkthrough encoding is reset only on walkthrough-start steps.
-        wt_masks = 1.0 - (1.0 - masks) * wt_float  # [T, N, 1]
-
-        rnn_hidden = memory.tensor("rnn")
-        wt_hidden = memory.tensor("walkthrough_encoding")
-        outputs = []
-        for t in range(nsteps):
-            wt_mask_t = wt_masks[t : t + 1]  # [1, N, 1]
-            wt_prev_masked = wt_hidden * wt_mask_t.view(1, nsamplers, 1)
-            wt_in = (
-                wt_prev_masked if self.zero_walkthrough_encoding_at_start else wt_hidden
-            )
-            x_t = torch.cat(
-                (non_recurrent[t : t + 1], wt_in[-1].unsqueeze(0)), dim=-1
-            )  # [1, N, in]
-            out_t, rnn_hidden = self.state_encoder(
-                x_t, rnn_hidden, cast(torch.FloatTensor, masks[t : t + 1])
-            )
-            _, wt_new = self.walkthrough_encoder(
-                out_t, wt_hidden, cast(torch.FloatTensor, wt_mask_t)
-            )
-            wt_hidden = torch.where(
-                in_walkthrough[t].view(1, nsamplers, 1), wt_new, wt_prev_masked
-            )
-            outputs.append(out_t)
-        x = torch.cat(outputs, dim=0)  # [T, N, hidden]
-
         wt_distr, wt_values = self.walkthrough_ac(x)
         un_distr, un_values = self.unshuffle_ac(x)
         wt_logits = wt_distr.logits + self.walkthrough_logit_offsets
@@ -462,6 +461,32 @@ class TwoPhaseRearrangeActorCriticSimpleConvRNN(ActorCriticModel[CategoricalDist
             ),
             memory,
         )
+
+
+class TwoPhaseRearrangeActorCriticSimpleConvRNN(_SimpleConvVisual, _TwoPhaseRNNActorCritic):
+    """2-phase SimpleConv baseline: `SimpleCNN` on cat[rgb, unshuffled_rgb] + the 2-phase recurrence.
+
+    See `_TwoPhaseRNNActorCritic` for the recurrence, heads and walkthrough masking;
+    every keyword of that class is accepted.
+    """
+
+    def __init__(self, action_space: gym.spaces.Discrete, observation_space: SpaceDict,
+                 rgb_uuid: str = "rgb", unshuffled_rgb_uuid: str = "unshuffled_rgb", **kwargs) -> None:
+        super().__init__(action_space, observation_space, rgb_uuid, unshuffled_rgb_uuid, **kwargs)
+
+
+class ResNetTwoPhaseRearrangeActorCriticRNN(_ResNetPairVisual, _TwoPhaseRNNActorCritic):
+    """2-phase ResNet baseline: the [A, B, A⊙B] attention block + the 2-phase recurrence.
+
+    As officially, the walkthrough encoding fed to the state encoder is zeroed on
+    walkthrough-start steps (``zero_walkthrough_encoding_at_start=True``).
+    """
+
+    def __init__(self, action_space: gym.spaces.Discrete, observation_space: SpaceDict,
+                 rgb_uuid: str = "rgb_resnet", unshuffled_rgb_uuid: str = "unshuffled_rgb_resnet",
+                 **kwargs) -> None:
+        kwargs.setdefault("zero_walkthrough_encoding_at_start", True)
+        super().__init__(action_space, observation_space, rgb_uuid, unshuffled_rgb_uuid, **kwargs)
 
 
 def _checked_action_names(action_names: Optional[Sequence[str]], num_actions: int,

@@ -82,3 +82,14 @@ def test_allenact_exits_nonzero_when_a_worker_crashes(tmp_path):
         cwd=REPO, capture_output=True, text=True, timeout=600)
     assert proc.returncode != 0
     assert "no such dataset file" in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("cls, loss_name", [(OnePhaseRGBPPOExperimentConfig, "ppo_loss"),
+                                            (TwoPhaseRGBPPOWalkthroughILUnshuffleExperimentConfig,
+                                             "walkthrough_ppo_loss")])
+def test_ppo_clip_decays_linearly_to_zero_over_training(cls, loss_name):
+    """Official PPO settings: clip 0.1 scaled by a linear decay to 0 (also the 2-phase MaskedPPO)."""
+    loss = cls(num_train_processes=1, training_steps=1000).training_pipeline().get_loss(loss_name)
+    ppo = getattr(loss, "_ppo_loss", loss)
+    assert ppo.clip_param == pytest.approx(0.1)
+    assert [ppo.clip_decay(s) for s in (0, 500, 1000)] == pytest.approx([1.0, 0.5, 0.0])

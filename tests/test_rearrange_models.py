@@ -157,7 +157,7 @@ def test_shapes_and_memory(kind):
         assert new_mem.tensor(key).shape[1] == NSAMPLERS
         assert new_mem.tensor(key).shape[-1] == HIDDEN
     if kind == "two_phase":
-        assert mem.tensor("rnn").shape[0] == 2  # LSTM h and c stacked
+        assert mem.tensor("rnn").shape[0] == 1  # GRU, as the official checkpoints' 3x512-row weights
     # A sample can be drawn and scored, as the engine does.
     actions = out.distributions.sample()
     assert actions.shape == (NSTEPS, NSAMPLERS)
@@ -195,7 +195,7 @@ def test_masks_reset_memory(kind):
 def test_two_phase_walkthrough_encoding_reset_rules():
     model, obs = _make("two_phase")
     rand_mem = _memory(model, "randn")
-    # Unshuffle start (mask 0, not walkthrough): LSTM resets, walkthrough encoding is kept
+    # Unshuffle start (mask 0, not walkthrough): the state encoder resets, walkthrough encoding is kept
     # unchanged throughout the unshuffle phase.
     obs["in_walkthrough_phase"][:] = False
     _, mem = _run(model, obs, rand_mem, _masks(0))
@@ -204,7 +204,7 @@ def test_two_phase_walkthrough_encoding_reset_rules():
     other = _clone(rand_mem)
     other.set_tensor("walkthrough_encoding", torch.randn_like(other.tensor("walkthrough_encoding")))
     out_b, _ = _run(model, obs, other, _masks(0))
-    # ... and it is read by the LSTM (so the unshuffle policy depends on it).
+    # ... and it is read by the state encoder (so the unshuffle policy depends on it).
     assert not torch.allclose(out_a.values, out_b.values)
     # Walkthrough steps update the encoding.
     obs["in_walkthrough_phase"][:] = True
@@ -255,8 +255,8 @@ def test_two_phase_prev_action_embedding_uses_masks():
 def test_resnet_channels_from_observation_space():
     torch.manual_seed(0)
     model = ResNetRearrangeActorCriticRNN(gym.spaces.Discrete(N_ACTIONS), _resnet_space(c=32))
-    assert model.visual_encoder.in_channels == 32
-    assert model.visual_encoder.encoder[0].in_channels == 96
+    assert model.visual_attention[0].in_channels == 96  # [A, B, A*B]
+    assert model.visual_encoder[0].in_channels == 96
     out, _ = _run(model, _resnet_obs(c=32), _memory(model), _masks(1))
     assert out.distributions.logits.shape == (NSTEPS, NSAMPLERS, N_ACTIONS)
 

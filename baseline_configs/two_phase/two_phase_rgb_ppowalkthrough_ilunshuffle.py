@@ -1,9 +1,12 @@
-"""2-phase: PPO on walkthrough steps (exploration reward) + imitation on unshuffle steps."""
+"""2-phase: PPO on walkthrough steps (exploration reward) + imitation on unshuffle steps.
+
+As officially, the PPO clip parameter decays linearly to 0 over training (`clip_decay`).
+"""
 from __future__ import annotations
 
 from allenact.algorithms.onpolicy_sync.losses.imitation import Imitation
 from allenact.algorithms.onpolicy_sync.losses.ppo import PPOConfig
-from allenact.utils.experiment_utils import PipelineStage, TrainingPipeline
+from allenact.utils.experiment_utils import LinearDecay, PipelineStage, TrainingPipeline
 
 from baseline_configs.rearrange_base import ImitationMixin
 from baseline_configs.two_phase.two_phase_rgb_base import TwoPhaseRGBBaseExperimentConfig
@@ -18,7 +21,8 @@ class TwoPhaseRGBPPOWalkthroughILUnshuffleExperimentConfig(ImitationMixin, TwoPh
 
     def training_pipeline(self, **kwargs) -> TrainingPipeline:
         return self.pipeline(
-            named_losses={"walkthrough_ppo_loss": MaskedPPO(mask_uuid="in_walkthrough_phase", ppo_params=dict(PPOConfig)),
+            named_losses={"walkthrough_ppo_loss": MaskedPPO(mask_uuid="in_walkthrough_phase", ppo_params=dict(
+                              clip_decay=LinearDecay(self.training_steps), **PPOConfig)),
                           "imitation_loss": Imitation()},
             stages=[PipelineStage(
                 loss_names=["walkthrough_ppo_loss", "imitation_loss"], max_stage_steps=self.training_steps,
