@@ -18,6 +18,7 @@ from typing import Any, Optional
 
 from allenact.embodiedai.mapping.mapping_models.active_neural_slam import ActiveNeuralSLAM
 
+from common.cli import fail
 from rearrange.map_settings import MAP_FRAME_SIZE
 from rearrange.map_weights import (
     PretrainedWeightsError, build_active_neural_slam, load_map_state_dict, load_resnet18_into_map,
@@ -56,7 +57,7 @@ class MapWeightsMixin:
         try:
             self._pretrained_state()
         except PretrainedWeightsError as e:
-            raise SystemExit(f"error: {e}") from None
+            fail(type(self).__name__, e)  # one line, exit status 2, no traceback
 
     def _pretrained_state(self):
         if self.MAP_SOURCE == "imagenet":
