@@ -21,6 +21,7 @@ from .map_settings import (
 )
 
 RESNET18_URL = "https://download.pytorch.org/models/resnet18-f37072fd.pth"  # torchvision IMAGENET1K_V1
+RANDOM_INIT_HINT = "or pass --config_kwargs '{\"pretrained\": false}' for a random init"
 MAP_PREFIX = "map."  # where the ANM lives inside the map baselines' state dicts
 
 
@@ -62,7 +63,7 @@ def load_resnet18_state_dict(path: Optional[Union[str, Path]] = None) -> Dict[st
     """torchvision's ImageNet ResNet-18 state dict, or a one-line error saying where to put it."""
     p = Path(path) if path else default_resnet18_path()
     how = (f"download {RESNET18_URL} to {p} (or pass resnet_weights=<file>), "
-           f"or pass --config_kwargs {\"pretrained\": false} for a random init")
+           f"{RANDOM_INIT_HINT}")
     sd = _load(p, "ImageNet ResNet-18 weights", how)
     if not isinstance(sd, Mapping) or "layer4.1.bn2.running_var" not in sd:
         raise PretrainedWeightsError(f"{p}: not a torchvision ResNet-18 state dict; {how}")
@@ -76,7 +77,7 @@ def load_map_state_dict(path: Optional[Union[str, Path]] = None) -> Dict[str, to
     p = Path(path) if path else MAP_CHECKPOINT_PATH
     how = (f"get {MAP_CHECKPOINT_NAME} with `{DOWNLOAD_COMMAND}` (into {MAP_CHECKPOINT_PATH.parent}), "
            f"export one from a walkthrough_rgb_mapping_ppo checkpoint with `python -m rearrange.export_map`, "
-           f"or pass --config_kwargs {\"pretrained\": false} for a random init")
+           f"{RANDOM_INIT_HINT}")
     sd = _load(p, "Active Neural SLAM map checkpoint", how)
     if isinstance(sd, Mapping) and "model_state_dict" in sd:
         raise PretrainedWeightsError(f"{p}: an allenact training checkpoint, not a map state dict; "
