@@ -41,7 +41,7 @@ MAP_MEMORY_KEY = "walkthrough_allo_map_probs"
 DISALLOWED_IN_WALKTHROUGH = ("drop", "open", "pickup")  # §6.4: these logits get -1000 in the walkthrough
 
 __all__ = ["WalkthroughActorCriticResNetWithPassiveMap", "OnePhaseRearrangeActorCriticFrozenMap",
-           "TwoPhaseRearrangeActorCriticFrozenMap", "PairAttentionEncoder", "map_frame_poses", "MAP_MEMORY_KEY"]
+           "TwoPhaseRearrangeActorCriticFrozenMap", "PairAttentionEncoder", "map_frame_poses", "egocentric_view", "MAP_MEMORY_KEY"]
 
 
 def _rnn_spec(layers: int, hidden: int) -> Tuple:
@@ -78,6 +78,21 @@ def map_frame_poses(observations: ObservationType, rel_uuid: str = REL_POSITION_
     last[..., 2] = -last[..., 2]
     delta[..., 2] = -delta[..., 2]
     return last, delta
+
+
+def egocentric_view(anm: ActiveNeuralSLAM, allo: torch.Tensor, xzr: torch.Tensor,
+                    match_placement: bool = True) -> torch.Tensor:
+    """The 40x40 egocentric crop of allocentric maps `[B, C, 210, 210]` at poses `xzr` `[B, 3]`.
+
+    AllenAct 0.5.4's ANM places egocentric updates into the allocentric map mirrored about the
+    map centre relative to where `allocentric_map_to_egocentric_view` crops (the rotations
+    agree; tests/test_rearrange_map_configs.py shows the round trip). With `match_placement`
+    the crop is taken at the mirrored position, so an update placed at a pose is read back at
+    that pose; False reproduces the library's (and so presumably the official models') crop."""
+    if match_placement:
+        xzr = xzr.clone()
+        xzr[:, :2] = anm.map_size_in_cm / 100.0 - xzr[:, :2]
+    return anm.allocentric_map_to_egocentric_view(allocentric_map=allo, xzr=xzr, padding_mode="zeros")
 
 
 class PairAttentionEncoder(nn.Module):
@@ -169,8 +184,10 @@ class _FrozenMapBase(ActorCriticModel[CategoricalDistr]):
     """Holds the frozen ANM, the map-pair encoder and the per-sampler allocentric map memory."""
 
     def __init__(self, action_space: gym.spaces.Discrete, observation_space: SpaceDict, map: ActiveNeuralSLAM,
-                 height_map_channels: int, semantic_map_channels: int, hidden_size: int) -> None:
+                 height_map_channels: int, semantic_map_channels: int, hidden_size: int,
+                 match_placement: bool = True) -> None:
         super().__init__(action_space=action_space, observation_space=observation_space)
+        self.match_placement = match_placement
         if map.n_map_channels != height_map_channels + semantic_map_channels:
             raise ValueError(f"the map has {map.n_map_channels} channels, expected "
                              f"{height_map_channels} + {semantic_map_channels}")
@@ -197,7 +214,7 @@ class _FrozenMapBase(ActorCriticModel[CategoricalDistr]):
         return out["map_probs_allocentric_no_grad"], out["xzr_allocentric_preds"]
 
     def _ego_view(self, allo: torch.Tensor, xzr: torch.Tensor) -> torch.Tensor:
-        return self.map.allocentric_map_to_egocentric_view(allocentric_map=allo, xzr=xzr, padding_mode="zeros")
+        return egocentric_view(self.map, allo, xzr, self.match_placement)
 
 
 class OnePhaseRearrangeActorCriticFrozenMap(_FrozenMapBase):
@@ -214,8 +231,10 @@ class OnePhaseRearrangeActorCriticFrozenMap(_FrozenMapBase):
     def __init__(self, action_space: gym.spaces.Discrete, observation_space: SpaceDict, map: ActiveNeuralSLAM,
                  rgb_uuid: str = "rgb", unshuffled_rgb_uuid: str = "unshuffled_rgb",
                  height_map_channels: int = HEIGHT_MAP_CHANNELS, semantic_map_channels: int = SEMANTIC_MAP_CHANNELS,
-                 hidden_size: int = 512, num_rnn_layers: int = 1, rnn_type: str = "GRU") -> None:
-        super().__init__(action_space, observation_space, map, height_map_channels, semantic_map_channels, hidden_size)
+                 hidden_size: int = 512, num_rnn_layers: int = 1, rnn_type: str = "GRU",
+                 match_placement: bool = True) -> None:
+        super().__init__(action_space, observation_space, map, height_map_channels, semantic_map_channels, hidden_size,
+                         match_placement)
         self.rgb_uuid, self.unshuffled_rgb_uuid = rgb_uuid, unshuffled_rgb_uuid
         self.visual_encoder = PairAttentionEncoder(512, hidden_size, attention_hidden=32, kernel=1)
         self.state_encoder = RNNStateEncoder(2 * hidden_size, hidden_size, num_layers=num_rnn_layers,
@@ -272,8 +291,9 @@ class TwoPhaseRearrangeActorCriticFrozenMap(_FrozenMapBase):
                  in_walkthrough_phase_uuid: str = "in_walkthrough_phase", done_action_index: int = 0,
                  height_map_channels: int = HEIGHT_MAP_CHANNELS, semantic_map_channels: int = SEMANTIC_MAP_CHANNELS,
                  is_walkthrough_phase_embedding_dim: int = 32, hidden_size: int = 512, num_rnn_layers: int = 1,
-                 rnn_type: str = "LSTM") -> None:
-        super().__init__(action_space, observation_space, map, height_map_channels, semantic_map_channels, hidden_size)
+                 rnn_type: str = "LSTM", match_placement: bool = True) -> None:
+        super().__init__(action_space, observation_space, map, height_map_channels, semantic_map_channels, hidden_size,
+                         match_placement)
         if len(action_names) != self.num_actions:
             raise ValueError(f"{len(action_names)} action names for {self.num_actions} actions")
         self.rgb_uuid, self.in_walkthrough_phase_uuid = rgb_uuid, in_walkthrough_phase_uuid

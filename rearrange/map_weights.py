@@ -9,6 +9,7 @@ seeded random initialisation instead (tests, CPU experiments).
 """
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any, Dict, Mapping, Optional, Union
 
@@ -43,11 +44,13 @@ def build_active_neural_slam(seed: Optional[int] = None) -> ActiveNeuralSLAM:
                   n_map_channels=HEIGHT_MAP_CHANNELS + SEMANTIC_MAP_CHANNELS, resolution_in_cm=MAP_RESOLUTION_CM,
                   map_size_in_cm=MAP_SIZE_CM, vision_range_in_cm=MAP_VISION_RANGE_CM,
                   pretrained_resnet=False, use_resnet_layernorm=True)
-    if seed is None:
-        return ActiveNeuralSLAM(**kwargs)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        return ActiveNeuralSLAM(**kwargs)
+    with warnings.catch_warnings():  # ANM passes torchvision's deprecated `pretrained=False`
+        warnings.filterwarnings("ignore", category=UserWarning, module=r"torchvision\.models\._utils")
+        if seed is None:
+            return ActiveNeuralSLAM(**kwargs)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            return ActiveNeuralSLAM(**kwargs)
 
 
 def _load(path: Path, what: str, how: str) -> Any:
