@@ -10,7 +10,8 @@ losses (walkthrough: the map losses plus an advantage-weighted policy term stand
 PPO, whose own arithmetic is negligible; 1-/2-phase: cross-entropy against the expert). The
 first rollout (warm-up) is dropped; the script prints medians over the rest of frames/s for
 acting only (`act fps`) and for acting + updating (`train fps`), and the ms per step of each
-part and the process CPU seconds per frame, and writes `benchmarks/results/rearrange_map_fps.md`. 224x224 frames (the map needs them).
+part and the process CPU seconds per frame, and writes `benchmarks/results/rearrange_map_fps.md`.
+224x224 frames (the map needs them).
 """
 from __future__ import annotations
 

@@ -41,7 +41,8 @@ MAP_MEMORY_KEY = "walkthrough_allo_map_probs"
 DISALLOWED_IN_WALKTHROUGH = ("drop", "open", "pickup")  # §6.4: these logits get -1000 in the walkthrough
 
 __all__ = ["WalkthroughActorCriticResNetWithPassiveMap", "OnePhaseRearrangeActorCriticFrozenMap",
-           "TwoPhaseRearrangeActorCriticFrozenMap", "PairAttentionEncoder", "map_frame_poses", "egocentric_view", "MAP_MEMORY_KEY"]
+           "TwoPhaseRearrangeActorCriticFrozenMap", "PairAttentionEncoder", "map_frame_poses", "egocentric_view",
+           "MAP_MEMORY_KEY"]
 
 
 def _rnn_spec(layers: int, hidden: int) -> Tuple:
@@ -326,8 +327,11 @@ class TwoPhaseRearrangeActorCriticFrozenMap(_FrozenMapBase):
         for t in range(nsteps):
             wt = in_wt[t].view(nsamplers, 1, 1, 1)
             allo = torch.where(wt & (masks[t].view(nsamplers, 1, 1, 1) == 0), torch.zeros_like(allo), allo)
-            updated, xzr = self._map_step(allo, feats[t], last[t], delta[t])
-            allo = torch.where(wt, updated, allo)
+            if bool(wt.any()):
+                updated, xzr = self._map_step(allo, feats[t], last[t], delta[t])
+                allo = torch.where(wt, updated, allo)
+            else:  # everyone is unshuffling: the map is frozen, only the pose moves
+                xzr = self.map.update_allocentric_xzrs_with_egocentric_movement(last[t], delta[t])
             views.append(self._ego_view(allo, xzr))
         return torch.cat(views, dim=0), allo
 

@@ -119,5 +119,6 @@ def extract_map_state_dict(model_state_dict: Mapping[str, torch.Tensor]) -> Dict
     """The `map.` sub-dict of a map baseline's state dict, as the frozen-map configs load it."""
     sd = {k[len(MAP_PREFIX):]: v.detach().clone() for k, v in model_state_dict.items() if k.startswith(MAP_PREFIX)}
     if not sd:
-        raise PretrainedWeightsError("the checkpoint has no `map.` parameters (is it from walkthrough_rgb_mapping_ppo?)")
+        raise PretrainedWeightsError("the checkpoint has no `map.` parameters "
+                                     "(is it from walkthrough_rgb_mapping_ppo?)")
     return sd

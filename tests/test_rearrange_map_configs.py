@@ -118,6 +118,14 @@ def anm():
     return build_active_neural_slam(seed=0)
 
 
+def test_random_map_init_is_seeded(anm):
+    from rearrange.map_weights import build_active_neural_slam
+
+    again, other = build_active_neural_slam(seed=0).state_dict(), build_active_neural_slam(seed=1).state_dict()
+    assert all(torch.equal(v, again[k]) for k, v in anm.state_dict().items())
+    assert not torch.equal(anm.state_dict()["proj1.weight"], other["proj1.weight"])
+
+
 def test_egocentric_view_reads_back_what_was_placed_at_a_pose(anm):
     """An egocentric update placed into the allocentric map at a pose is cropped back at that
     pose; AllenAct's own crop finds it only at the pose mirrored about the map centre."""
@@ -203,6 +211,8 @@ def _rollout(cfg, actions: List[str]):
 
 
 def _imitation_step_trains_policy_not_map(model, logits, labels) -> None:
+    model.train()
+    assert not model.map.training  # frozen: dropout stays off while the policy trains
     loss = torch.nn.functional.cross_entropy(logits, labels)
     loss.backward()
     assert all(p.grad is None for p in model.map.parameters())
