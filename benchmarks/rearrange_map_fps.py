@@ -117,7 +117,7 @@ class Runner:
         self.optim.zero_grad()
         loss.backward()
         self.optim.step()
-        return float(loss)
+        return loss.detach().item()
 
     def _loss(self, obs: Dict[str, Any], out, actions: torch.Tensor) -> torch.Tensor:
         from allenact.embodiedai.mapping.mapping_losses import BinnedPointCloudMapLoss, SemanticMapFocalLoss
