@@ -259,3 +259,18 @@ def test_walkthrough_mapping_trains_and_its_map_loads_into_the_frozen_models(tmp
         loaded = model.map.state_dict()
         assert all(torch.equal(loaded[k], trained["map." + k]) for k in loaded)
         assert not any(p.requires_grad for p in model.map.parameters())
+
+
+def test_export_map_rejects_bad_checkpoints_in_one_line(tmp_path, capsys):
+    from rearrange.export_map import main as export_main
+
+    junk, foreign = tmp_path / "junk.pt", tmp_path / "foreign.pt"
+    junk.write_bytes(os.urandom(1000))
+    torch.save({"model_state_dict": {"rnn.weight": torch.zeros(2)}}, foreign)
+    out = tmp_path / "o" / "map.pt"
+    for ckpt, says in ((tmp_path / "none.pt", "no such file"), (junk, "cannot load"), (foreign, "no `map.`")):
+        with pytest.raises(SystemExit) as exc:
+            export_main(["--checkpoint", str(ckpt), "--out", str(out)])
+        err = capsys.readouterr().err.strip()
+        assert exc.value.code == 2 and len(err.splitlines()) == 1 and says in err and str(ckpt) in err
+        assert not out.exists()
