@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Tuple
 
-from .constants import OPENABLE_OBJECTS, PICKUPABLE_OBJECTS, REPO_ROOT
+from .constants import OPENABLE_OBJECTS, PICKUPABLE_OBJECTS
+from .official_files import CHECKPOINT_DIR, MAP_WEIGHTS
 
 MAP_FRAME_SIZE = 224  # the ANM's LayerNorm is over 512x7x7 ResNet-18 features, i.e. 193..224 px frames
 MAP_RESOLUTION_CM = 5
@@ -19,9 +20,10 @@ HEIGHT_MAP_CHANNELS = len(MAP_HEIGHT_BINS) + 1
 MAP_OBJECT_TYPES: Tuple[str, ...] = tuple(sorted(PICKUPABLE_OBJECTS + OPENABLE_OBJECTS))  # 72 semantic channels
 SEMANTIC_MAP_CHANNELS = len(MAP_OBJECT_TYPES)
 
-MAP_CHECKPOINT_NAME = "pretrained_active_neural_slam_via_walkthrough_75m.pt"
-MAP_CHECKPOINT_PATH = REPO_ROOT / "pretrained_model_ckpts" / MAP_CHECKPOINT_NAME
-DOWNLOAD_COMMAND = "python -m rearrange.download checkpoints"
+# Where `python -m rearrange.download checkpoints --configs map` saves the official map weights.
+MAP_CHECKPOINT_NAME = MAP_WEIGHTS.local_path
+MAP_CHECKPOINT_PATH = CHECKPOINT_DIR / MAP_CHECKPOINT_NAME
+DOWNLOAD_COMMAND = "python -m rearrange.download checkpoints --configs map"
 
 # Observation uuids shared by the map sensors, models and losses.
 REL_POSITION_UUID = "rel_position_change"
