@@ -1,0 +1,221 @@
+"""An easier, stated slice of the 1-phase task, and agent evaluation on it with 95 % CIs.
+
+The slice: one-object episodes (one moved object or one openness change, as
+`rearrange.gen` makes its first 10 indices) of a few training scenes, with a shorter horizon.
+Training and held-out episodes come from disjoint generator seeds of the same scenes, so
+held-out numbers measure generalisation to new object placements and starts, not recall.
+"""
+from __future__ import annotations
+
+import random
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+from tqdm import tqdm
+
+from .dataset import load_dataset, save_dataset
+from .gen import EpisodeGenerator, stage_seed
+
+MODEL_UUIDS = ("rgb", "unshuffled_rgb")  # the 1-phase RGB configs' model inputs
+ONE_OBJECT_INDICES = tuple(range(10))  # rearrange.gen: index < 10 changes exactly one object
+HELD_OUT_SEED_OFFSET = 1_000_003  # held-out generator seeds never meet the training ones
+
+
+@dataclass(frozen=True)
+class SliceSpec:
+    """What the slice is; `max_steps` is its unshuffle horizon (the official one is 500)."""
+
+    scenes: Tuple[str, ...]
+    train_per_scene: int
+    held_out_per_scene: int
+    kinds: Tuple[str, ...] = ("move", "open")
+    max_steps: int = 100
+
+    def describe(self) -> str:
+        return (f"one-object episodes ({' + '.join(self.kinds)}) of {', '.join(self.scenes)}; "
+                f"{self.train_per_scene} training and {self.held_out_per_scene} held-out episodes per scene "
+                f"(disjoint generator seeds); horizon {self.max_steps} steps")
+
+
+def episode_kind(ep: Dict[str, Any]) -> str:
+    return "open" if ep.get("open_diff_count", 0) else "move"
+
+
+def _generate(scene: str, count: int, seed_base: int, kinds: Sequence[str]) -> List[Dict[str, Any]]:
+    """`count` episodes of `scene` from generator seeds seed_base, seed_base + 1, ...; in each,
+    only the one-object indices of the wanted kinds (rearrange.gen: odd indices change an
+    openness where the scene has openables, even ones move an object)."""
+    eps: List[Dict[str, Any]] = []
+    gen = EpisodeGenerator("train", seed=seed_base)
+    try:
+        k = 0
+        while len(eps) < count and k < 100:
+            gen.seed = seed_base + k
+            wanted = [i for i in ONE_OBJECT_INDICES if ("open" if i % 2 else "move") in kinds]
+            for ep in gen.scene_episodes(scene, wanted[:count - len(eps)]):
+                if episode_kind(ep) in kinds:
+                    ep["index"] = len(eps)
+                    eps.append(ep)
+            k += 1
+    finally:
+        gen.env.stop()
+    if len(eps) < count:
+        raise RuntimeError(f"{scene}: only {len(eps)} one-object episodes of kinds {kinds} in 100 seeds")
+    return eps
+
+
+def make_slice(spec: SliceSpec, out_dir: Path) -> Path:
+    """Write `train.pkl.gz` and `val.pkl.gz` (held-out) for the slice under `out_dir` (kept
+    when present and of the right size: generation is seeded, so the files never change)."""
+    train_p, val_p = out_dir / "train.pkl.gz", out_dir / "val.pkl.gz"
+    if train_p.exists() and val_p.exists():
+        tr, va = load_dataset(train_p), load_dataset(val_p)
+        if (list(tr) == list(spec.scenes) and all(len(v) == spec.train_per_scene for v in tr.values())
+                and all(len(v) == spec.held_out_per_scene for v in va.values())):
+            return out_dir
+    base = stage_seed("train")
+    train: "OrderedDict[str, List[Dict[str, Any]]]" = OrderedDict()
+    val: "OrderedDict[str, List[Dict[str, Any]]]" = OrderedDict()
+    for scene in tqdm(spec.scenes, desc="generate slice", unit="scene"):
+        train[scene] = _generate(scene, spec.train_per_scene, base + 1, spec.kinds)
+        val[scene] = _generate(scene, spec.held_out_per_scene, base + HELD_OUT_SEED_OFFSET, spec.kinds)
+        for ep in val[scene]:
+            ep["stage"] = "val"
+    save_dataset(train, train_p)
+    save_dataset(val, val_p)
+    return out_dir
+
+
+def wilson_ci(successes: int, n: int) -> Tuple[float, float]:
+    """95 % Wilson score interval of a proportion (scipy's binomtest)."""
+    from scipy.stats import binomtest
+
+    if n == 0:
+        return float("nan"), float("nan")
+    ci = binomtest(int(successes), int(n)).proportion_ci(confidence_level=0.95, method="wilson")
+    return float(ci.low), float(ci.high)
+
+
+def run_episodes(config, episodes, act: Callable[[Any, Dict[str, Any]], int], reset: Callable[[Any], None],
+                 max_steps: int, desc: str, frames: Optional[List[np.ndarray]] = None) -> List[Dict[str, Any]]:
+    """Play every episode once with `act(task, obs)`; per-episode metrics plus the episode kind.
+    `frames`, when given, receives the first episode's (current view | goal view) frames."""
+    from .eval import side_by_side
+    from .imitation import sampler_for
+
+    sampler = sampler_for(config, episodes, stage="val", max_steps=max_steps)
+    kinds = [episode_kind(ep) for eps in episodes.values() for ep in eps]
+    results: List[Dict[str, Any]] = []
+    try:
+        for kind in tqdm(kinds, desc=desc, unit="ep"):
+            task = sampler.next_task()
+            reset(task)
+            obs = task.get_observations()
+            record = frames is not None and not results
+            while not task.is_done():
+                if record:
+                    frames.append(side_by_side(task))
+                obs = task.step(act(task, obs)).observation
+            if record:
+                frames.append(side_by_side(task))
+            m = task.metrics()
+            results.append({"kind": kind, "fixed_strict": float(m["unshuffle/prop_fixed_strict"]),
+                            "success": float(m["unshuffle/success"]), "steps": float(m["unshuffle/ep_length"])})
+    finally:
+        sampler.close()
+    return results
+
+
+def summarize_ci(results: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
+    """% Fixed Strict and % success with 95 % Wilson CIs (one object: Fixed Strict is 0 or 1)."""
+    n = len(results)
+    out: Dict[str, Any] = {"episodes": n}
+    for key in ("fixed_strict", "success"):
+        k = int(round(sum(r[key] for r in results)))
+        lo, hi = wilson_ci(k, n)
+        out[key] = {"pct": 100.0 * k / n if n else float("nan"), "ci": [100 * lo, 100 * hi], "count": k}
+    out["mean_steps"] = float(np.mean([r["steps"] for r in results])) if n else float("nan")
+    return out
+
+
+def seeded_random_act(seed: int) -> Callable[[Any, Dict[str, Any]], int]:
+    rng = random.Random(seed)
+    return lambda task, obs: rng.randrange(task.action_space.n)
+
+
+def done_act(task, obs) -> int:
+    return task.discrete_actions.index("done")
+
+
+def load_slice(out_dir: Path, part: str) -> "OrderedDict[str, List[Dict[str, Any]]]":
+    return load_dataset(Path(out_dir) / f"{part}.pkl.gz")
+
+
+def beats(a: Dict[str, Any], b: Dict[str, Any], key: str = "fixed_strict") -> bool:
+    """`a`'s lower CI bound is above `b`'s upper one."""
+    return bool(a[key]["ci"][0] > b[key]["ci"][1])
+
+
+def evaluate_agents(config, model, held, horizon: int, seed: int,
+                    trained_name: str = "trained (argmax)") -> Dict[str, Dict[str, Any]]:
+    """The argmax policy of `model`, a seeded uniform random agent and "done at step 0" on the
+    same held-out episodes; CIs overall and per episode kind."""
+    from .imitation import PolicyRunner
+
+    runner = PolicyRunner(model, MODEL_UUIDS)
+    agents = {
+        trained_name: (lambda task, obs: runner.act(obs), lambda task: runner.reset()),
+        "random": (seeded_random_act(seed), noop_reset),
+        "done at step 0": (done_act, noop_reset),
+    }
+    out = {}
+    for name, (act, reset) in agents.items():
+        res = run_episodes(config, held, act, reset, horizon, desc=name)
+        out[name] = {"all": summarize_ci(res),
+                     **{k: summarize_ci([x for x in res if x["kind"] == k]) for k in ("move", "open")}}
+    return out
+
+
+def ci_table(rows: Dict[str, Dict[str, Any]]) -> str:
+    """Markdown: % Fixed Strict / % success with [95 % CI] per agent, and per episode kind."""
+    def cell(s: Dict[str, Any]) -> str:
+        return f"{s['pct']:.1f} [{s['ci'][0]:.1f}, {s['ci'][1]:.1f}]" if s["episodes"] else "-"
+
+    head = ("| agent | held-out episodes | % Fixed Strict [95% CI] | % success [95% CI] | "
+            "move episodes: % FS | open episodes: % FS | mean steps |")
+    lines = [head, "|---|---:|---:|---:|---:|---:|---:|"]
+    for name, r in rows.items():
+        a = r["all"]
+        lines.append(f"| {name} | {a['episodes']} | {cell({**a['fixed_strict'], 'episodes': a['episodes']})} | "
+                     f"{cell({**a['success'], 'episodes': a['episodes']})} | "
+                     f"{cell({**r['move']['fixed_strict'], 'episodes': r['move']['episodes']})} | "
+                     f"{cell({**r['open']['fixed_strict'], 'episodes': r['open']['episodes']})} | "
+                     f"{a['mean_steps']:.1f} |")
+    return "\n".join(lines)
+
+
+def load_agent(checkpoint: Path, repo: Path):
+    """(config, model, metadata) from a checkpoint written by benchmarks/rearrange_curriculum.py
+    --ship: the config file and kwargs it names, its model with the weights loaded strictly."""
+    import torch
+
+    from .eval import load_config
+
+    state = torch.load(checkpoint, map_location="cpu", weights_only=False)
+    config = load_config(str(Path(repo) / state["config"]), state["config_kwargs"])
+    model = config.create_model()
+    model.load_state_dict(state["model_state_dict"])
+    model.eval()
+    return config, model, state
+
+
+def noop_reset(task) -> None:
+    """Agents without per-task state."""
+
+
+__all__ = ["SliceSpec", "make_slice", "load_slice", "wilson_ci", "run_episodes", "summarize_ci",
+           "seeded_random_act", "done_act", "beats", "noop_reset", "episode_kind", "evaluate_agents", "ci_table", "load_agent",
+           "MODEL_UUIDS"]
