@@ -19,6 +19,7 @@ AllenAct checkpoint (model_state_dict) with its config, command and numbers.
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import shlex
 import sys
@@ -39,7 +40,8 @@ from _common import REPO, RESULTS_DIR, write_json, write_markdown
 CONFIG = "baseline_configs/one_phase/one_phase_rgb_dagger.py"
 DEFAULT_SCENES = ("FloorPlan401", "FloorPlan402", "FloorPlan403", "FloorPlan404")
 MODEL_UUIDS = cur.MODEL_UUIDS
-TRAINED = "SimpleConv DAgger (argmax)"
+TRAINED = {"simpleconv": "SimpleConv DAgger (argmax)", "resnet18": "ResNet-18 (random init, frozen) DAgger (argmax)"}
+SHIPPED_NAME = "thor_lite_one_object_slice.pt"  # scripts/main_job.py evaluates this file
 
 
 def parse(argv=None) -> argparse.Namespace:
@@ -48,15 +50,21 @@ def parse(argv=None) -> argparse.Namespace:
     ap.add_argument("--train-per-scene", type=int, default=40)
     ap.add_argument("--held-out-per-scene", type=int, default=20)
     ap.add_argument("--kinds", nargs="+", default=["move", "open"], choices=["move", "open"])
-    ap.add_argument("--horizon", type=int, default=100)
+    ap.add_argument("--horizon", type=int, default=50)
     ap.add_argument("--screen-size", type=int, default=64)
     ap.add_argument("--rounds", type=int, default=4, help="DAgger rounds (round 0 is pure expert)")
-    ap.add_argument("--epochs", type=int, default=3, help="passes over the aggregated data per round")
+    ap.add_argument("--epochs", type=int, default=5, help="passes over the aggregated data per round")
     ap.add_argument("--batch-episodes", type=int, default=8)
-    ap.add_argument("--collect-steps", type=int, default=40, help="cap on a DAgger rollout's length")
-    ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--collect-steps", type=int, default=25, help="cap on a DAgger rollout's length")
+    ap.add_argument("--dagger-episodes", type=int, default=80,
+                    help="training episodes (a seeded sample) the learner plays in each round after the first")
+    ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--data-dir", type=Path, default=REPO / "out" / "curriculum")
+    ap.add_argument("--encoder", choices=sorted(TRAINED), default="simpleconv",
+                    help="simpleconv: the config's SimpleConv GRU; resnet18: ResNetRearrangeActorCriticRNN on "
+                         "features of a seeded, randomly initialised, frozen torchvision ResNet-18")
+    ap.add_argument("--no-baselines", action="store_true", help="evaluate only the trained agent")
+    ap.add_argument("--data-dir", type=Path, default=REPO / "data" / "rearrange_curriculum")
     ap.add_argument("--out", type=Path, default=RESULTS_DIR / "rearrange_curriculum")
     ap.add_argument("--ship", type=Path, default=None, help="save the trained agent here (checkpoint + README)")
     args = ap.parse_args(argv)
@@ -66,20 +74,36 @@ def parse(argv=None) -> argparse.Namespace:
     return args
 
 
+def make_model(config, args):
+    """(model, preprocess): the config's SimpleConv model on raw frames, or the ResNet model on
+    frozen ResNet-18 features (computed once per visited state, stored with the trajectory)."""
+    torch.manual_seed(args.seed)
+    if args.encoder == "simpleconv":
+        return config.create_model(), None
+    import gym
+
+    from rearrange.baseline_models import ResNetRearrangeActorCriticRNN
+
+    preprocess, space = cur.resnet18_features(args.screen_size, args.seed)
+    model = ResNetRearrangeActorCriticRNN(action_space=gym.spaces.Discrete(len(config.actions())),
+                                          observation_space=space)
+    return model, preprocess
+
+
 def train_dagger(config, train_eps, args, writer) -> Dict[str, Any]:
     """DAgger with aggregation; returns the trained model and the per-round log."""
-    torch.manual_seed(args.seed)
     rng = random.Random(args.seed)
-    model = config.create_model()
+    model, preprocess = make_model(config, args)
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)
-    runner = im.PolicyRunner(model, MODEL_UUIDS)
+    runner = im.PolicyRunner(model, MODEL_UUIDS, preprocess)
     data: List[im.Trajectory] = []
     log = []
     t0 = time.perf_counter()
     for r in range(args.rounds):
         beta = 1.0 if r == 0 else (0.0 if r == args.rounds - 1 else 0.5 ** r)
         model.eval()
-        trajs = im.play_all(config, train_eps, runner, beta, rng, max_steps=args.collect_steps,
+        eps = train_eps if r == 0 else _sample(train_eps, args.dagger_episodes, rng)
+        trajs = im.play_all(config, eps, runner, beta, rng, max_steps=args.collect_steps,
                             progress=lambda it: tqdm(it, desc=f"round {r} rollouts (beta {beta:.2f})", unit="ep"))
         data += trajs
         model.train()
@@ -93,7 +117,15 @@ def train_dagger(config, train_eps, args, writer) -> Dict[str, Any]:
             writer.add_scalar(f"dagger/{k}", row[k], r)
         print(row, flush=True)
     model.eval()
-    return {"model": model, "log": log}
+    return {"model": model, "log": log, "preprocess": preprocess}
+
+
+def _sample(episodes, k: int, rng: random.Random):
+    """`k` episodes drawn without replacement, kept grouped by scene in the original order."""
+    flat = [(s, i) for s, eps in episodes.items() for i in range(len(eps))]
+    keep = set(rng.sample(flat, min(k, len(flat))))
+    return type(episodes)((s, [e for i, e in enumerate(eps) if (s, i) in keep]) for s, eps in episodes.items()
+                          if any((s, i) in keep for i in range(len(eps))))
 
 
 def _mean_metric(trajs) -> float:
@@ -125,17 +157,45 @@ def plot(rows: Dict[str, Dict[str, Any]], path: Path) -> None:
 
 
 def ship(model, args, spec: cur.SliceSpec, rows, config_kwargs, command: str) -> None:
-    """AllenAct-format checkpoint + a README with the command and the numbers."""
+    """An AllenAct-format checkpoint (model_state_dict) with what made it, and its numbers."""
     from common.atomic_io import atomic_open
 
     args.ship.mkdir(parents=True, exist_ok=True)
-    ckpt = args.ship / "checkpoint.pt"
+    ckpt = args.ship / SHIPPED_NAME
     with atomic_open(ckpt, "wb") as f:
         torch.save({"model_state_dict": model.state_dict(), "config": CONFIG, "config_kwargs": config_kwargs,
-                    "slice": spec.__dict__, "trained_by": command}, f)
+                    "slice": dict(spec.__dict__), "trained_by": command}, f)
     write_json(args.ship / "results.json", {"command": command, "config": CONFIG, "config_kwargs": config_kwargs,
                                             "slice": spec.describe(), "held_out": rows})
     print(f"shipped {ckpt} ({ckpt.stat().st_size / 1e6:.1f} MB)")
+
+
+def combined_report(out: Path, spec: cur.SliceSpec) -> str:
+    """One table and plot from every encoder's result file of this slice (baselines once)."""
+    rows: Dict[str, Any] = {}
+    notes = []
+    for enc in sorted(TRAINED, reverse=True):
+        p = out.with_name(f"{out.name}_{enc}.json")
+        if not p.exists():
+            continue
+        res = json.loads(p.read_text())
+        if res["slice"] != spec.describe():
+            continue
+        rows.update(res["rows"])
+        notes.append(f"- {enc}, {res['screen_size']}x{res['screen_size']} frames: `{res['command']}` "
+                     f"({res['dagger_log'][-1]['steps']} labelled steps, "
+                     f"training {res['train_seconds']:.0f} s)")
+    rows = {k: rows[k] for k in sorted(rows, key=lambda k: ("DAgger" not in k, k))}
+    lines = [f"# 1-phase DAgger on an easier slice (held-out episodes)\n\nSlice: {spec.describe()}.\n",
+             cur.ci_table(rows), ""]
+    if "random" in rows:
+        for name in (k for k in rows if "DAgger" in k):
+            verdict = "beats" if cur.beats(rows[name]["all"], rows["random"]["all"]) else "does NOT beat"
+            lines.append(f"{name} {verdict} random beyond the 95 % CIs (% Fixed Strict).")
+    text = "\n".join(lines + ["", "Commands:", *notes]) + "\n"
+    write_markdown(out.with_suffix(".md"), text)
+    plot(rows, out.with_suffix(".png"))
+    return text
 
 
 def main(argv=None) -> int:
@@ -150,26 +210,23 @@ def main(argv=None) -> int:
     config = load_config(str(REPO / CONFIG), config_kwargs)
     from torch.utils.tensorboard import SummaryWriter
 
-    writer = SummaryWriter(str(RESULTS_DIR / "tb" / "rearrange_curriculum"))
+    writer = SummaryWriter(str(RESULTS_DIR / "tb" / f"rearrange_curriculum_{args.encoder}"))
     t0 = time.perf_counter()
     trained = train_dagger(config, train_eps, args, writer)
     train_s = time.perf_counter() - t0
-    rows = cur.evaluate_agents(config, trained["model"], held, args.horizon, args.seed, TRAINED)
+    rows = cur.evaluate_agents(config, trained["model"], held, args.horizon, args.seed, TRAINED[args.encoder],
+                               trained["preprocess"], baselines=not args.no_baselines)
+    for name, r in rows.items():
+        writer.add_scalar(f"held_out_fixed_strict/{name}", r["all"]["fixed_strict"]["pct"], args.rounds)
     writer.close()
     command = "python benchmarks/rearrange_curriculum.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
-    trained_row = rows[TRAINED]
-    verdict = "beats" if cur.beats(trained_row["all"], rows["random"]["all"]) else "does NOT beat"
-    text = (f"# 1-phase DAgger on an easier slice (held-out episodes)\n\nSlice: {spec.describe()}; "
-            f"{args.screen_size}x{args.screen_size} frames.\n\n{cur.ci_table(rows)}\n\n"
-            f"The trained agent {verdict} random beyond the 95 % CIs (% Fixed Strict). Training: "
-            f"{args.rounds} DAgger rounds, {trained['log'][-1]['steps']} labelled steps, {train_s:.0f} s.\n\n"
-            f"Command: `{command}`\n")
-    write_markdown(args.out.with_suffix(".md"), text)
-    write_json(args.out.with_suffix(".json"), {"slice": spec.describe(), "command": command, "rows": rows,
-                                               "dagger_log": trained["log"], "train_seconds": train_s})
-    plot(rows, args.out.with_suffix(".png"))
-    print(text)
+    write_json(args.out.with_name(f"{args.out.name}_{args.encoder}.json"), {
+        "slice": spec.describe(), "command": command, "rows": rows, "dagger_log": trained["log"],
+        "train_seconds": train_s, "screen_size": args.screen_size})
+    print(combined_report(args.out, spec))
     if args.ship:
+        if args.encoder != "simpleconv":
+            raise SystemExit("--ship saves the config's SimpleConv model only (--encoder simpleconv)")
         ship(trained["model"], args, spec, rows, config_kwargs, command)
     return 0
 

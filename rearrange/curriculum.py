@@ -32,7 +32,7 @@ class SliceSpec:
     train_per_scene: int
     held_out_per_scene: int
     kinds: Tuple[str, ...] = ("move", "open")
-    max_steps: int = 100
+    max_steps: int = 50
 
     def describe(self) -> str:
         return (f"one-object episodes ({' + '.join(self.kinds)}) of {', '.join(self.scenes)}; "
@@ -159,18 +159,20 @@ def beats(a: Dict[str, Any], b: Dict[str, Any], key: str = "fixed_strict") -> bo
     return bool(a[key]["ci"][0] > b[key]["ci"][1])
 
 
-def evaluate_agents(config, model, held, horizon: int, seed: int,
-                    trained_name: str = "trained (argmax)") -> Dict[str, Dict[str, Any]]:
-    """The argmax policy of `model`, a seeded uniform random agent and "done at step 0" on the
-    same held-out episodes; CIs overall and per episode kind."""
+def evaluate_agents(config, model, held, horizon: int, seed: int, trained_name: str = "trained (argmax)",
+                    preprocess=None, baselines: bool = True) -> Dict[str, Dict[str, Any]]:
+    """The argmax policy of `model`, a seeded uniform random agent and "done at step 0" (unless
+    `baselines` is false) on the same held-out episodes; CIs overall and per episode kind."""
     from .imitation import PolicyRunner
 
-    runner = PolicyRunner(model, MODEL_UUIDS)
+    runner = PolicyRunner(model, MODEL_UUIDS, preprocess)
     agents = {
         trained_name: (lambda task, obs: runner.act(obs), lambda task: runner.reset()),
         "random": (seeded_random_act(seed), noop_reset),
         "done at step 0": (done_act, noop_reset),
     }
+    if not baselines:
+        agents = {trained_name: agents[trained_name]}
     out = {}
     for name, (act, reset) in agents.items():
         res = run_episodes(config, held, act, reset, horizon, desc=name)
@@ -197,6 +199,41 @@ def ci_table(rows: Dict[str, Dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+RESNET_UUIDS = ("rgb_resnet", "unshuffled_rgb_resnet")
+
+
+def resnet18_features(screen_size: int, seed: int):
+    """(preprocess, observation space) turning the two frames into ResNet-18 layer4 maps
+    through AllenAct's ResNetPreprocessor; the ResNet is torchvision's, randomly initialised
+    from `seed` (ImageNet weights cannot be downloaded here) and frozen, as the official
+    configs freeze theirs."""
+    import gym
+    import torch
+    from allenact.embodiedai.preprocessors.resnet import ResNetPreprocessor
+    from torchvision.models import resnet18
+
+    def make(pretrained: bool = False, **_: Any):
+        torch.manual_seed(seed)
+        return resnet18(weights=None)
+
+    side = -(-screen_size // 32)  # layer4 has stride 32
+    pres = {out: ResNetPreprocessor(input_uuids=[inp], output_uuid=out, input_height=screen_size,
+                                    input_width=screen_size, output_height=side, output_width=side,
+                                    output_dims=512, pool=False, torchvision_resnet_model=make)
+            for inp, out in zip(MODEL_UUIDS, RESNET_UUIDS)}
+
+    def preprocess(obs: Dict[str, "torch.Tensor"]) -> Dict[str, "torch.Tensor"]:
+        out = {}
+        for p in pres.values():
+            x = obs[p.input_uuids[0]]
+            flat = p.process({p.input_uuids[0]: x.reshape((-1,) + tuple(x.shape[-3:]))})
+            out[p.uuid] = flat.reshape(tuple(x.shape[:-3]) + tuple(flat.shape[1:]))
+        return out
+
+    space = gym.spaces.Dict({p.uuid: p.observation_space for p in pres.values()})
+    return preprocess, space
+
+
 def load_agent(checkpoint: Path, repo: Path):
     """(config, model, metadata) from a checkpoint written by benchmarks/rearrange_curriculum.py
     --ship: the config file and kwargs it names, its model with the weights loaded strictly."""
@@ -217,5 +254,5 @@ def noop_reset(task) -> None:
 
 
 __all__ = ["SliceSpec", "make_slice", "load_slice", "wilson_ci", "run_episodes", "summarize_ci",
-           "seeded_random_act", "done_act", "beats", "noop_reset", "episode_kind", "evaluate_agents", "ci_table", "load_agent",
+           "seeded_random_act", "done_act", "beats", "noop_reset", "episode_kind", "evaluate_agents", "ci_table", "load_agent", "resnet18_features", "RESNET_UUIDS",
            "MODEL_UUIDS"]

@@ -53,7 +53,8 @@ def _to_step_tensors(obs: Dict[str, Any], uuids: Sequence[str]) -> Dict[str, tor
 
 
 class PolicyRunner:
-    """Steps a model through one task at a time (argmax or sampled actions)."""
+    """Steps a model through one task at a time (argmax or sampled actions); `last_inputs`
+    holds the model's inputs of the last step (after `preprocess`, e.g. ResNet features)."""
 
     def __init__(self, model: torch.nn.Module, uuids: Sequence[str], preprocess: Optional[Preprocess] = None,
                  greedy: bool = True, seed: int = 0) -> None:
@@ -72,6 +73,7 @@ class PolicyRunner:
         x = _to_step_tensors(obs, self.uuids)
         if self.preprocess is not None:
             x = self.preprocess(x)
+        self.last_inputs = x
         out, self.memory = self.model(x, self.memory, self.prev_action, self.mask)
         logits = out.distributions.logits[0, 0]
         if self.greedy:
@@ -87,23 +89,22 @@ class PolicyRunner:
         self.prev_action.fill_(action)
 
 
-def rollout(task, runner: PolicyRunner, beta: float, rng: random.Random, max_steps: Optional[int] = None,
-            stored_uuids: Optional[Sequence[str]] = None) -> Trajectory:
+def rollout(task, runner: PolicyRunner, beta: float, rng: random.Random,
+            max_steps: Optional[int] = None) -> Trajectory:
     """Play one task: the expert's action with probability `beta` (where it has one), else the
-    learner's; every visited state keeps the expert's label. Stored inputs are the raw sensor
-    frames (`stored_uuids`, default the runner's)."""
+    learner's; every visited state keeps the expert's label. Stored are the model's inputs
+    (after the runner's preprocessing), so training never recomputes frozen features."""
     runner.reset()
-    uuids = list(stored_uuids or runner.uuids)
     obs = task.get_observations()
-    frames: Dict[str, List[np.ndarray]] = {u: [] for u in uuids}
+    frames: Dict[str, List[np.ndarray]] = {}
     expert, ok, actions = [], [], []
     while not task.is_done() and (max_steps is None or len(actions) < max_steps):
         e_act, e_ok = (int(v) for v in obs[EXPERT_UUID][:2])
         learner = runner.act(obs)
         action = e_act if e_ok and rng.random() < beta else learner
         runner.record_action(action)
-        for u in uuids:
-            frames[u].append(np.asarray(obs[u], dtype=np.float16))
+        for u, v in runner.last_inputs.items():
+            frames.setdefault(u, []).append(v[0, 0].numpy().astype(np.float16))
         expert.append(e_act if e_ok else 0)
         ok.append(int(e_ok))
         actions.append(action)
@@ -180,8 +181,7 @@ def sampler_for(config, episodes: "OrderedDict[str, List[Dict[str, Any]]]", stag
 
 
 def play_all(config, episodes, runner: PolicyRunner, beta: float, rng: random.Random,
-             max_steps: Optional[int] = None, stored_uuids: Optional[Sequence[str]] = None,
-             progress: Optional[Callable[[Iterable], Iterable]] = None) -> List[Trajectory]:
+             max_steps: Optional[int] = None, progress: Optional[Callable[[Iterable], Iterable]] = None) -> List[Trajectory]:
     """One rollout per episode of `episodes` (scene -> specs)."""
     sampler = sampler_for(config, episodes, max_steps=max_steps)
     out: List[Trajectory] = []
@@ -191,7 +191,7 @@ def play_all(config, episodes, runner: PolicyRunner, beta: float, rng: random.Ra
             task = sampler.next_task()
             if task is None:
                 break
-            out.append(rollout(task, runner, beta, rng, stored_uuids=stored_uuids))
+            out.append(rollout(task, runner, beta, rng, max_steps))
     finally:
         sampler.close()
     return out
