@@ -204,13 +204,12 @@ def main(argv=None) -> int:
                          args.horizon)
     print("slice:", spec.describe(), flush=True)
     torch.set_num_threads(1)
-    data_dir = cur.make_slice(spec, args.data_dir)
-    train_eps, held = cur.load_slice(data_dir, "train"), cur.load_slice(data_dir, "val")
+    train_eps, held = cur.make_slice(spec, args.data_dir)
     config_kwargs = {"screen_size": args.screen_size, "train_split": "train_subset", "num_train_processes": 1}
     config = load_config(str(REPO / CONFIG), config_kwargs)
     from torch.utils.tensorboard import SummaryWriter
 
-    writer = SummaryWriter(str(RESULTS_DIR / "tb" / f"rearrange_curriculum_{args.encoder}"))
+    writer = SummaryWriter(str(RESULTS_DIR / "tb" / f"{args.out.name}_{args.encoder}"))
     t0 = time.perf_counter()
     trained = train_dagger(config, train_eps, args, writer)
     train_s = time.perf_counter() - t0

@@ -67,15 +67,41 @@ def _generate(scene: str, count: int, seed_base: int, kinds: Sequence[str]) -> L
     return eps
 
 
-def make_slice(spec: SliceSpec, out_dir: Path) -> Path:
-    """Write `train.pkl.gz` and `val.pkl.gz` (held-out) for the slice under `out_dir` (kept
-    when present and of the right size: generation is seeded, so the files never change)."""
-    train_p, val_p = out_dir / "train.pkl.gz", out_dir / "val.pkl.gz"
-    if train_p.exists() and val_p.exists():
-        tr, va = load_dataset(train_p), load_dataset(val_p)
-        if (list(tr) == list(spec.scenes) and all(len(v) == spec.train_per_scene for v in tr.values())
-                and all(len(v) == spec.held_out_per_scene for v in va.values())):
-            return out_dir
+def _select(data, spec: SliceSpec, per_scene: int):
+    """The first `per_scene` episodes of the wanted kinds of each slice scene, or None if short."""
+    out = OrderedDict()
+    for scene in spec.scenes:
+        eps = [e for e in data.get(scene, []) if episode_kind(e) in spec.kinds][:per_scene]
+        if len(eps) < per_scene:
+            return None
+        out[scene] = eps
+    return out
+
+
+def held_out_of(spec: SliceSpec, data) -> "OrderedDict[str, List[Dict[str, Any]]]":
+    """The slice's part of a held-out file (its scenes and kinds, at most its count per scene)."""
+    return OrderedDict((s, [e for e in data[s] if episode_kind(e) in spec.kinds][:spec.held_out_per_scene])
+                       for s in spec.scenes if s in data)
+
+
+def slice_episodes(spec: SliceSpec, out_dir: Path):
+    """(train, held-out) episodes of the slice from the files under `out_dir`, or None when the
+    files do not hold them (a narrower slice - fewer scenes, kinds or episodes - is a subset)."""
+    train_p, val_p = Path(out_dir) / "train.pkl.gz", Path(out_dir) / "val.pkl.gz"
+    if not (train_p.exists() and val_p.exists()):
+        return None
+    tr = _select(load_dataset(train_p), spec, spec.train_per_scene)
+    va = _select(load_dataset(val_p), spec, spec.held_out_per_scene)
+    return None if tr is None or va is None else (tr, va)
+
+
+def make_slice(spec: SliceSpec, out_dir: Path):
+    """(train, held-out) episodes of the slice; generated into `out_dir` (`train.pkl.gz`,
+    `val.pkl.gz`) unless the files there already hold them (generation is seeded, so the
+    episodes never change)."""
+    found = slice_episodes(spec, out_dir)
+    if found is not None:
+        return found
     base = stage_seed("train")
     train: "OrderedDict[str, List[Dict[str, Any]]]" = OrderedDict()
     val: "OrderedDict[str, List[Dict[str, Any]]]" = OrderedDict()
@@ -84,9 +110,9 @@ def make_slice(spec: SliceSpec, out_dir: Path) -> Path:
         val[scene] = _generate(scene, spec.held_out_per_scene, base + HELD_OUT_SEED_OFFSET, spec.kinds)
         for ep in val[scene]:
             ep["stage"] = "val"
-    save_dataset(train, train_p)
-    save_dataset(val, val_p)
-    return out_dir
+    save_dataset(train, Path(out_dir) / "train.pkl.gz")
+    save_dataset(val, Path(out_dir) / "val.pkl.gz")
+    return train, val
 
 
 def wilson_ci(successes: int, n: int) -> Tuple[float, float]:
@@ -253,6 +279,6 @@ def noop_reset(task) -> None:
     """Agents without per-task state."""
 
 
-__all__ = ["SliceSpec", "make_slice", "load_slice", "wilson_ci", "run_episodes", "summarize_ci",
+__all__ = ["SliceSpec", "make_slice", "slice_episodes", "held_out_of", "load_slice", "wilson_ci", "run_episodes", "summarize_ci",
            "seeded_random_act", "done_act", "beats", "noop_reset", "episode_kind", "evaluate_agents", "ci_table", "load_agent", "resnet18_features", "RESNET_UUIDS",
            "MODEL_UUIDS"]

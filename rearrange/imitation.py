@@ -162,7 +162,7 @@ def train_epochs(model: torch.nn.Module, optimizer: torch.optim.Optimizer, data:
             value.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
             optimizer.step()
-            losses.append(float(value))
+            losses.append(value.item())
     return float(np.mean(losses)) if losses else float("nan")
 
 

@@ -113,7 +113,10 @@ def evaluate_shipped(args: argparse.Namespace, out: Path) -> None:
     from rearrange.eval import write_gif
 
     config, model, meta = cur.load_agent(args.checkpoint, REPO)
-    held = load_dataset(args.held_out)
+    spec = cur.SliceSpec(**meta["slice"])
+    held = cur.held_out_of(spec, load_dataset(args.held_out))
+    if not any(held.values()):
+        raise SystemExit(f"main job: {args.held_out} holds no held-out episodes of the slice {spec.describe()}")
     horizon = int(meta["slice"]["max_steps"])
     t0 = time.time()
     name = f"shipped DAgger ({args.checkpoint.name}, argmax)"
@@ -123,7 +126,7 @@ def evaluate_shipped(args: argparse.Namespace, out: Path) -> None:
     write_gif(frames, out / "episode.gif")
     verdict = "beats" if cur.beats(rows[name]["all"], rows["random"]["all"]) else "does NOT beat"
     summary = (f"# Main job: shipped 1-phase RGB DAgger agent on thor_lite, held-out episodes\n\n"
-               f"Slice: {cur.SliceSpec(**meta['slice']).describe()}\n\n"
+               f"Slice: {spec.describe()}\n\n"
                f"{cur.ci_table(rows)}\n\nThe shipped agent {verdict} random beyond the 95 % CIs (% Fixed Strict). "
                f"Evaluated in {time.time() - t0:.0f} s; checkpoint {args.checkpoint}, trained by "
                f"`{meta['trained_by']}`.\n")

@@ -45,6 +45,7 @@ def test_a_missing_result_file_fails_the_job(tmp_path, main_job):
 
 
 def test_shipped_checkpoint_is_small_and_loads_strictly(main_job):
+    from rearrange import curriculum as cur
     from rearrange.curriculum import SliceSpec, load_agent
 
     assert main_job.SHIPPED.stat().st_size <= 20 * 2 ** 20
@@ -53,7 +54,7 @@ def test_shipped_checkpoint_is_small_and_loads_strictly(main_job):
     spec = SliceSpec(**meta["slice"])
     from rearrange.dataset import load_dataset
 
-    held = load_dataset(main_job.HELD_OUT)
+    held = cur.held_out_of(spec, load_dataset(main_job.HELD_OUT))
     assert list(held) == list(spec.scenes) and all(len(v) == spec.held_out_per_scene for v in held.values())
 
 
@@ -61,10 +62,13 @@ def test_main_job_evaluates_the_shipped_agent(tmp_path, main_job):
     """The default path on two held-out episodes: table with CIs for the three agents, GIF, JSON."""
     from rearrange.dataset import load_dataset, save_dataset
 
+    from rearrange.curriculum import episode_kind, load_agent, SliceSpec
+
+    kinds = SliceSpec(**load_agent(main_job.SHIPPED, main_job.REPO)[2]["slice"]).kinds
     held = load_dataset(main_job.HELD_OUT)
     scene = next(iter(held))
     small = tmp_path / "held.pkl.gz"
-    save_dataset({scene: held[scene][:2]}, small)
+    save_dataset({scene: [e for e in held[scene] if episode_kind(e) in kinds][:2]}, small)
     assert main_job.main(["--out", str(tmp_path / "o"), "--held-out", str(small), "--skip-alfred"]) == 0
     text = (tmp_path / "o" / "results.md").read_text()
     rows = json.loads((tmp_path / "o" / "results.json").read_text())

@@ -40,7 +40,7 @@ def test_batch_tensors_pads_and_masks():
 def test_dagger_memorises_one_fixed_episode():
     torch.manual_seed(0)
     torch.set_num_threads(1)
-    config = load_config(str(CONFIG), {"screen_size": 48, "train_split": "train_subset", "num_train_processes": 1})
+    config = load_config(str(CONFIG), {"screen_size": 36, "train_split": "train_subset", "num_train_processes": 1})
     episodes = _one_episode()
     model = config.create_model()
     runner = im.PolicyRunner(model, UUIDS)
@@ -48,7 +48,7 @@ def test_dagger_memorises_one_fixed_episode():
     data = im.play_all(config, episodes, runner, beta=1.0, rng=rng)  # round 0: the expert acts
     expert_len = len(data[0])
     assert data[0].metrics["unshuffle/prop_fixed_strict"] == 1.0 and data[0].expert[-1] == 0  # ends with done
-    before = im.play_all(config, episodes, runner, beta=0.0, rng=rng, max_steps=2 * expert_len)[0]
+    before = im.play_all(config, episodes, runner, beta=0.0, rng=rng, max_steps=expert_len)[0]
     assert not np.array_equal(before.actions, before.expert)  # untrained, it does not already imitate
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
     for _ in range(4):  # DAgger rounds: fit the aggregate, let the argmax learner act, label its states
