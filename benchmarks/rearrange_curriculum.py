@@ -51,6 +51,8 @@ def parse(argv=None) -> argparse.Namespace:
     ap.add_argument("--held-out-per-scene", type=int, default=20)
     ap.add_argument("--kinds", nargs="+", default=["move", "open"], choices=["move", "open"])
     ap.add_argument("--horizon", type=int, default=50)
+    ap.add_argument("--max-expert-steps", type=int, default=0,
+                    help="keep only episodes the expert solves in at most this many steps (0: all)")
     ap.add_argument("--screen-size", type=int, default=64)
     ap.add_argument("--rounds", type=int, default=4, help="DAgger rounds (round 0 is pure expert)")
     ap.add_argument("--epochs", type=int, default=5, help="passes over the aggregated data per round")
@@ -156,9 +158,11 @@ def plot(rows: Dict[str, Dict[str, Any]], path: Path) -> None:
     tmp.replace(path)
 
 
-def ship(model, args, spec: cur.SliceSpec, rows, config_kwargs, command: str) -> None:
-    """An AllenAct-format checkpoint (model_state_dict) with what made it, and its numbers."""
+def ship(model, args, spec: cur.SliceSpec, rows, config_kwargs, command: str, held) -> None:
+    """An AllenAct-format checkpoint (model_state_dict) with what made it, its numbers and the
+    held-out episodes they were measured on (held_out.pkl.gz, what scripts/main_job.py plays)."""
     from common.atomic_io import atomic_open
+    from rearrange.dataset import save_dataset
 
     args.ship.mkdir(parents=True, exist_ok=True)
     ckpt = args.ship / SHIPPED_NAME
@@ -167,6 +171,7 @@ def ship(model, args, spec: cur.SliceSpec, rows, config_kwargs, command: str) ->
                     "slice": dict(spec.__dict__), "trained_by": command}, f)
     write_json(args.ship / "results.json", {"command": command, "config": CONFIG, "config_kwargs": config_kwargs,
                                             "slice": spec.describe(), "held_out": rows})
+    save_dataset(held, args.ship / "held_out.pkl.gz")
     print(f"shipped {ckpt} ({ckpt.stat().st_size / 1e6:.1f} MB)")
 
 
@@ -201,12 +206,17 @@ def combined_report(out: Path, spec: cur.SliceSpec) -> str:
 def main(argv=None) -> int:
     args = parse(argv)
     spec = cur.SliceSpec(tuple(args.scenes), args.train_per_scene, args.held_out_per_scene, tuple(args.kinds),
-                         args.horizon)
+                         args.horizon, args.max_expert_steps)
     print("slice:", spec.describe(), flush=True)
     torch.set_num_threads(1)
     train_eps, held = cur.make_slice(spec, args.data_dir)
     config_kwargs = {"screen_size": args.screen_size, "train_split": "train_subset", "num_train_processes": 1}
     config = load_config(str(REPO / CONFIG), config_kwargs)
+    if spec.max_expert_steps:
+        train_eps = cur.keep_short(config, train_eps, spec.max_expert_steps)
+        held = cur.keep_short(config, held, spec.max_expert_steps)
+        print(f"kept {sum(map(len, train_eps.values()))} training / {sum(map(len, held.values()))} held-out "
+              f"episodes the expert solves in <= {spec.max_expert_steps} steps", flush=True)
     from torch.utils.tensorboard import SummaryWriter
 
     writer = SummaryWriter(str(RESULTS_DIR / "tb" / f"{args.out.name}_{args.encoder}"))
@@ -226,7 +236,7 @@ def main(argv=None) -> int:
     if args.ship:
         if args.encoder != "simpleconv":
             raise SystemExit("--ship saves the config's SimpleConv model only (--encoder simpleconv)")
-        ship(trained["model"], args, spec, rows, config_kwargs, command)
+        ship(trained["model"], args, spec, rows, config_kwargs, command, held)
     return 0
 
 

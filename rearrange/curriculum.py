@@ -33,11 +33,14 @@ class SliceSpec:
     held_out_per_scene: int
     kinds: Tuple[str, ...] = ("move", "open")
     max_steps: int = 50
+    max_expert_steps: int = 0  # > 0: keep only episodes the expert solves in at most this many steps
 
     def describe(self) -> str:
+        easy = (f", kept where the expert needs at most {self.max_expert_steps} steps (the changed object "
+                f"is in reach from the start)" if self.max_expert_steps else "")
         return (f"one-object episodes ({' + '.join(self.kinds)}) of {', '.join(self.scenes)}; "
                 f"{self.train_per_scene} training and {self.held_out_per_scene} held-out episodes per scene "
-                f"(disjoint generator seeds); horizon {self.max_steps} steps")
+                f"(disjoint generator seeds){easy}; horizon {self.max_steps} steps")
 
 
 def episode_kind(ep: Dict[str, Any]) -> str:
@@ -113,6 +116,31 @@ def make_slice(spec: SliceSpec, out_dir: Path):
     save_dataset(train, Path(out_dir) / "train.pkl.gz")
     save_dataset(val, Path(out_dir) / "val.pkl.gz")
     return train, val
+
+
+def expert_steps(config, episodes) -> List[int]:
+    """How many steps the expert needs for each episode (in order), "done" included."""
+    from .imitation import EXPERT_UUID, sampler_for
+
+    sampler = sampler_for(config, episodes, stage="train")
+    out = []
+    try:
+        for _ in tqdm(range(sum(len(v) for v in episodes.values())), desc="expert lengths", unit="ep"):
+            task = sampler.next_task()
+            obs, n = task.get_observations(), 0
+            while not task.is_done():
+                obs, n = task.step(int(obs[EXPERT_UUID][0])).observation, n + 1
+            out.append(n)
+    finally:
+        sampler.close()
+    return out
+
+
+def keep_short(config, episodes, max_expert_steps: int):
+    """Only the episodes the expert solves in at most `max_expert_steps` steps."""
+    lengths = iter(expert_steps(config, episodes))
+    kept = OrderedDict((s, [e for e in eps if next(lengths) <= max_expert_steps]) for s, eps in episodes.items())
+    return OrderedDict((s, v) for s, v in kept.items() if v)
 
 
 def wilson_ci(successes: int, n: int) -> Tuple[float, float]:
@@ -280,5 +308,5 @@ def noop_reset(task) -> None:
 
 
 __all__ = ["SliceSpec", "make_slice", "slice_episodes", "held_out_of", "load_slice", "wilson_ci", "run_episodes", "summarize_ci",
-           "seeded_random_act", "done_act", "beats", "noop_reset", "episode_kind", "evaluate_agents", "ci_table", "load_agent", "resnet18_features", "RESNET_UUIDS",
+           "seeded_random_act", "done_act", "beats", "noop_reset", "episode_kind", "evaluate_agents", "ci_table", "load_agent", "keep_short", "expert_steps", "resnet18_features", "RESNET_UUIDS",
            "MODEL_UUIDS"]
