@@ -118,19 +118,24 @@ def make_slice(spec: SliceSpec, out_dir: Path):
     return train, val
 
 
-def expert_steps(config, episodes) -> List[int]:
-    """How many steps the expert needs for each episode (in order), "done" included."""
+def episode_key(task) -> Tuple[str, Any]:
+    """(scene, index) of a task: samplers shuffle or reverse episodes, so never go by order."""
+    return task.task_info["scene"], task.task_info["index"]
+
+
+def expert_steps(config, episodes) -> Dict[Tuple[str, Any], int]:
+    """How many steps the expert needs for each episode, "done" included, by (scene, index)."""
     from .imitation import EXPERT_UUID, sampler_for
 
     sampler = sampler_for(config, episodes, stage="train")
-    out = []
+    out = {}
     try:
         for _ in tqdm(range(sum(len(v) for v in episodes.values())), desc="expert lengths", unit="ep"):
             task = sampler.next_task()
             obs, n = task.get_observations(), 0
             while not task.is_done():
                 obs, n = task.step(int(obs[EXPERT_UUID][0])).observation, n + 1
-            out.append(n)
+            out[episode_key(task)] = n
     finally:
         sampler.close()
     return out
@@ -138,8 +143,9 @@ def expert_steps(config, episodes) -> List[int]:
 
 def keep_short(config, episodes, max_expert_steps: int):
     """Only the episodes the expert solves in at most `max_expert_steps` steps."""
-    lengths = iter(expert_steps(config, episodes))
-    kept = OrderedDict((s, [e for e in eps if next(lengths) <= max_expert_steps]) for s, eps in episodes.items())
+    lengths = expert_steps(config, episodes)
+    kept = OrderedDict((s, [e for e in eps if lengths[(s, e["index"])] <= max_expert_steps])
+                       for s, eps in episodes.items())
     return OrderedDict((s, v) for s, v in kept.items() if v)
 
 
@@ -161,11 +167,12 @@ def run_episodes(config, episodes, act: Callable[[Any, Dict[str, Any]], int], re
     from .imitation import sampler_for
 
     sampler = sampler_for(config, episodes, stage="val", max_steps=max_steps)
-    kinds = [episode_kind(ep) for eps in episodes.values() for ep in eps]
+    kinds = {(s, ep["index"]): episode_kind(ep) for s, eps in episodes.items() for ep in eps}
     results: List[Dict[str, Any]] = []
     try:
-        for kind in tqdm(kinds, desc=desc, unit="ep"):
+        for _ in tqdm(range(len(kinds)), desc=desc, unit="ep"):
             task = sampler.next_task()
+            kind = kinds[episode_key(task)]
             reset(task)
             obs = task.get_observations()
             record = frames is not None and not results

@@ -2,7 +2,7 @@
 
 1. loads the shipped thor_lite checkpoint (pretrained_model_ckpts/one_phase_rgb_dagger/, trained
    by benchmarks/rearrange_curriculum.py on the one-object slice it names) and plays its argmax
-   policy on the slice's held-out episodes (data/rearrange_curriculum/val.pkl.gz) next to a
+   policy on the slice's held-out episodes (held_out.pkl.gz next to it) next to a
    seeded random agent and "done at step 0": % Fixed Strict and % success with 95 % CIs
    (results.md, results.json) and a GIF of one episode (current view | goal view);
 2. with --train-from-scratch instead: a short allenact DAgger training on the full task,
@@ -33,7 +33,7 @@ from common.procs import stop_children_on_signals
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = "baseline_configs/one_phase/one_phase_rgb_dagger.py"
 SHIPPED = REPO / "pretrained_model_ckpts" / "one_phase_rgb_dagger" / "thor_lite_one_object_slice.pt"
-HELD_OUT = REPO / "data" / "rearrange_curriculum" / "val.pkl.gz"
+HELD_OUT = SHIPPED.parent / "held_out.pkl.gz"  # the slice's held-out episodes it was measured on
 
 
 def run(cmd, log: Path) -> None:

@@ -55,7 +55,8 @@ def test_shipped_checkpoint_is_small_and_loads_strictly(main_job):
     from rearrange.dataset import load_dataset
 
     held = cur.held_out_of(spec, load_dataset(main_job.HELD_OUT))
-    assert list(held) == list(spec.scenes) and all(len(v) == spec.held_out_per_scene for v in held.values())
+    assert set(held) <= set(spec.scenes) and sum(map(len, held.values())) >= 10
+    assert all(cur.episode_kind(e) in spec.kinds for v in held.values() for e in v)
 
 
 def test_main_job_evaluates_the_shipped_agent(tmp_path, main_job):
