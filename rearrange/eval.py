@@ -131,10 +131,10 @@ def run_agent(config, agent: Agent, stage: str, episodes_per_scene: Optional[int
                 record = gif_path is not None and not frames and hasattr(task, "unshuffle_env")
                 while not task.is_done():
                     if record:
-                        frames.append(_side_by_side(task))
+                        frames.append(side_by_side(task))
                     obs = task.step(agent.act(task, obs)).observation
                 if record:
-                    frames.append(_side_by_side(task))
+                    frames.append(side_by_side(task))
                 m = task.metrics()
                 if m:
                     results.append(m)
@@ -146,7 +146,7 @@ def run_agent(config, agent: Agent, stage: str, episodes_per_scene: Optional[int
     return results
 
 
-def _side_by_side(task) -> np.ndarray:
+def side_by_side(task) -> np.ndarray:
     cur = task.unshuffle_env.last_event.frame
     goal = task.walkthrough_env.last_event.frame
     return np.concatenate([cur, np.full((cur.shape[0], 4, 3), 255, np.uint8), goal], axis=1)

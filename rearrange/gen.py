@@ -75,11 +75,12 @@ def _random_openness(rng: random.Random, current: float) -> Optional[float]:
 class EpisodeGenerator:
     """Builds one scene's 50 episodes with a thor_lite controller (one per worker)."""
 
-    def __init__(self, stage: str) -> None:
+    def __init__(self, stage: str, seed: Optional[int] = None) -> None:
+        """`seed` replaces the stage's seed (extra episodes of the same scenes, e.g. a curriculum)."""
         from .environment import RearrangeTHOREnvironment
 
         self.stage = stage
-        self.seed = stage_seed(stage)
+        self.seed = stage_seed(stage) if seed is None else int(seed)
         self.env = RearrangeTHOREnvironment(force_cache_reset=True, controller_kwargs={"width": 300, "height": 300})
         self.c = self.env.controller
         self.rejections: "Counter[str]" = Counter()

@@ -1,11 +1,14 @@
-"""The README's main job: a short 1-phase DAgger training on thor_lite, then an evaluation.
+"""The README's main job: a shipped 1-phase DAgger agent beats random on held-out episodes.
 
-1. `allenact` trains baseline_configs/one_phase/one_phase_rgb_dagger.py for a few minutes;
-2. `allenact --eval` evaluates the final checkpoint on val episodes (metrics json);
-3. the same episodes are played by a random agent and by "done at step 0";
-4. prints and writes the metrics table, writes `submission.json.gz` (leaderboard format) and a
-   GIF of one episode of the trained agent (current view | goal view);
-5. ALFRED: the online expert and a random agent on the shipped valid splits (ALFRED's result
+1. loads the shipped thor_lite checkpoint (pretrained_model_ckpts/one_phase_rgb_dagger/, trained
+   by benchmarks/rearrange_curriculum.py on the one-object slice it names) and plays its argmax
+   policy on the slice's held-out episodes (held_out.pkl.gz next to it) next to a
+   seeded random agent and "done at step 0": % Fixed Strict and % success with 95 % CIs
+   (results.md, results.json) and a GIF of one episode (current view | goal view);
+2. with --train-from-scratch instead: a short allenact DAgger training on the full task,
+   `allenact --eval` on val, the same random/done comparison and a submission.json.gz (the
+   previous main job; a few CPU minutes do not beat random there);
+3. ALFRED: the online expert and a random agent on the shipped valid splits (ALFRED's result
    files `task_results_*.json` in out/main_job/alfred/<agent>/ and SR, GC, PLW tables built
    from them; skip with --skip-alfred).
 
@@ -29,6 +32,8 @@ from common.procs import stop_children_on_signals
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = "baseline_configs/one_phase/one_phase_rgb_dagger.py"
+SHIPPED = REPO / "pretrained_model_ckpts" / "one_phase_rgb_dagger" / "thor_lite_one_object_slice.pt"
+HELD_OUT = SHIPPED.parent / "held_out.pkl.gz"  # the slice's held-out episodes it was measured on
 
 
 def run(cmd, log: Path) -> None:
@@ -56,6 +61,11 @@ def _check_args(args: argparse.Namespace) -> None:
     if args.lr is not None and not args.lr > 0:
         raise UsageError(f"--lr must be positive, not {args.lr}")
     check_output_dir("--out", args.out)
+    if not args.train_from_scratch:
+        from common.cli import check_input_file
+
+        check_input_file("--checkpoint", args.checkpoint)
+        check_input_file("--held-out", args.held_out)
 
 
 def main(argv=None) -> int:
@@ -78,11 +88,64 @@ def main(argv=None) -> int:
                     help="do not run the ALFRED part (expert and random agents on the shipped valid splits)")
     ap.add_argument("--screen-size", type=int, default=None,
                     help="frame size for training and evaluation (default: the config's 224)")
+    ap.add_argument("--train-from-scratch", action="store_true",
+                    help="train with allenact on the full task instead of evaluating the shipped checkpoint")
+    ap.add_argument("--checkpoint", type=Path, default=SHIPPED, help="the agent to evaluate (default: shipped)")
+    ap.add_argument("--held-out", type=Path, default=HELD_OUT, help="held-out episodes of the checkpoint's slice")
     args = ap.parse_args(argv)
     with report_usage_errors(ap.prog):  # every user error before any work
         _check_args(args)
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
+    if args.train_from_scratch:
+        train_from_scratch(args, out)
+    else:
+        evaluate_shipped(args, out)
+    if not args.skip_alfred:
+        alfred_part(out / "alfred", args.processes)
+    return 0
+
+
+def evaluate_shipped(args: argparse.Namespace, out: Path) -> None:
+    """The shipped agent vs random vs done on the held-out slice episodes, with 95 % CIs."""
+    from rearrange import curriculum as cur
+    from rearrange.dataset import load_dataset
+    from rearrange.eval import write_gif
+
+    config, model, meta = cur.load_agent(args.checkpoint, REPO)
+    spec = cur.SliceSpec(**meta["slice"])
+    held = cur.held_out_of(spec, load_dataset(args.held_out))
+    if not any(held.values()):
+        raise SystemExit(f"main job: {args.held_out} holds no held-out episodes of the slice {spec.describe()}")
+    horizon = int(meta["slice"]["max_steps"])
+    t0 = time.time()
+    name = f"shipped DAgger ({args.checkpoint.name}, argmax)"
+    rows = cur.evaluate_agents(config, model, held, horizon, args.seed, name)
+    frames: list = []
+    cur.run_episodes(config, type(held)(list(held.items())[:1]), *_argmax_agent(model), horizon, "gif", frames)
+    write_gif(frames, out / "episode.gif")
+    verdict = "beats" if cur.beats(rows[name]["all"], rows["random"]["all"]) else "does NOT beat"
+    summary = (f"# Main job: shipped 1-phase RGB DAgger agent on thor_lite, held-out episodes\n\n"
+               f"Slice: {spec.describe()}\n\n"
+               f"{cur.ci_table(rows)}\n\nThe shipped agent {verdict} random beyond the 95 % CIs (% Fixed Strict). "
+               f"Evaluated in {time.time() - t0:.0f} s; checkpoint {args.checkpoint}, trained by "
+               f"`{meta['trained_by']}`.\n")
+    print(summary)
+    write_text_atomic(out / "results.md", summary)
+    write_text_atomic(out / "results.json", json.dumps(rows, indent=2))
+    print(f"wrote {out / 'results.md'}, {out / 'results.json'}, {out / 'episode.gif'}")
+
+
+def _argmax_agent(model):
+    from rearrange.curriculum import MODEL_UUIDS
+    from rearrange.imitation import PolicyRunner
+
+    runner = PolicyRunner(model, MODEL_UUIDS)
+    return (lambda task, obs: runner.act(obs)), (lambda task: runner.reset())
+
+
+def train_from_scratch(args: argparse.Namespace, out: Path) -> None:
+    """The previous main job: allenact DAgger on the full task, allenact --eval, random/done."""
     allenact = str(Path(sys.executable).with_name("allenact"))
     kwargs = {"num_train_processes": args.processes, "training_steps": args.training_steps,
               "save_interval": args.training_steps, "num_test_processes": args.processes,
@@ -134,9 +197,6 @@ def main(argv=None) -> int:
               gif_path=out / "episode.gif", desc="gif")
     print(f"wrote {out / 'results.md'}, {out / 'submission.json.gz'}, {out / 'episode.gif'}; "
           f"TensorBoard logs in {out / 'experiment' / 'tb'}")
-    if not args.skip_alfred:
-        alfred_part(out / "alfred", args.processes)
-    return 0
 
 
 ALFRED_SPLITS = ("valid_seen", "valid_unseen")

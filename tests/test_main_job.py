@@ -42,3 +42,38 @@ def test_a_missing_result_file_fails_the_job(tmp_path, main_job):
     _write(tmp_path, "valid_seen", "20300101_000000_000000", 1)
     with pytest.raises(SystemExit, match="task_results_valid_unseen"):
         main_job.alfred_tables(tmp_path, ("valid_seen", "valid_unseen"))
+
+
+def test_shipped_checkpoint_is_small_and_loads_strictly(main_job):
+    from rearrange import curriculum as cur
+    from rearrange.curriculum import SliceSpec, load_agent
+
+    assert main_job.SHIPPED.stat().st_size <= 20 * 2 ** 20
+    config, model, meta = load_agent(main_job.SHIPPED, main_job.REPO)  # load_state_dict is strict
+    assert meta["config"] == main_job.CONFIG and config.SCREEN_SIZE == meta["config_kwargs"]["screen_size"]
+    spec = SliceSpec(**meta["slice"])
+    from rearrange.dataset import load_dataset
+
+    held = cur.held_out_of(spec, load_dataset(main_job.HELD_OUT))
+    assert set(held) <= set(spec.scenes) and sum(map(len, held.values())) >= 10
+    assert all(cur.episode_kind(e) in spec.kinds for v in held.values() for e in v)
+
+
+def test_main_job_evaluates_the_shipped_agent(tmp_path, main_job):
+    """The default path on two held-out episodes: table with CIs for the three agents, GIF, JSON."""
+    from rearrange.dataset import load_dataset, save_dataset
+
+    from rearrange.curriculum import episode_kind, load_agent, SliceSpec
+
+    kinds = SliceSpec(**load_agent(main_job.SHIPPED, main_job.REPO)[2]["slice"]).kinds
+    held = load_dataset(main_job.HELD_OUT)
+    scene = next(iter(held))
+    small = tmp_path / "held.pkl.gz"
+    save_dataset({scene: [e for e in held[scene] if episode_kind(e) in kinds][:2]}, small)
+    assert main_job.main(["--out", str(tmp_path / "o"), "--held-out", str(small), "--skip-alfred"]) == 0
+    text = (tmp_path / "o" / "results.md").read_text()
+    rows = json.loads((tmp_path / "o" / "results.json").read_text())
+    assert len(rows) == 3 and {"random", "done at step 0"} < set(rows)
+    assert all(r["all"]["episodes"] == 2 for r in rows.values())
+    assert rows["done at step 0"]["all"]["fixed_strict"]["pct"] == 0.0
+    assert "% Fixed Strict [95% CI]" in text and (tmp_path / "o" / "episode.gif").stat().st_size > 0

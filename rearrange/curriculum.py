@@ -1,0 +1,319 @@
+"""An easier, stated slice of the 1-phase task, and agent evaluation on it with 95 % CIs.
+
+The slice: one-object episodes (one moved object or one openness change, as
+`rearrange.gen` makes its first 10 indices) of a few training scenes, with a shorter horizon.
+Training and held-out episodes come from disjoint generator seeds of the same scenes, so
+held-out numbers measure generalisation to new object placements and starts, not recall.
+"""
+from __future__ import annotations
+
+import random
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+from tqdm import tqdm
+
+from .dataset import load_dataset, save_dataset
+from .gen import EpisodeGenerator, stage_seed
+
+MODEL_UUIDS = ("rgb", "unshuffled_rgb")  # the 1-phase RGB configs' model inputs
+ONE_OBJECT_INDICES = tuple(range(10))  # rearrange.gen: index < 10 changes exactly one object
+HELD_OUT_SEED_OFFSET = 1_000_003  # held-out generator seeds never meet the training ones
+
+
+@dataclass(frozen=True)
+class SliceSpec:
+    """What the slice is; `max_steps` is its unshuffle horizon (the official one is 500)."""
+
+    scenes: Tuple[str, ...]
+    train_per_scene: int
+    held_out_per_scene: int
+    kinds: Tuple[str, ...] = ("move", "open")
+    max_steps: int = 50
+    max_expert_steps: int = 0  # > 0: keep only episodes the expert solves in at most this many steps
+
+    def describe(self) -> str:
+        easy = (f", kept where the expert needs at most {self.max_expert_steps} steps (the changed object "
+                f"is in reach from the start)" if self.max_expert_steps else "")
+        return (f"one-object episodes ({' + '.join(self.kinds)}) of {', '.join(self.scenes)}; "
+                f"{self.train_per_scene} training and {self.held_out_per_scene} held-out episodes per scene "
+                f"(disjoint generator seeds){easy}; horizon {self.max_steps} steps")
+
+
+def episode_kind(ep: Dict[str, Any]) -> str:
+    return "open" if ep.get("open_diff_count", 0) else "move"
+
+
+def _generate(scene: str, count: int, seed_base: int, kinds: Sequence[str]) -> List[Dict[str, Any]]:
+    """`count` episodes of `scene` from generator seeds seed_base, seed_base + 1, ...; in each,
+    only the one-object indices of the wanted kinds (rearrange.gen: odd indices change an
+    openness where the scene has openables, even ones move an object)."""
+    eps: List[Dict[str, Any]] = []
+    gen = EpisodeGenerator("train", seed=seed_base)
+    try:
+        k = 0
+        while len(eps) < count and k < 100:
+            gen.seed = seed_base + k
+            wanted = [i for i in ONE_OBJECT_INDICES if ("open" if i % 2 else "move") in kinds]
+            for ep in gen.scene_episodes(scene, wanted[:count - len(eps)]):
+                if episode_kind(ep) in kinds:
+                    ep["index"] = len(eps)
+                    eps.append(ep)
+            k += 1
+    finally:
+        gen.env.stop()
+    if len(eps) < count:
+        raise RuntimeError(f"{scene}: only {len(eps)} one-object episodes of kinds {kinds} in 100 seeds")
+    return eps
+
+
+def _select(data, spec: SliceSpec, per_scene: int):
+    """The first `per_scene` episodes of the wanted kinds of each slice scene, or None if short."""
+    out = OrderedDict()
+    for scene in spec.scenes:
+        eps = [e for e in data.get(scene, []) if episode_kind(e) in spec.kinds][:per_scene]
+        if len(eps) < per_scene:
+            return None
+        out[scene] = eps
+    return out
+
+
+def held_out_of(spec: SliceSpec, data) -> "OrderedDict[str, List[Dict[str, Any]]]":
+    """The slice's part of a held-out file (its scenes and kinds, at most its count per scene)."""
+    return OrderedDict((s, [e for e in data[s] if episode_kind(e) in spec.kinds][:spec.held_out_per_scene])
+                       for s in spec.scenes if s in data)
+
+
+def slice_episodes(spec: SliceSpec, out_dir: Path):
+    """(train, held-out) episodes of the slice from the files under `out_dir`, or None when the
+    files do not hold them (a narrower slice - fewer scenes, kinds or episodes - is a subset)."""
+    train_p, val_p = Path(out_dir) / "train.pkl.gz", Path(out_dir) / "val.pkl.gz"
+    if not (train_p.exists() and val_p.exists()):
+        return None
+    tr = _select(load_dataset(train_p), spec, spec.train_per_scene)
+    va = _select(load_dataset(val_p), spec, spec.held_out_per_scene)
+    return None if tr is None or va is None else (tr, va)
+
+
+def make_slice(spec: SliceSpec, out_dir: Path):
+    """(train, held-out) episodes of the slice; generated into `out_dir` (`train.pkl.gz`,
+    `val.pkl.gz`) unless the files there already hold them (generation is seeded, so the
+    episodes never change)."""
+    found = slice_episodes(spec, out_dir)
+    if found is not None:
+        return found
+    base = stage_seed("train")
+    train: "OrderedDict[str, List[Dict[str, Any]]]" = OrderedDict()
+    val: "OrderedDict[str, List[Dict[str, Any]]]" = OrderedDict()
+    for scene in tqdm(spec.scenes, desc="generate slice", unit="scene"):
+        train[scene] = _generate(scene, spec.train_per_scene, base + 1, spec.kinds)
+        val[scene] = _generate(scene, spec.held_out_per_scene, base + HELD_OUT_SEED_OFFSET, spec.kinds)
+        for ep in val[scene]:
+            ep["stage"] = "val"
+    save_dataset(train, Path(out_dir) / "train.pkl.gz")
+    save_dataset(val, Path(out_dir) / "val.pkl.gz")
+    return train, val
+
+
+def episode_key(task) -> Tuple[str, Any]:
+    """(scene, index) of a task: samplers shuffle or reverse episodes, so never go by order."""
+    return task.task_info["scene"], task.task_info["index"]
+
+
+def expert_steps(config, episodes) -> Dict[Tuple[str, Any], int]:
+    """How many steps the expert needs for each episode, "done" included, by (scene, index)."""
+    from .imitation import EXPERT_UUID, sampler_for
+
+    sampler = sampler_for(config, episodes, stage="train")
+    out = {}
+    try:
+        for _ in tqdm(range(sum(len(v) for v in episodes.values())), desc="expert lengths", unit="ep"):
+            task = sampler.next_task()
+            obs, n = task.get_observations(), 0
+            while not task.is_done():
+                obs, n = task.step(int(obs[EXPERT_UUID][0])).observation, n + 1
+            out[episode_key(task)] = n
+    finally:
+        sampler.close()
+    return out
+
+
+def keep_short(config, episodes, max_expert_steps: int):
+    """Only the episodes the expert solves in at most `max_expert_steps` steps."""
+    lengths = expert_steps(config, episodes)
+    kept = OrderedDict((s, [e for e in eps if lengths[(s, e["index"])] <= max_expert_steps])
+                       for s, eps in episodes.items())
+    return OrderedDict((s, v) for s, v in kept.items() if v)
+
+
+def wilson_ci(successes: int, n: int) -> Tuple[float, float]:
+    """95 % Wilson score interval of a proportion (scipy's binomtest)."""
+    from scipy.stats import binomtest
+
+    if n == 0:
+        return float("nan"), float("nan")
+    ci = binomtest(int(successes), int(n)).proportion_ci(confidence_level=0.95, method="wilson")
+    return float(ci.low), float(ci.high)
+
+
+def run_episodes(config, episodes, act: Callable[[Any, Dict[str, Any]], int], reset: Callable[[Any], None],
+                 max_steps: int, desc: str, frames: Optional[List[np.ndarray]] = None) -> List[Dict[str, Any]]:
+    """Play every episode once with `act(task, obs)`; per-episode metrics plus the episode kind.
+    `frames`, when given, receives the first episode's (current view | goal view) frames."""
+    from .eval import side_by_side
+    from .imitation import sampler_for
+
+    sampler = sampler_for(config, episodes, stage="val", max_steps=max_steps)
+    kinds = {(s, ep["index"]): episode_kind(ep) for s, eps in episodes.items() for ep in eps}
+    results: List[Dict[str, Any]] = []
+    try:
+        for _ in tqdm(range(len(kinds)), desc=desc, unit="ep"):
+            task = sampler.next_task()
+            kind = kinds[episode_key(task)]
+            reset(task)
+            obs = task.get_observations()
+            record = frames is not None and not results
+            while not task.is_done():
+                if record:
+                    frames.append(side_by_side(task))
+                obs = task.step(act(task, obs)).observation
+            if record:
+                frames.append(side_by_side(task))
+            m = task.metrics()
+            results.append({"kind": kind, "fixed_strict": float(m["unshuffle/prop_fixed_strict"]),
+                            "success": float(m["unshuffle/success"]), "steps": float(m["unshuffle/ep_length"])})
+    finally:
+        sampler.close()
+    return results
+
+
+def summarize_ci(results: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
+    """% Fixed Strict and % success with 95 % Wilson CIs (one object: Fixed Strict is 0 or 1)."""
+    n = len(results)
+    out: Dict[str, Any] = {"episodes": n}
+    for key in ("fixed_strict", "success"):
+        k = int(round(sum(r[key] for r in results)))
+        lo, hi = wilson_ci(k, n)
+        out[key] = {"pct": 100.0 * k / n if n else float("nan"), "ci": [100 * lo, 100 * hi], "count": k}
+    out["mean_steps"] = float(np.mean([r["steps"] for r in results])) if n else float("nan")
+    return out
+
+
+def seeded_random_act(seed: int) -> Callable[[Any, Dict[str, Any]], int]:
+    rng = random.Random(seed)
+    return lambda task, obs: rng.randrange(task.action_space.n)
+
+
+def done_act(task, obs) -> int:
+    return task.discrete_actions.index("done")
+
+
+def load_slice(out_dir: Path, part: str) -> "OrderedDict[str, List[Dict[str, Any]]]":
+    return load_dataset(Path(out_dir) / f"{part}.pkl.gz")
+
+
+def beats(a: Dict[str, Any], b: Dict[str, Any], key: str = "fixed_strict") -> bool:
+    """`a`'s lower CI bound is above `b`'s upper one."""
+    return bool(a[key]["ci"][0] > b[key]["ci"][1])
+
+
+def evaluate_agents(config, model, held, horizon: int, seed: int, trained_name: str = "trained (argmax)",
+                    preprocess=None, baselines: bool = True) -> Dict[str, Dict[str, Any]]:
+    """The argmax policy of `model`, a seeded uniform random agent and "done at step 0" (unless
+    `baselines` is false) on the same held-out episodes; CIs overall and per episode kind."""
+    from .imitation import PolicyRunner
+
+    runner = PolicyRunner(model, MODEL_UUIDS, preprocess)
+    agents = {
+        trained_name: (lambda task, obs: runner.act(obs), lambda task: runner.reset()),
+        "random": (seeded_random_act(seed), noop_reset),
+        "done at step 0": (done_act, noop_reset),
+    }
+    if not baselines:
+        agents = {trained_name: agents[trained_name]}
+    out = {}
+    for name, (act, reset) in agents.items():
+        res = run_episodes(config, held, act, reset, horizon, desc=name)
+        out[name] = {"all": summarize_ci(res),
+                     **{k: summarize_ci([x for x in res if x["kind"] == k]) for k in ("move", "open")}}
+    return out
+
+
+def ci_table(rows: Dict[str, Dict[str, Any]]) -> str:
+    """Markdown: % Fixed Strict / % success with [95 % CI] per agent, and per episode kind."""
+    def cell(s: Dict[str, Any]) -> str:
+        return f"{s['pct']:.1f} [{s['ci'][0]:.1f}, {s['ci'][1]:.1f}]" if s["episodes"] else "-"
+
+    head = ("| agent | held-out episodes | % Fixed Strict [95% CI] | % success [95% CI] | "
+            "move episodes: % FS | open episodes: % FS | mean steps |")
+    lines = [head, "|---|---:|---:|---:|---:|---:|---:|"]
+    for name, r in rows.items():
+        a = r["all"]
+        lines.append(f"| {name} | {a['episodes']} | {cell({**a['fixed_strict'], 'episodes': a['episodes']})} | "
+                     f"{cell({**a['success'], 'episodes': a['episodes']})} | "
+                     f"{cell({**r['move']['fixed_strict'], 'episodes': r['move']['episodes']})} | "
+                     f"{cell({**r['open']['fixed_strict'], 'episodes': r['open']['episodes']})} | "
+                     f"{a['mean_steps']:.1f} |")
+    return "\n".join(lines)
+
+
+RESNET_UUIDS = ("rgb_resnet", "unshuffled_rgb_resnet")
+
+
+def resnet18_features(screen_size: int, seed: int):
+    """(preprocess, observation space) turning the two frames into ResNet-18 layer4 maps
+    through AllenAct's ResNetPreprocessor; the ResNet is torchvision's, randomly initialised
+    from `seed` (ImageNet weights cannot be downloaded here) and frozen, as the official
+    configs freeze theirs."""
+    import gym
+    import torch
+    from allenact.embodiedai.preprocessors.resnet import ResNetPreprocessor
+    from torchvision.models import resnet18
+
+    def make(pretrained: bool = False, **_: Any):
+        torch.manual_seed(seed)
+        return resnet18(weights=None)
+
+    side = -(-screen_size // 32)  # layer4 has stride 32
+    pres = {out: ResNetPreprocessor(input_uuids=[inp], output_uuid=out, input_height=screen_size,
+                                    input_width=screen_size, output_height=side, output_width=side,
+                                    output_dims=512, pool=False, torchvision_resnet_model=make)
+            for inp, out in zip(MODEL_UUIDS, RESNET_UUIDS)}
+
+    def preprocess(obs: Dict[str, "torch.Tensor"]) -> Dict[str, "torch.Tensor"]:
+        out = {}
+        for p in pres.values():
+            x = obs[p.input_uuids[0]]
+            flat = p.process({p.input_uuids[0]: x.reshape((-1,) + tuple(x.shape[-3:]))})
+            out[p.uuid] = flat.reshape(tuple(x.shape[:-3]) + tuple(flat.shape[1:]))
+        return out
+
+    space = gym.spaces.Dict({p.uuid: p.observation_space for p in pres.values()})
+    return preprocess, space
+
+
+def load_agent(checkpoint: Path, repo: Path):
+    """(config, model, metadata) from a checkpoint written by benchmarks/rearrange_curriculum.py
+    --ship: the config file and kwargs it names, its model with the weights loaded strictly."""
+    import torch
+
+    from .eval import load_config
+
+    state = torch.load(checkpoint, map_location="cpu", weights_only=False)
+    config = load_config(str(Path(repo) / state["config"]), state["config_kwargs"])
+    model = config.create_model()
+    model.load_state_dict(state["model_state_dict"])
+    model.eval()
+    return config, model, state
+
+
+def noop_reset(task) -> None:
+    """Agents without per-task state."""
+
+
+__all__ = ["SliceSpec", "make_slice", "slice_episodes", "held_out_of", "load_slice", "wilson_ci", "run_episodes", "summarize_ci",
+           "seeded_random_act", "done_act", "beats", "noop_reset", "episode_kind", "evaluate_agents", "ci_table", "load_agent", "keep_short", "expert_steps", "resnet18_features", "RESNET_UUIDS",
+           "MODEL_UUIDS"]

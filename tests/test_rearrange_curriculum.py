@@ -1,0 +1,41 @@
+"""The curriculum slice is what it claims to be, and its confidence intervals are Wilson's."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rearrange import curriculum as cur
+
+SLICE = Path(__file__).resolve().parents[1] / "data" / "rearrange_curriculum"
+
+
+def test_wilson_interval_matches_the_formula():
+    lo, hi = cur.wilson_ci(0, 60)
+    assert lo == 0.0 and hi == pytest.approx(3.8415 / (60 + 3.8415), abs=1e-4)  # z^2 / (n + z^2)
+    lo, hi = cur.wilson_ci(10, 20)
+    assert (lo, hi) == (pytest.approx(0.2993, abs=1e-3), pytest.approx(0.7007, abs=1e-3))
+
+
+def test_summary_and_beats_use_the_intervals():
+    def res(k, n):
+        return [{"kind": "move", "fixed_strict": float(i < k), "success": float(i < k), "steps": 3.0} for i in range(n)]
+
+    strong, weak, close = cur.summarize_ci(res(20, 60)), cur.summarize_ci(res(1, 60)), cur.summarize_ci(res(5, 60))
+    assert strong["fixed_strict"]["pct"] == pytest.approx(100 * 20 / 60) and strong["episodes"] == 60
+    assert cur.beats(strong, weak) and not cur.beats(close, weak) and not cur.beats(weak, strong)
+
+
+def test_shipped_slice_is_one_object_and_held_out_is_disjoint():
+    train, held = cur.load_slice(SLICE, "train"), cur.load_slice(SLICE, "val")
+    assert list(train) == list(held)
+    for data in (train, held):
+        for eps in data.values():
+            assert all(e["position_diff_count"] + e["open_diff_count"] == 1 for e in eps)
+            assert {cur.episode_kind(e) for e in eps} == {"move", "open"}
+
+    def key(e):
+        return json.dumps([e["agent_position"], e["target_poses"], e["openable_data"]], sort_keys=True)
+
+    assert not {key(e) for v in train.values() for e in v} & {key(e) for v in held.values() for e in v}
