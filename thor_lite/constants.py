@@ -108,6 +108,13 @@ OBJECT_SPECIFIC_RECEPTACLES: Dict[str, FrozenSet[str]] = {
     "TowelHolder": frozenset({"Towel"}),
     "HandTowelHolder": frozenset({"HandTowel"}),
 }
+# PutObject tries these types upright only; any other type may also be laid on its side
+# (tilted 90 degrees about a horizontal axis), e.g. a fork standing in a cup.
+ALWAYS_PLACE_UPRIGHT: FrozenSet[str] = frozenset({
+    "Pot", "Pan", "Bowl", "Plate", "Bread", "Cup", "Mug", "Laptop", "SaltShaker", "PepperShaker",
+    "AlarmClock", "Box", "SoapBottle", "Kettle", "Bottle", "CreditCard", "RemoteControl", "Candle",
+    "SprayBottle", "Statue", "Vase", "KeyChain", "CD", "Book", "EggCracked", "Dumbbell", "TableTopDecor",
+})
 # Receptacles that do not need to be in view for PutObject's spawn points.
 PUT_ANYWHERE_RECEPTACLES: FrozenSet[str] = frozenset(
     {"Pot", "Pan", "Bowl", "GarbageCan", "Plate", "Box", "Drawer", "Mug", "Cup"}
