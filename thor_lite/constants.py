@@ -52,6 +52,10 @@ DEFAULT_INIT = {
 }
 
 # Controller kwargs that only mean something to the Unity build; accepted and ignored.
+# thor_lite-only Initialize parameter: the recorded layout (THOR 2.1.0's reachable grid, the
+# build ALFRED ran on) is also free of moveable furniture (chairs, side tables, ...), whose
+# poses in today's scene files differ from that build's. ALFRED episodes turn it on.
+LAYOUT_CLEARS_MOVEABLES = "layoutClearsMoveables"
 THOR_ONLY_KWARGS = frozenset(
     {
         "quality", "fullscreen", "headless", "port", "start_unity", "local_executable_path",
