@@ -61,3 +61,29 @@ def test_task_placements_thor5_forbids_are_planned(env):
     env.init_episode(traj)
     expert = AlfredExpert(env, traj["task_type"], traj["pddl_params"])
     assert any(a.action == "PutObject" and "Plate" in (a.receptacle_id or "") for a in expert.plan)
+
+
+# Real trajectories whose recorded low-level actions now all succeed and reach the goal, each
+# with the general rule that fixed it (the benchmark's first failure before the fix):
+_REPLAY_CASES = {
+    # MoveAhead blocked by a Sofa: THOR 2.1.0's reachable grid (the recorded layout) also
+    # clears moveable furniture that today's scene files place elsewhere
+    "look_at_obj_in_light-Newspaper-None-FloorLamp-203": "layout clears moveables",
+    # PickupObject resolved to the ArmChair: a phone posed on the seat, inside the chair's box,
+    # exposes the seat as a surface, as the scene's own contents do at load
+    "look_at_obj_in_light-CellPhone-None-DeskLamp-318": "posed objects expose furniture surfaces",
+    # PutObject "No valid positions" for a Fork into a Cup: THOR also tries sideways orientations
+    "pick_and_place_with_movable_recep-Fork-Cup-SinkBasin-2": "PutObject tries tilted orientations",
+    # a CreditCard sunk 2 cm into today's dresser top, flush with a drawer's top, stayed hidden
+    "look_at_obj_in_light-CreditCard-None-DeskLamp-324": "flush with a drawer top settles onto the furniture",
+}
+
+
+@needs_sample
+@pytest.mark.parametrize("task", sorted(_REPLAY_CASES), ids=lambda t: _REPLAY_CASES[t])
+def test_recorded_actions_replay_to_the_goal(env, task, monkeypatch):
+    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
+    bench = load_script(REPO / "benchmarks" / "alfred_fidelity.py")
+    row = bench.replay(env, _traj(task))
+    assert row["first_failure"] is None, row["first_failure"]
+    assert row["goal"] and not row["solved_at_t0"]

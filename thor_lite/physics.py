@@ -202,10 +202,12 @@ def settle(w: World, oid: str) -> None:
     obj = w.objects[oid]
     if not obj.enabled or obj.is_picked_up or not (obj.pickupable or obj.moveable):
         return
-    if any(p in w.objects and w.objects[p].object_type in IN_RECEPTACLES for p in obj.parents):
-        return  # things stored in drawers/cabinets/fridges stay exactly where THOR put them
     box = obj.box
     lo, hi = box.aabb()
+    if any(p in w.objects and w.objects[p].object_type in IN_RECEPTACLES
+           and hi[1] < w.objects[p].aabb[1][1] - 0.005 for p in obj.parents):
+        return  # things stored in drawers/cabinets/fridges stay exactly where THOR put them
+    # (one flush with a drawer's top lies on the furniture above it, sunk into today's mesh)
     reach = MAX_SETTLE_LIFT
     ignore = [oid] + w.descendants(oid)
     y, _ = drop_height(w, box, ignore, reach=reach)
