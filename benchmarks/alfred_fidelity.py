@@ -41,13 +41,16 @@ MODES = ("replay", "expert")
 _ID = re.compile(r"[A-Za-z]+\|[-+0-9.|A-Za-z_]+")
 _ASSET = re.compile(r"\b([A-Za-z]+)_[0-9a-f]{6,}\b")  # scene asset names: Drawer_c8f5a3b1
 _NUM = re.compile(r"-?\d+(\.\d+)?")
+_DICT = re.compile(r"\{[^{}]*\}")  # e.g. the pddl_params a planner error quotes
 
 _ENV = None  # one AlfredEnv per worker process
 
 
 def normalize(message: str) -> str:
-    """First line of a message, object ids -> <id>, asset hashes -> <asset>, numbers -> #."""
+    """First line of a message, object ids -> <id>, asset hashes -> <asset>, numbers -> #,
+    quoted dicts -> {...}."""
     first = (message or "").strip().splitlines()[0] if (message or "").strip() else "(no message)"
+    first = _DICT.sub("{...}", first)
     return _NUM.sub("#", _ASSET.sub(r"\1_<asset>", _ID.sub("<id>", first)))[:100]
 
 

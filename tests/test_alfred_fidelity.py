@@ -49,6 +49,8 @@ def test_failure_causes_group_by_kind(monkeypatch):
     assert bench.cause("OpenObject", "Cabinet|+01.00|-00.50|+02.00 is not an Openable object\nmore") == \
         "OpenObject: <id> is not an Openable object"
     assert bench.cause("PutObject", "") == "PutObject: (no message)"
+    assert bench.normalize("template planner found no plan for pick_two_obj_and_place {'a': 1}") == \
+        "template planner found no plan for pick_two_obj_and_place {...}"
 
 
 @needs_sample
