@@ -155,10 +155,19 @@ def run_one(job: Tuple[str, Sequence[str]]) -> Dict[str, Any]:
     return row
 
 
+def _read_traj(path: Path) -> dict:
+    try:
+        traj = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise UsageError(f"--data: {path} is not a readable traj_data.json ({e})") from None
+    if not isinstance(traj, dict):
+        raise UsageError(f"--data: {path} holds {type(traj).__name__}, not a traj_data.json object")
+    return traj
+
+
 def find_trajectories(data: Path, limit: Optional[int], seed: int) -> List[Path]:
     """traj_data.json files with a plan, sorted; a seeded random subset of `limit` if given."""
-    files = sorted(p for p in data.rglob("traj_data.json"))
-    files = [p for p in files if "plan" in json.loads(p.read_text())]
+    files = [p for p in sorted(data.rglob("traj_data.json")) if "plan" in _read_traj(p)]
     if limit is not None and limit < len(files):
         files = sorted(random.Random(seed).sample(files, limit))
     return files
