@@ -89,3 +89,23 @@ def test_recorded_actions_replay_to_the_goal(env, task, monkeypatch):
     row = bench.replay(env, _traj(task))
     assert row["first_failure"] is None, row["first_failure"]
     assert row["goal"] and not row["solved_at_t0"]
+
+
+@needs_sample
+@pytest.mark.parametrize("task", ["pick_and_place_simple-CellPhone-None-SideTable-326",
+                                  "pick_and_place_simple-TissueBox-None-Dresser-301"])
+def test_drawer_contents_are_not_on_the_furniture_top(env, task):
+    """THOR's receptacle volume of a side table or dresser is on its top: a phone restored in
+    one of its drawers is in that drawer only, so the task is not solved before it starts."""
+    from alfred_task.goal_conditions import goal_satisfied
+
+    traj = _traj(task)
+    env.init_episode(traj)
+    md = env.last_event.metadata
+    assert not goal_satisfied(traj["task_type"], traj["pddl_params"], md["objects"],
+                              inventory_objects=md["inventoryObjects"])
+    parent = traj["pddl_params"]["parent_target"]
+    in_drawers = [o for o in md["objects"] if o["objectType"] == traj["pddl_params"]["object_target"]
+                  and any(p.startswith("Drawer|") for p in o["parentReceptacles"] or [])]
+    assert in_drawers and all(not any(p.startswith(parent + "|") for p in o["parentReceptacles"])
+                              for o in in_drawers)

@@ -515,7 +515,27 @@ class World:
             if rlo[1] - 0.05 <= lo[1] <= rhi[1] + 0.05:
                 found.append((float(rhi[1] - rlo[1]), r.object_id))
         found.sort()
-        return tuple(oid for _, oid in found)
+        return tuple(oid for oid in (o for _, o in found) if not self._below_furniture_top(oid, found, lo[1]))
+
+    def _below_furniture_top(self, rid: str, found: List[Tuple[float, str]], bottom: float) -> bool:
+        """THOR's receptacle volume of a table, dresser or desk lies on its top: an object in
+        one of its drawers or on a lower shelf (a fixed receptacle inside its footprint, also
+        found) is in that drawer or shelf only."""
+        r = self.objects[rid]
+        if r.object_type in IN_RECEPTACLES or r.object_type == "Floor" or r.pickupable:
+            return False
+        rlo, rhi = r.aabb
+        top = rhi[1] - (r.surface_offset or 0.0)
+        if bottom >= top - 0.03:
+            return False
+        for _, oid in found:
+            o = self.objects[oid]
+            if oid == rid or o.pickupable or o.aabb[1][1] > rhi[1] + 0.01:
+                continue
+            c = o.box.center
+            if rlo[0] <= c[0] <= rhi[0] and rlo[2] <= c[2] <= rhi[2]:
+                return True
+        return False
 
     def overlapping(self, box: Box, ignore: Iterable[str] = ()) -> Optional[SimObject]:
         """First rendered object whose parts overlap `box` (vectorised AABB + SAT).
