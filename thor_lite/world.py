@@ -428,12 +428,9 @@ class World:
                    max_distance: Optional[float] = None) -> Dict[str, Tuple[bool, bool]]:
         """object_id -> (visible, interactable) from the agent's (or a given) pose.
 
-        THOR's default "Collider" scheme: an object is a candidate when one of its boxes lies
-        within `visibilityDistance` of the agent's capsule axis (extended upward by that
-        distance); a candidate's point then counts when it is inside the viewport and the
-        segment from the camera reaches it without entering another object's box, however
-        far the point itself is (a long counter is visible from its near end). Glass lets
-        sight through but not interaction.
+        A point counts when it is within `visibilityDistance` of the agent's vertical axis,
+        inside the viewport, and the segment from the camera reaches it without entering
+        another object's box; glass lets sight through but not interaction.
         """
         a = agent or self.agent
         dist = self.visibility_distance if max_distance is None else max_distance
@@ -443,20 +440,22 @@ class World:
         ids, pts, owner = self._visibility_points()
         if len(pts) == 0:
             return result
-        occ = self.occluders()
-        in_range = {occ.ids[k] for k in np.unique(occ.owners[self._parts_near_axis(occ, a, dist)])}
         want_idx = np.zeros(len(ids), dtype=bool)
         index = {oid: i for i, oid in enumerate(ids)}
         for oid in wanted:
             i = index.get(oid)
-            if i is not None and oid != self.held and oid in in_range:
+            if i is not None and oid != self.held:
                 want_idx[i] = True
-        sel = np.flatnonzero(want_idx[owner])
+        ok = want_idx[owner]
+        ok &= np.hypot(pts[:, 0] - a.x, pts[:, 2] - a.z) <= dist
+        ok &= pts[:, 1] <= a.y + AGENT_HEIGHT / 2 + dist
+        sel = np.flatnonzero(ok)
         if len(sel) == 0:
             return result
         sel = sel[self.in_viewport(pts[sel], a)]
         if len(sel) == 0:
             return result
+        occ = self.occluders()
         # Only boxes overlapping the bounding box of all the segments can block one (exact cull).
         seg_lo = np.minimum(cam, pts[sel].min(0))
         seg_hi = np.maximum(cam, pts[sel].max(0))
@@ -475,19 +474,6 @@ class World:
             v, it = result[oid]
             result[oid] = (v or bool(s_), it or bool(c_))
         return result
-
-    @staticmethod
-    def _parts_near_axis(occ: Occluders, a: AgentState, dist: float) -> np.ndarray:
-        """Mask of part boxes (by their world AABB) within `dist` of THOR's visibility capsule
-        axis: the agent's vertical axis from its lower to its upper sphere centre, raised by
-        `dist` (Physics.OverlapCapsule with radius `dist`)."""
-        lo, hi = occ.centers - occ.extents, occ.centers + occ.extents
-        y0 = a.y - AGENT_HEIGHT / 2 + AGENT_RADIUS
-        y1 = a.y + AGENT_HEIGHT / 2 - AGENT_RADIUS + dist
-        dx = np.maximum(0.0, np.maximum(lo[:, 0] - a.x, a.x - hi[:, 0]))
-        dz = np.maximum(0.0, np.maximum(lo[:, 2] - a.z, a.z - hi[:, 2]))
-        dy = np.maximum(0.0, np.maximum(lo[:, 1] - y1, y0 - hi[:, 1]))
-        return dx * dx + dy * dy + dz * dz <= dist * dist
 
     # --- placement helpers -------------------------------------------------------------
     def infer_parents(self, obj: SimObject, box: Optional[Box] = None) -> Tuple[str, ...]:
