@@ -54,7 +54,8 @@ DEFAULT_INIT = {
 # Controller kwargs that only mean something to the Unity build; accepted and ignored.
 # thor_lite-only Initialize parameter: the recorded layout (THOR 2.1.0's reachable grid, the
 # build ALFRED ran on) is also free of moveable furniture (chairs, side tables, ...), whose
-# poses in today's scene files differ from that build's. ALFRED episodes turn it on.
+# poses in today's scene files differ from that build's. ALFRED episodes turn it on; in that
+# mode SetObjectPoses also lets an object posed inside a furniture box expose its surface.
 LAYOUT_CLEARS_MOVEABLES = "layoutClearsMoveables"
 THOR_ONLY_KWARGS = frozenset(
     {

@@ -113,13 +113,13 @@ class Controller:
     def _fresh_world(self, name: str, p: Dict[str, Any]) -> World:
         # The layout folder and dilation shape the reachable grid, so they are part of the key.
         key = (name, float(p["gridSize"]) or GRID_SIZE, float(p["visibilityDistance"]),
-               float(p["fieldOfView"]), self.width, self.height, layouts_dir(), layout_dilation(),
-               bool(p.get(LAYOUT_CLEARS_MOVEABLES, False)))
+               float(p["fieldOfView"]), self.width, self.height, layouts_dir(),
+               bool(p.get(LAYOUT_CLEARS_MOVEABLES, False)), layout_dilation())
         base = _BASE_WORLDS.get(key)
         if base is None:
             base = World(scene_record(name), grid_size=key[1],
                          visibility_distance=key[2] if key[2] > 0 else VISIBILITY_DISTANCE, fov=key[3],
-                         width=key[4], height=key[5], layout_dilation=key[7], layout_clears_moveables=key[8])
+                         width=key[4], height=key[5], layout_dilation=key[8], layout_clears_moveables=key[7])
             base.free_cells(), base.reachable_cells()
             base.house_bounds = compute_house_bounds(base)  # fixed at load; see actions.guard
             _BASE_WORLDS[key] = base

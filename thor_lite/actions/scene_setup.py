@@ -160,7 +160,8 @@ def set_object_poses(w: World, objectPoses, placeStationary=True, skipMoveable=F
     for oid, _ in sorted(placed_ids, key=lambda e: e[1][1]):  # lowest first: supports settle first
         physics.settle(w, oid)
     _refresh_parents(w, [oid for oid, _ in placed_ids])
-    _expose_resting_surfaces(w, [oid for oid, _ in placed_ids])
+    if w.layout_clears_moveables:  # poses from THOR 2.1.0 (ALFRED), not today's scene files
+        _expose_resting_surfaces(w, [oid for oid, _ in placed_ids])
     physics.apply_state_rules(w)
     if errors:
         raise PartialFailure("\n".join(errors))
