@@ -38,8 +38,9 @@ class AlfredEnv:
 
     def __init__(self, backend: str = DEFAULT_BACKEND, width: int = SCREEN_SIZE, height: int = SCREEN_SIZE,
                  field_of_view: float = FIELD_OF_VIEW) -> None:
+        # ALFRED ran on THOR 2.1.0, whose reachable grid is the recorded layout (§4)
         self.controller = make_controller(
-            backend, width=width, height=height, gridSize=AGENT_STEP_SIZE, visibilityDistance=VISIBILITY_DISTANCE,
+            backend, layout_clears_moveables=True, width=width, height=height, gridSize=AGENT_STEP_SIZE, visibilityDistance=VISIBILITY_DISTANCE,
             fieldOfView=float(field_of_view), renderDepthImage=True, renderInstanceSegmentation=True,
             snapToGrid=True)
         self.cleaned_objects: Set[str] = set()

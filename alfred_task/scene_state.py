@@ -159,7 +159,19 @@ def build_problem_state(metadata: Mapping, index: LocationIndex, task_type: str,
             scene[oid] = SceneObject(**{**so.__dict__, "location": None})
     state.placement = _placement_table([o.object_type for o in scene.values()],
                                        [o.object_type for o in scene.values() if o.receptacle])
+    _allow_task_placements(state.placement, task)
     return state
+
+
+def _allow_task_placements(table: Dict[str, set], task) -> None:
+    """ALFRED drew every task from its own placement table (VAL_RECEPTACLE_OBJECTS), so the
+    placements the task needs are valid even where THOR 5's restrictions forbid them (e.g. a
+    Pencil in a Mug); its PutObject runs with forceAction, which skips those restrictions."""
+    pairs = [(task.parent, task.goal_class), (task.mrecep, task.goal_class), (task.parent, task.mrecep),
+             (APPLIANCE.get(task.task_type, ""), task.goal_class)]
+    for rec, obj in pairs:
+        if rec and obj and rec in table:
+            table[rec].add(obj)
 
 
 def _distances(nav: GridNavigator, locations: Sequence[str]) -> Dict[Tuple[str, str], int]:

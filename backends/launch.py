@@ -23,11 +23,18 @@ class ThorUnavailableError(RuntimeError):
     """The real AI2-THOR backend cannot start on this machine."""
 
 
-def make_controller(backend: str = DEFAULT_BACKEND, **controller_kwargs: Any):
-    """A started controller of `backend`; the real one only after `check_thor` passes."""
+def make_controller(backend: str = DEFAULT_BACKEND, *, layout_clears_moveables: bool = False,
+                    **controller_kwargs: Any):
+    """A started controller of `backend`; the real one only after `check_thor` passes.
+
+    `layout_clears_moveables` (thor_lite only; real THOR has the real furniture): navigation
+    trusts the recorded THOR 2.1.0 layout over today's moveable-furniture poses (ALFRED)."""
     if backend == DEFAULT_BACKEND:
         from thor_lite import Controller
+        from thor_lite.constants import LAYOUT_CLEARS_MOVEABLES
 
+        if layout_clears_moveables:
+            controller_kwargs[LAYOUT_CLEARS_MOVEABLES] = True
         return Controller(**controller_kwargs)
     if backend == "thor":
         check_thor(controller_kwargs)

@@ -5,7 +5,8 @@
 For every traj_data.json with a plan: restore the scene (object poses matched by name, else by
 type and nearest position), run init_action, then replay `plan.low_actions` (navigation as
 recorded, interactions through their recorded masks). Reports per trajectory how many steps
-succeed, the first failure and its message, and whether the goal holds at the end.
+succeed, the first failure and its message, and whether the goal holds at the end. The
+replay itself is `alfred_fidelity.replay`; that benchmark aggregates any folder of real data.
 """
 from __future__ import annotations
 
@@ -16,36 +17,19 @@ from collections import Counter
 from pathlib import Path
 
 from _common import RESULTS_DIR, SHARED, markdown_table, write_markdown
+from alfred_fidelity import replay as replay_trajectory
 
 FIXTURES = SHARED / "data" / "alfred" / "json_2.1.0"
 
 
 def replay(path: Path, env) -> dict:
-    from alfred_task.constants import INTERACT_ACTIONS
-    from alfred_task.goal_conditions import goal_conditions_met
-    from alfred_task.masks import decompress_mask
-
+    """One fixture's replay (alfred_fidelity.replay) with the fields this table shows."""
     traj = json.loads(path.read_text())
-    env.init_episode(traj)
-    ok_steps, first_fail = 0, None
-    for i, la in enumerate(traj["plan"]["low_actions"]):
-        act = la["discrete_action"]["action"]
-        if act in INTERACT_ACTIONS:
-            mask = decompress_mask(la["discrete_action"]["args"]["mask"])
-            ok, _, _, err, _ = env.va_interact(act, mask)
-        else:
-            ev = env.step(dict(la["api_action"]))
-            ok, err = bool(ev.metadata["lastActionSuccess"]), ev.metadata["errorMessage"]
-        if ok:
-            ok_steps += 1
-        elif first_fail is None:
-            first_fail = (i, act, err.splitlines()[0][:90] if err else "")
-    md = env.last_event.metadata
-    met, total = goal_conditions_met(traj["task_type"], traj["pddl_params"], md["objects"],
-                                     env.cleaned_objects, env.heated_objects, env.cooled_objects,
-                                     md["inventoryObjects"])
-    return {"trial": path.parent.name, "task_type": traj["task_type"], "steps": len(traj["plan"]["low_actions"]),
-            "ok_steps": ok_steps, "first_fail": first_fail, "goal": met == total, "gc": f"{met}/{total}"}
+    r = replay_trajectory(env, traj)
+    ff = r["first_failure"]
+    return {"trial": path.parent.name, "task_type": traj["task_type"], "steps": r["steps"],
+            "ok_steps": r["ok_steps"], "goal": r["goal"], "gc": f"{r['gc'][0]}/{r['gc'][1]}",
+            "first_fail": None if ff is None else (ff["step"], ff["action"], ff["message"].splitlines()[0][:90])}
 
 
 def main(argv=None) -> int:

@@ -58,6 +58,8 @@ def bad(tmp_path_factory) -> Dict[str, str]:
     torch.save({"model_state_dict": {"foo": torch.zeros(4000)}}, d / "big.pt")
     (d / "trunc.pt").write_bytes((d / "big.pt").read_bytes()[:3000])
     (d / "afile").write_text("x")
+    (d / "badtraj" / "t").mkdir(parents=True)
+    (d / "badtraj" / "t" / "traj_data.json").write_text("{not json")
     return {"dir": str(d), "file": str(d / "afile"), "ro": _unwritable_dir(d)}
 
 
@@ -127,6 +129,12 @@ CASES = [
     ("rearrange.download", "data --years 2019 --out {tmp}/o", "--years"),
     ("rearrange.download", "data --years 2022 --splits train_unseen --out {tmp}/o", "train_unseen"),
     ("rearrange.download", "data --retries -1 --out {tmp}/o", "--retries"),
+    ("benchmarks/alfred_fidelity.py", "--limit 0 --out {tmp}/o/f.md", "--limit"),
+    ("benchmarks/alfred_fidelity.py", "--processes 0 --out {tmp}/o/f.md", "--processes"),
+    ("benchmarks/alfred_fidelity.py", "--data {tmp}/nothing --out {tmp}/o/f.md", "no such folder"),
+    ("benchmarks/alfred_fidelity.py", "--data {dir}/trunc --out {tmp}/o/f.md", "no traj_data.json"),
+    ("benchmarks/alfred_fidelity.py", "--out {dir}", "is a folder"),
+    ("benchmarks/alfred_fidelity.py", "--data {dir}/badtraj --out {tmp}/o/f.md", "not a readable traj_data.json"),
 ]
 
 
@@ -163,6 +171,7 @@ SUBPROCESS = {  # one real run per CLI: exit status 2 and stderr exactly as a us
     "scripts/main_job.py": "--processes 0 --out {tmp}/o",
     "benchmarks/rearrange_expert.py": "--processes 0 --out {tmp}/o/r.md",
     "rearrange.download": "data --out {file}",
+    "benchmarks/alfred_fidelity.py": "--limit 0 --out {tmp}/o/f.md",
 }
 
 

@@ -52,6 +52,11 @@ DEFAULT_INIT = {
 }
 
 # Controller kwargs that only mean something to the Unity build; accepted and ignored.
+# thor_lite-only Initialize parameter: the recorded layout (THOR 2.1.0's reachable grid, the
+# build ALFRED ran on) is also free of moveable furniture (chairs, side tables, ...), whose
+# poses in today's scene files differ from that build's. ALFRED episodes turn it on; in that
+# mode SetObjectPoses also lets an object posed inside a furniture box expose its surface.
+LAYOUT_CLEARS_MOVEABLES = "layoutClearsMoveables"
 THOR_ONLY_KWARGS = frozenset(
     {
         "quality", "fullscreen", "headless", "port", "start_unity", "local_executable_path",
@@ -108,6 +113,13 @@ OBJECT_SPECIFIC_RECEPTACLES: Dict[str, FrozenSet[str]] = {
     "TowelHolder": frozenset({"Towel"}),
     "HandTowelHolder": frozenset({"HandTowel"}),
 }
+# PutObject tries these types upright only; any other type may also be laid on its side
+# (tilted 90 degrees about a horizontal axis), e.g. a fork standing in a cup.
+ALWAYS_PLACE_UPRIGHT: FrozenSet[str] = frozenset({
+    "Pot", "Pan", "Bowl", "Plate", "Bread", "Cup", "Mug", "Laptop", "SaltShaker", "PepperShaker",
+    "AlarmClock", "Box", "SoapBottle", "Kettle", "Bottle", "CreditCard", "RemoteControl", "Candle",
+    "SprayBottle", "Statue", "Vase", "KeyChain", "CD", "Book", "EggCracked", "Dumbbell", "TableTopDecor",
+})
 # Receptacles that do not need to be in view for PutObject's spawn points.
 PUT_ANYWHERE_RECEPTACLES: FrozenSet[str] = frozenset(
     {"Pot", "Pan", "Bowl", "GarbageCan", "Plate", "Box", "Drawer", "Mug", "Cup"}

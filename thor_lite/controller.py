@@ -16,7 +16,8 @@ from .actions.registry import (
     ACTIONS, ActionFailed, InvalidArguments, PartialFailure, bind, check_args,
 )
 from .constants import (
-    CAMERA_FAR, CAMERA_NEAR, DEFAULT_INIT, GRID_SIZE, MAX_DOWN_LOOK, MAX_UP_LOOK, PHYSICS_KWARGS, THOR_ONLY_KWARGS,
+    CAMERA_FAR, CAMERA_NEAR, DEFAULT_INIT, GRID_SIZE, LAYOUT_CLEARS_MOVEABLES, MAX_DOWN_LOOK, MAX_UP_LOOK,
+    PHYSICS_KWARGS, THOR_ONLY_KWARGS,
     VISIBILITY_DISTANCE,
 )
 from .event import Event, LazyMetadata
@@ -112,12 +113,13 @@ class Controller:
     def _fresh_world(self, name: str, p: Dict[str, Any]) -> World:
         # The layout folder and dilation shape the reachable grid, so they are part of the key.
         key = (name, float(p["gridSize"]) or GRID_SIZE, float(p["visibilityDistance"]),
-               float(p["fieldOfView"]), self.width, self.height, layouts_dir(), layout_dilation())
+               float(p["fieldOfView"]), self.width, self.height, layouts_dir(),
+               bool(p.get(LAYOUT_CLEARS_MOVEABLES, False)), layout_dilation())
         base = _BASE_WORLDS.get(key)
         if base is None:
             base = World(scene_record(name), grid_size=key[1],
                          visibility_distance=key[2] if key[2] > 0 else VISIBILITY_DISTANCE, fov=key[3],
-                         width=key[4], height=key[5], layout_dilation=key[7])
+                         width=key[4], height=key[5], layout_dilation=key[8], layout_clears_moveables=key[7])
             base.free_cells(), base.reachable_cells()
             base.house_bounds = compute_house_bounds(base)  # fixed at load; see actions.guard
             _BASE_WORLDS[key] = base

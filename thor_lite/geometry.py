@@ -5,6 +5,7 @@ angles (degrees) applied as R = Ry @ Rx @ Rz, which scipy expresses as intrinsic
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable, Optional, Sequence, Tuple
@@ -39,8 +40,13 @@ def euler_to_matrix(rotation: Sequence[float]) -> np.ndarray:
 
 
 def matrix_to_euler(m: np.ndarray) -> np.ndarray:
-    """3x3 rotation -> Unity Euler angles (x, y, z), each wrapped to [0, 360)."""
-    y, x, z = Rotation.from_matrix(m).as_euler("YXZ", degrees=True)
+    """3x3 rotation -> Unity Euler angles (x, y, z), each wrapped to [0, 360).
+
+    At x = +-90 (an object laid on its side by PutObject) y and z are not unique: like Unity,
+    keep z = 0 (scipy warns about that gimbal lock; the result is still the same rotation)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Gimbal lock detected")
+        y, x, z = Rotation.from_matrix(m).as_euler("YXZ", degrees=True)
     return np.mod(np.array([x, y, z]), 360.0)
 
 

@@ -10,7 +10,7 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .constants import (
-    BREAK_DROP_HEIGHT, COLD_SOURCES, HEAT_SOURCES, IN_RECEPTACLES, OBJECT_SPECIFIC_RECEPTACLES,
+    ALWAYS_PLACE_UPRIGHT, BREAK_DROP_HEIGHT, COLD_SOURCES, HEAT_SOURCES, IN_RECEPTACLES, OBJECT_SPECIFIC_RECEPTACLES,
     SOFT_TYPES,
 )
 from .geometry import Box, euler_to_matrix
@@ -64,8 +64,10 @@ def surface_height(w: World, rec: SimObject) -> float:
 def find_placement(w: World, obj: SimObject, rec: SimObject, *, agent_xz: Optional[np.ndarray],
                    max_dist: Optional[float], rng: Optional[np.random.Generator],
                    yaws: Optional[Sequence[float]] = None, ignore: Iterable[str] = (),
-                   attempts: Optional[int] = None) -> Optional[Tuple[Tuple[float, float, float], Tuple[float, float, float]]]:
-    """A collision-free resting pose for `obj` in/on `rec`, nearest to the agent first.
+                   attempts: Optional[int] = None,
+                   tilt: bool = False) -> Optional[Tuple[Tuple[float, float, float], Tuple[float, float, float]]]:
+    """A collision-free resting pose for `obj` in/on `rec`, nearest to the agent first;
+    `tilt` adds PutObject's sideways orientations (InitialRandomSpawn stays upright).
 
     THOR's corner rule: for enclosing receptacles all 8 corners must lie inside the
     receptacle, elsewhere at least 4 must lie over its footprint.
@@ -97,14 +99,12 @@ def find_placement(w: World, obj: SimObject, rec: SimObject, *, agent_xz: Option
         grid = grid[rng.permutation(len(grid))]
     if attempts is not None:
         grid = grid[:attempts]
-    base_rot = obj.rotation
-    cand_yaws = list(yaws) if yaws is not None else [base_rot[1] + k * 90.0 for k in range(4)]
+    rotations = _candidate_rotations(obj, yaws, tilt)
     # The receptacle itself is NOT ignored: resting on it must not intersect its walls.
     ignore_set = set(ignore) | {obj.object_id} | set(w.descendants(obj.object_id))
     inside = rec.object_type in IN_RECEPTACLES
     for p in grid:
-        for yaw in cand_yaws:
-            rot = (base_rot[0], float(yaw) % 360.0, base_rot[2])
+        for rot in rotations:
             b0 = pose_box(obj, (0.0, 0.0, 0.0), rot)
             lo0, _ = b0.aabb()
             pos = np.array([p[0] - b0.center[0], base_y - lo0[1] + REST_GAP, p[2] - b0.center[2]])
@@ -122,6 +122,18 @@ def find_placement(w: World, obj: SimObject, rec: SimObject, *, agent_xz: Option
                 continue
             return (tuple(float(v) for v in pos), rot)
     return None
+
+
+def _candidate_rotations(obj: SimObject, yaws: Optional[Sequence[float]],
+                         tilt: bool) -> List[Tuple[float, float, float]]:
+    """THOR's PutObject orientations: 4 yaws upright first, then (unless the type must stay
+    upright) the same yaws laid on their side about either horizontal axis."""
+    base = obj.rotation
+    cand_yaws = list(yaws) if yaws is not None else [base[1] + k * 90.0 for k in range(4)]
+    out = [(base[0], float(y) % 360.0, base[2]) for y in cand_yaws]
+    if tilt and obj.object_type not in ALWAYS_PLACE_UPRIGHT:
+        out += [r for y in cand_yaws for r in ((90.0, float(y) % 360.0, 0.0), (0.0, float(y) % 360.0, 90.0))]
+    return out
 
 
 def snap_to_attach_point(w: World, obj: SimObject, rec: SimObject):
@@ -190,10 +202,12 @@ def settle(w: World, oid: str) -> None:
     obj = w.objects[oid]
     if not obj.enabled or obj.is_picked_up or not (obj.pickupable or obj.moveable):
         return
-    if any(p in w.objects and w.objects[p].object_type in IN_RECEPTACLES for p in obj.parents):
-        return  # things stored in drawers/cabinets/fridges stay exactly where THOR put them
     box = obj.box
     lo, hi = box.aabb()
+    if any(p in w.objects and w.objects[p].object_type in IN_RECEPTACLES
+           and hi[1] < w.objects[p].aabb[1][1] - 0.005 for p in obj.parents):
+        return  # things stored in drawers/cabinets/fridges stay exactly where THOR put them
+    # (one flush with a drawer's top lies on the furniture above it, sunk into today's mesh)
     reach = MAX_SETTLE_LIFT
     ignore = [oid] + w.descendants(oid)
     y, _ = drop_height(w, box, ignore, reach=reach)

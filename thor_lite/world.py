@@ -62,9 +62,12 @@ class Occluders:
 class World:
     def __init__(self, scene: SceneRecord, grid_size: float = GRID_SIZE,
                  visibility_distance: float = VISIBILITY_DISTANCE, fov: float = 90.0, width: int = 300,
-                 height: int = 300, layout_dilation: Optional[int] = None) -> None:
+                 height: int = 300, layout_dilation: Optional[int] = None,
+                 layout_clears_moveables: bool = False) -> None:
         """`layout_dilation`: cells the room may extend beyond the recorded layout (None: the
-        THOR_LITE_LAYOUT_DILATION setting, see `scene_data.layout_dilation`)."""
+        THOR_LITE_LAYOUT_DILATION setting, see `scene_data.layout_dilation`).
+        `layout_clears_moveables`: recorded layout cells ignore moveable furniture too (the
+        layout's own build placed it elsewhere); by default only static furniture."""
         self.scene_name = scene.name
         self.grid_size = grid_size
         self.visibility_distance = visibility_distance
@@ -87,6 +90,7 @@ class World:
         self.layout = layout_cells(scene.name)
         self.layout_dilation = scene_layout_dilation() if layout_dilation is None else int(layout_dilation)
         self.room_cells = _dilate(self.layout, self.layout_dilation)
+        self.layout_clears_moveables = bool(layout_clears_moveables)
         self._init_openable_fronts()
         self._init_surfaces()
         self._init_counter_holes()
@@ -305,7 +309,7 @@ class World:
         trusted = self.layout is not None and cell in self.layout
         p = np.array([x, z])
         for c, h, rot, static in self.obstacle_footprints():
-            if static and trusted:
+            if trusted and (static or self.layout_clears_moveables):
                 continue  # static furniture is already carved out of the recorded layout
             local = rot.T @ (p - c)
             q = np.maximum(np.abs(local) - h, 0.0)
@@ -497,7 +501,27 @@ class World:
             if rlo[1] - 0.05 <= lo[1] <= rhi[1] + 0.05:
                 found.append((float(rhi[1] - rlo[1]), r.object_id))
         found.sort()
-        return tuple(oid for _, oid in found)
+        return tuple(oid for oid in (o for _, o in found) if not self._below_furniture_top(oid, found, lo[1]))
+
+    def _below_furniture_top(self, rid: str, found: List[Tuple[float, str]], bottom: float) -> bool:
+        """THOR's receptacle volume of a table, dresser or desk lies on its top: an object in
+        one of its drawers or on a lower shelf (a fixed receptacle inside its footprint, also
+        found) is in that drawer or shelf only."""
+        r = self.objects[rid]
+        if r.object_type in IN_RECEPTACLES or r.object_type == "Floor" or r.pickupable:
+            return False
+        rlo, rhi = r.aabb
+        top = rhi[1] - (r.surface_offset or 0.0)
+        if bottom >= top - 0.03:
+            return False
+        for _, oid in found:
+            o = self.objects[oid]
+            if oid == rid or o.pickupable or o.aabb[1][1] > rhi[1] + 0.01:
+                continue
+            c = o.box.center
+            if rlo[0] <= c[0] <= rhi[0] and rlo[2] <= c[2] <= rhi[2]:
+                return True
+        return False
 
     def overlapping(self, box: Box, ignore: Iterable[str] = ()) -> Optional[SimObject]:
         """First rendered object whose parts overlap `box` (vectorised AABB + SAT).

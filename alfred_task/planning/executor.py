@@ -19,6 +19,7 @@ from .state import (
     ProblemState,
     SceneObject,
     parse_task,
+    sliced_type,
     slice_id,
 )
 
@@ -151,7 +152,7 @@ def _slice(s: ProblemState, action: HighLevelAction) -> int:
     s.update_object(o.object_id, is_sliced=True, pickupable=False)
     for k in range(s.slices_per_object):
         sid = slice_id(o.object_id, o.object_type, k)
-        s.objects[sid] = SceneObject(sid, o.object_type + "Sliced", location=o.location,
+        s.objects[sid] = SceneObject(sid, sliced_type(o.object_type), location=o.location,
                                      parent=o.parent, pickupable=True, slice_of=o.object_id)
     return ACTION_COSTS["SliceObject"]
 

@@ -20,6 +20,7 @@ from .state import (
     can_place_static,
     parse_task,
     relevant_objects,
+    sliced_type,
     slice_id,
 )
 
@@ -245,8 +246,8 @@ class _ProblemBuilder:
         for k in range(count):
             sid = slice_id(oid, o.object_type, k)
             sn = self.names.get("i", sid)
-            self.mapping[sn] = ["item", o.object_type + "Sliced", sid, o.parent]
-            sl = SceneObject(sid, o.object_type + "Sliced", pickupable=True, slice_of=oid)
+            self.mapping[sn] = ["item", sliced_type(o.object_type), sid, o.parent]
+            sl = SceneObject(sid, sliced_type(o.object_type), pickupable=True, slice_of=oid)
             self._type_and_placement_facts(sid, sn, sl.object_type, sl)
             self.init.append(f"(sliceOf {sn} {n})")
             self.init.append(f"(pickupable {sn})")

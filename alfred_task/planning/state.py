@@ -11,11 +11,12 @@ from dataclasses import dataclass, field, replace
 from typing import Mapping
 
 from alfred_task import constants as _C
+from backends import SLICED_TYPE
 
 __all__ = [
     "TASK_TYPES", "APPLIANCE_FOR", "STATE_TASK_ACTION", "ACTION_FLAG",
     "SceneObject", "ProblemState", "PlanningTask", "can_place_static", "can_place_in_object_static",
-    "distances_from_coords", "parse_task", "slice_id", "relevant_objects", "to_thor_metadata",
+    "distances_from_coords", "parse_task", "slice_id", "sliced_type", "relevant_objects", "to_thor_metadata",
 ]
 
 # One source of truth: the task types and class tables live in alfred_task.constants.
@@ -271,7 +272,12 @@ def parse_task(task_type: str, pddl_params: Mapping) -> PlanningTask:
 
 def slice_id(whole_id: str, whole_type: str, k: int) -> str:
     """Id of the k-th slice of a whole object (shared by the PDDL problem and the executor)."""
-    return f"{whole_id}|{whole_type}Sliced_{k}"
+    return f"{whole_id}|{sliced_type(whole_type)}_{k}"
+
+
+def sliced_type(whole_type: str) -> str:
+    """The type a sliceable becomes when sliced (EggCracked for eggs): backends' one table."""
+    return SLICED_TYPE.get(whole_type, whole_type + "Sliced")
 
 
 def relevant_objects(state: ProblemState, task: PlanningTask) -> tuple[list[str], list[str]]:

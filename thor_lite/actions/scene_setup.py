@@ -5,7 +5,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from ..constants import OUTSIDE_RECEPTACLES, placement_allowed, OBJECT_SPECIFIC_RECEPTACLES
+from ..constants import IN_RECEPTACLES, OUTSIDE_RECEPTACLES, placement_allowed, OBJECT_SPECIFIC_RECEPTACLES
 from ..geometry import Box
 from ..objects import SimObject
 from .. import physics
@@ -160,9 +160,27 @@ def set_object_poses(w: World, objectPoses, placeStationary=True, skipMoveable=F
     for oid, _ in sorted(placed_ids, key=lambda e: e[1][1]):  # lowest first: supports settle first
         physics.settle(w, oid)
     _refresh_parents(w, [oid for oid, _ in placed_ids])
+    if w.layout_clears_moveables:  # poses from THOR 2.1.0 (ALFRED), not today's scene files
+        _expose_resting_surfaces(w, [oid for oid, _ in placed_ids])
     physics.apply_state_rules(w)
     if errors:
         raise PartialFailure("\n".join(errors))
+
+
+def _expose_resting_surfaces(w: World, ids: List[str]) -> None:
+    """An object posed inside a furniture box (a phone on an armchair seat, below the box's
+    top) shows where that furniture's surface is, as the scene's own contents do at load
+    (`World._init_surfaces`): draw and rest on it there, so the object is not hidden."""
+    for oid in ids:
+        o = w.objects[oid]
+        r = w.objects.get(o.parents[0]) if o.parents else None
+        if r is None or r.surface_offset is not None or r.pickupable or r.object_type in IN_RECEPTACLES \
+                or r.object_type == "Floor":
+            continue
+        lo, hi = r.aabb
+        y = float(o.aabb[0][1])
+        if lo[1] - 0.01 <= y <= hi[1] - 0.03:
+            w.update(r.object_id, surface_offset=float(hi[1] - y))
 
 
 def _refresh_parents(w: World, ids: List[str]) -> None:

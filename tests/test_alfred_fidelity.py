@@ -1,0 +1,111 @@
+"""ALFRED fidelity rules, each checked on a real trajectory of ../shared (skipped without it).
+
+Every test names the general rule it checks and the real case that showed it broken; the
+benchmark (benchmarks/alfred_fidelity.py) gives the before -> after numbers.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from alfred_task.planning.state import slice_id, sliced_type
+from conftest import load_script
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO.parent / "shared" / "data" / "alfred_train_sample" / "json_2.1.0" / "train"
+needs_sample = pytest.mark.skipif(not SAMPLE.is_dir(), reason="../shared ALFRED train sample absent")
+
+
+def _traj(task_dir: str) -> dict:
+    paths = sorted((SAMPLE / task_dir).glob("*/traj_data.json"))
+    if not paths:
+        pytest.skip(f"{task_dir} not in the sample")
+    return json.loads(paths[0].read_text())
+
+
+@pytest.fixture(scope="module")
+def env():
+    from alfred_task.environment import AlfredEnv
+
+    e = AlfredEnv()
+    yield e
+    e.stop()
+
+
+def test_slice_ids_follow_the_one_sliced_type_table():
+    """Planner placeholders name pieces as thor_lite does: an egg becomes EggCracked."""
+    assert sliced_type("Egg") == "EggCracked" and sliced_type("Apple") == "AppleSliced"
+    assert slice_id("Egg|+00.10|+01.00|-00.20", "Egg", 1) == "Egg|+00.10|+01.00|-00.20|EggCracked_1"
+
+
+def test_failure_causes_group_by_kind(monkeypatch):
+    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))  # as `python benchmarks/...` would
+    bench = load_script(REPO / "benchmarks" / "alfred_fidelity.py")
+    a = bench.cause("MoveAhead_25", "Drawer_c8f5a3b1 is blocking Agent 0 from moving by (0.25, 0.0, 0.0).")
+    b = bench.cause("MoveAhead_25", "Drawer_0a9b8c7d is blocking Agent 0 from moving by (0.0, 0.0, -0.25).")
+    assert a == b == "MoveAhead_25: Drawer_<asset> is blocking Agent # from moving by (#, #, #)."
+    assert bench.cause("OpenObject", "Cabinet|+01.00|-00.50|+02.00 is not an Openable object\nmore") == \
+        "OpenObject: <id> is not an Openable object"
+    assert bench.cause("PutObject", "") == "PutObject: (no message)"
+    assert bench.normalize("template planner found no plan for pick_two_obj_and_place {'a': 1}") == \
+        "template planner found no plan for pick_two_obj_and_place {...}"
+
+
+@needs_sample
+def test_task_placements_thor5_forbids_are_planned(env):
+    """ALFRED's own table made the task (a Candle on a Plate); THOR 5's restrictions do not
+    list it. The expert must still find a plan from the real initial state."""
+    from alfred_task.expert import AlfredExpert
+
+    traj = _traj("pick_and_place_with_movable_recep-Candle-Plate-DiningTable-223")
+    env.init_episode(traj)
+    expert = AlfredExpert(env, traj["task_type"], traj["pddl_params"])
+    assert any(a.action == "PutObject" and "Plate" in (a.receptacle_id or "") for a in expert.plan)
+
+
+# Real trajectories whose recorded low-level actions now all succeed and reach the goal, each
+# with the general rule that fixed it (the benchmark's first failure before the fix):
+_REPLAY_CASES = {
+    # MoveAhead blocked by a Sofa: THOR 2.1.0's reachable grid (the recorded layout) also
+    # clears moveable furniture that today's scene files place elsewhere
+    "look_at_obj_in_light-Newspaper-None-FloorLamp-203": "layout clears moveables",
+    # PickupObject resolved to the ArmChair: a phone posed on the seat, inside the chair's box,
+    # exposes the seat as a surface, as the scene's own contents do at load
+    "look_at_obj_in_light-CellPhone-None-DeskLamp-318": "posed objects expose furniture surfaces",
+    # PutObject "No valid positions" for a Fork into a Cup: THOR also tries sideways orientations
+    "pick_and_place_with_movable_recep-Fork-Cup-SinkBasin-2": "PutObject tries tilted orientations",
+    # a CreditCard sunk 2 cm into today's dresser top, flush with a drawer's top, stayed hidden
+    "look_at_obj_in_light-CreditCard-None-DeskLamp-324": "flush with a drawer top settles onto the furniture",
+}
+
+
+@needs_sample
+@pytest.mark.parametrize("task", sorted(_REPLAY_CASES), ids=lambda t: _REPLAY_CASES[t])
+def test_recorded_actions_replay_to_the_goal(env, task, monkeypatch):
+    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
+    bench = load_script(REPO / "benchmarks" / "alfred_fidelity.py")
+    row = bench.replay(env, _traj(task))
+    assert row["first_failure"] is None, row["first_failure"]
+    assert row["goal"] and not row["solved_at_t0"]
+
+
+@needs_sample
+@pytest.mark.parametrize("task", ["pick_and_place_simple-CellPhone-None-SideTable-326",
+                                  "pick_and_place_simple-TissueBox-None-Dresser-301"])
+def test_drawer_contents_are_not_on_the_furniture_top(env, task):
+    """THOR's receptacle volume of a side table or dresser is on its top: a phone restored in
+    one of its drawers is in that drawer only, so the task is not solved before it starts."""
+    from alfred_task.goal_conditions import goal_satisfied
+
+    traj = _traj(task)
+    env.init_episode(traj)
+    md = env.last_event.metadata
+    assert not goal_satisfied(traj["task_type"], traj["pddl_params"], md["objects"],
+                              inventory_objects=md["inventoryObjects"])
+    parent = traj["pddl_params"]["parent_target"]
+    in_drawers = [o for o in md["objects"] if o["objectType"] == traj["pddl_params"]["object_target"]
+                  and any(p.startswith("Drawer|") for p in o["parentReceptacles"] or [])]
+    assert in_drawers and all(not any(p.startswith(parent + "|") for p in o["parentReceptacles"])
+                              for o in in_drawers)
