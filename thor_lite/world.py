@@ -57,6 +57,7 @@ class Occluders:
     ids: Tuple[str, ...]
     see_through: np.ndarray  # per box
     extents: np.ndarray  # per box AABB half extents
+    porous: np.ndarray  # per box: does not hide points inside it (see `ray_box_hits`)
 
 
 class World:
@@ -361,7 +362,7 @@ class World:
     # --- occlusion and visibility ------------------------------------------------------
     def occluders(self) -> Occluders:
         def build():
-            boxes, owners, ids, see = [], [], [], []
+            boxes, owners, ids, see, porous = [], [], [], [], []
             for o in self.objects.values():
                 if not o.rendered:
                     continue
@@ -370,10 +371,11 @@ class World:
                     boxes.append(p)
                     owners.append(len(ids) - 1)
                     see.append(o.object_type in SEE_THROUGH_TYPES)
+                    porous.append(not o.encloses_contents)
             c, h, r = pack_boxes(boxes)
             ext = np.einsum("bij,bj->bi", np.abs(r), h) if len(h) else np.zeros((0, 3))
             return Occluders(c, h, r, np.asarray(owners, dtype=np.int64), tuple(ids),
-                             np.asarray(see, dtype=bool), ext)
+                             np.asarray(see, dtype=bool), ext, np.asarray(porous, dtype=bool))
 
         return self._cached("occluders", build, self.version * 1000003 + self._agent_key())
 
@@ -457,7 +459,8 @@ class World:
         seg_hi = np.maximum(cam, pts[sel].max(0))
         near = np.flatnonzero(np.all(occ.centers - occ.extents <= seg_hi, axis=1)
                               & np.all(occ.centers + occ.extents >= seg_lo, axis=1))
-        t = ray_box_hits(cam, pts[sel], occ.centers[near], occ.halves[near], occ.rots[near])
+        t = ray_box_hits(cam, pts[sel], occ.centers[near], occ.halves[near], occ.rots[near],
+                         occ.porous[near])
         owners, see_through = occ.owners[near], occ.see_through[near]
         occ_index = {oid: i for i, oid in enumerate(occ.ids)}
         tgt = np.array([occ_index.get(ids[k], -1) for k in owner[sel]])
@@ -499,11 +502,15 @@ class World:
         found.sort()
         return tuple(oid for _, oid in found)
 
-    def overlapping(self, box: Box, ignore: Iterable[str] = ()) -> Optional[SimObject]:
+    def overlapping(self, box: Box, ignore: Iterable[str] = (),
+                    pass_containing: bool = False) -> Optional[SimObject]:
         """First rendered object whose parts overlap `box` (vectorised AABB + SAT).
 
         Our furniture is a few boxes standing in for THOR's meshes, so contacts shallower
         than PENETRATION_TOLERANCE are not collisions (objects rest slightly inside seats).
+        With `pass_containing`, a part that contains the box's centre is no collision either:
+        a pose inside such a box is in the empty space of the real mesh (a card on a table
+        under a TV's box, foil inside a shut microwave), which only a THOR-made pose is in.
         """
         from .geometry import boxes_overlap_many
 
@@ -520,6 +527,9 @@ class World:
         cand = keep_owner[occ.owners]
         cand &= np.all(occ.centers - ext < hi - 1e-3, axis=1) & np.all(occ.centers + ext > lo + 1e-3, axis=1)
         idx = np.flatnonzero(cand)
+        if pass_containing and len(idx):
+            local = np.einsum("nij,ni->nj", occ.rots[idx], box.center - occ.centers[idx])
+            idx = idx[~np.all(np.abs(local) <= occ.halves[idx], axis=1)]
         if len(idx) == 0:
             return None
         hit = boxes_overlap_many(box, occ.centers[idx], occ.halves[idx], occ.rots[idx], eps=2e-3)
