@@ -319,12 +319,24 @@ class GreedyUnshuffleExpert:
             if cur["openness"] is not None and goal["openness"] is not None and \
                     abs(cur["openness"] - goal["openness"]) > 1e-6 and not cur["pickupable"]:
                 return f"OpenByType{obj['objectType']}"
+            if cur["pickupable"] and self._pickup_takes_another(obj):
+                # pickup_<type> takes the nearest visible one of the type: try another pose
+                self._note(name, "object: a nearer object of its type is picked up instead")
+                if not self._delete_current_pose(cur):
+                    self.object_name_to_priority[name] += 1
+                continue
             if cur["pickupable"]:
                 self._name_of_object_we_wanted_to_pickup = name
                 return f"Pickup{obj['objectType']}"
             self._note(name, "object: neither pickupable nor openness to fix")
             self.object_name_to_priority[name] = self.max_priority_per_object + 1
         return None
+
+    def _pickup_takes_another(self, obj: Dict[str, Any]) -> bool:
+        """Would `pickup_<type>` (nearest visible of the type, by distance then name) take another object?"""
+        same = [o for o in self.env.last_event.metadata["objects"]
+                if o["visible"] and o["objectType"] == obj["objectType"]]
+        return bool(same) and min(same, key=lambda o: (o["distance"], o["name"]))["name"] != obj["name"]
 
     def _last_error(self) -> str:
         """The simulator's error, cut to its stable head so failures group in a table."""
