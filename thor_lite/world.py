@@ -508,9 +508,10 @@ class World:
 
         Our furniture is a few boxes standing in for THOR's meshes, so contacts shallower
         than PENETRATION_TOLERANCE are not collisions (objects rest slightly inside seats).
-        With `pass_containing`, a part that contains the box's centre is no collision either:
-        a pose inside such a box is in the empty space of the real mesh (a card on a table
-        under a TV's box, foil inside a shut microwave), which only a THOR-made pose is in.
+        With `pass_containing`, a furniture part (not pickupable) that contains the box's centre
+        is no collision either: a pose inside such a box is in the empty space of the real mesh
+        (a card on a table under a TV's box, foil inside a shut microwave), which only a
+        THOR-made pose is in. Pickupable objects' boxes are tight, so they always collide.
         """
         from .geometry import boxes_overlap_many
 
@@ -529,7 +530,8 @@ class World:
         idx = np.flatnonzero(cand)
         if pass_containing and len(idx):
             local = np.einsum("nij,ni->nj", occ.rots[idx], box.center - occ.centers[idx])
-            idx = idx[~np.all(np.abs(local) <= occ.halves[idx], axis=1)]
+            furniture = np.array([not self.objects[occ.ids[k]].pickupable for k in occ.owners[idx]], dtype=bool)
+            idx = idx[~(furniture & np.all(np.abs(local) <= occ.halves[idx], axis=1))]
         if len(idx) == 0:
             return None
         hit = boxes_overlap_many(box, occ.centers[idx], occ.halves[idx], occ.rots[idx], eps=2e-3)
