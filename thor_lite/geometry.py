@@ -158,8 +158,8 @@ def ray_box_hits(
 
     Returns an (n_targets, n_boxes) array, +inf where a segment misses a box. Segments that
     start inside a box report t = 0 for it. Used for occlusion tests (slab method in each
-    box's local frame). `pass_end_inside` (per box) marks boxes that do not block a segment
-    ending inside them: a box that only approximates an open mesh (a dresser around its
+    box's local frame). `pass_end_inside` (per box, or per (target, box)) marks boxes that do
+    not block a segment ending inside them: a box that only approximates an open mesh (a dresser around its
     drawers, a TV stand around its shelves) cannot hide what sits within it.
     """
     if len(centers) == 0:
@@ -178,7 +178,7 @@ def ray_box_hits(
     outside = parallel & (np.abs(o_local[None]) > halves[None])
     miss = outside.any(-1) | (tmax < np.maximum(tmin, 0.0)) | (tmin > 1.0)
     if pass_end_inside is not None:
-        miss |= pass_end_inside[None] & (tmax > 1.0)
+        miss |= np.broadcast_to(pass_end_inside, tmax.shape) & (tmax > 1.0)
     t = np.maximum(tmin, 0.0)
     t[miss] = np.inf
     return t

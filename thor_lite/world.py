@@ -57,7 +57,7 @@ class Occluders:
     ids: Tuple[str, ...]
     see_through: np.ndarray  # per box
     extents: np.ndarray  # per box AABB half extents
-    porous: np.ndarray  # per box: does not hide points inside it (see `ray_box_hits`)
+    porous: np.ndarray  # per box: does not hide points inside it (see `ray_box_hits`); shut containers do
 
 
 class World:
@@ -72,6 +72,9 @@ class World:
         self.fov = fov
         self.width, self.height = width, height
         objs = [SimObject.from_record(r) for r in scene.objects]
+        # where the scene puts each object (again after settling): the recorded layouts were
+        # made with the furniture there
+        self._scene_poses = {o.object_id: (o.position, o.rotation) for o in objs}
         self.objects: Dict[str, SimObject] = {o.object_id: o for o in objs}
         self.held: Optional[str] = None
         self.version = 0
@@ -93,6 +96,7 @@ class World:
         self._init_counter_holes()
         self._init_basin_clearance()
         self._settle_all()
+        self._scene_poses = {o.object_id: (o.position, o.rotation) for o in self.objects.values()}
         start = self._default_start()
         self.agent = AgentState(start[0], self.floor_y + AGENT_Y_OFFSET, start[1], 0.0, 0.0, True)
         self.name_aliases: Dict[str, str] = {}  # objectId -> dataset name adopted by it
@@ -262,8 +266,13 @@ class World:
                 self.objects[o.object_id] = o.with_changes(local_box=local)
 
     # --- navigation --------------------------------------------------------------------
-    def obstacle_footprints(self) -> List[Tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """(centre_xz, half_xz, rot2) of everything the agent's body can bump into."""
+    def obstacle_footprints(self) -> List[Tuple[np.ndarray, np.ndarray, np.ndarray, bool]]:
+        """(centre_xz, half_xz, rot2, in_layout) of everything the agent's body can bump into.
+
+        `in_layout`: static furniture, or moveable furniture still where the scene puts it, is
+        already carved out of the recorded reachable layout, which knows its real shape (an
+        L-shaped desk's box covers the free floor inside the L; chair boxes reach past the legs).
+        """
 
         def build():
             out = []
@@ -280,7 +289,7 @@ class World:
                     out.append((b.center[[0, 2]], b.half[[0, 2]], ax))
                 else:
                     out.append(((lo + hi)[[0, 2]] / 2, (hi - lo)[[0, 2]] / 2, np.eye(2)))
-                out[-1] = out[-1] + (o.is_static,)
+                out[-1] = out[-1] + (o.is_static or self._scene_poses.get(o.object_id) == (o.position, o.rotation),)
             return out
 
         return self._cached("footprints", build, self._obstacle_version())
@@ -305,9 +314,9 @@ class World:
             return False
         trusted = self.layout is not None and cell in self.layout
         p = np.array([x, z])
-        for c, h, rot, static in self.obstacle_footprints():
-            if static and trusted:
-                continue  # static furniture is already carved out of the recorded layout
+        for c, h, rot, in_layout in self.obstacle_footprints():
+            if in_layout and trusted:
+                continue  # furniture where the scene puts it is already carved out of the layout
             local = rot.T @ (p - c)
             q = np.maximum(np.abs(local) - h, 0.0)
             if q @ q < (r - 1e-3) ** 2:
@@ -405,19 +414,21 @@ class World:
         return (z > 0.1) & (np.abs(u) < 1) & (np.abs(v) < 1)
 
     def _visibility_points(self):
-        """All rendered objects' visibility points, packed (cached per world version)."""
+        """All rendered objects' visibility points, packed, and whether each owner is static
+        furniture (cached per world version)."""
 
         def build():
-            ids, pts, owner = [], [], []
+            ids, pts, owner, static = [], [], [], []
             for o in self.objects.values():
                 if not o.rendered:
                     continue
                 ids.append(o.object_id)
+                static.append(o.is_static)
                 pts.append(o.vis_points)
                 owner.append(np.full(len(o.vis_points), len(ids) - 1))
             if not pts:
-                return (), np.zeros((0, 3)), np.zeros(0, dtype=np.int64)
-            return tuple(ids), np.vstack(pts), np.concatenate(owner)
+                return (), np.zeros((0, 3)), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
+            return tuple(ids), np.vstack(pts), np.concatenate(owner), np.asarray(static, dtype=bool)
 
         return self._cached("vis_points", build)
 
@@ -435,7 +446,7 @@ class World:
         cam = self.camera_position(a)
         wanted = list(self.objects) if object_ids is None else list(object_ids)
         result: Dict[str, Tuple[bool, bool]] = {oid: (False, False) for oid in wanted}
-        ids, pts, owner = self._visibility_points()
+        ids, pts, owner, static = self._visibility_points()
         if len(pts) == 0:
             return result
         want_idx = np.zeros(len(ids), dtype=bool)
@@ -459,8 +470,9 @@ class World:
         seg_hi = np.maximum(cam, pts[sel].max(0))
         near = np.flatnonzero(np.all(occ.centers - occ.extents <= seg_hi, axis=1)
                               & np.all(occ.centers + occ.extents >= seg_lo, axis=1))
+        # a static part (a cabinet door in a neighbour's box) is nobody's contents: never hidden inside
         t = ray_box_hits(cam, pts[sel], occ.centers[near], occ.halves[near], occ.rots[near],
-                         occ.porous[near])
+                         occ.porous[near][None, :] | static[owner[sel]][:, None])
         owners, see_through = occ.owners[near], occ.see_through[near]
         occ_index = {oid: i for i, oid in enumerate(occ.ids)}
         tgt = np.array([occ_index.get(ids[k], -1) for k in owner[sel]])

@@ -32,6 +32,8 @@ def interactable_poses(w: World, obj: SimObject, positions: np.ndarray, rotation
         if hidden in idx:
             keep &= occ.owners != idx[hidden]
     c, h, r, porous = occ.centers[keep], occ.halves[keep], occ.rots[keep], occ.porous[keep]
+    if obj.is_static:  # static parts are nobody's contents: no box hides them from inside
+        porous = np.ones_like(porous)
     agent_y = w.floor_y + AGENT_Y_OFFSET
     # horizontal distance from the agent body to each visibility point: (P, 9)
     dxz = np.hypot(positions[:, None, 0] - pts[None, :, 0], positions[:, None, 1] - pts[None, :, 2])
