@@ -15,6 +15,7 @@ import numpy as np
 from .constants import (
     AGENT_HEIGHT, AGENT_RADIUS, AGENT_Y_OFFSET, CAMERA_CROUCH_OFFSET, CAMERA_STANDING_OFFSET,
     FLOOR_EXTENDED_TYPES, GRID_SIZE, HAND_LOCAL_POSITION, IN_RECEPTACLES, LAYOUT_CELL_SIZE, NON_BLOCKING_TYPES,
+    OPEN_TOP_RECEPTACLES,
     SEE_THROUGH_TYPES, VISIBILITY_DISTANCE,
 )
 from .geometry import Box, camera_tan_aspect, euler_to_matrix, pack_boxes, ray_box_hits
@@ -514,16 +515,31 @@ class World:
         found.sort()
         return tuple(oid for _, oid in found)
 
+    def _holds(self, occ: Occluders, idx: np.ndarray, point: np.ndarray) -> np.ndarray:
+        """Which parts `idx` hold `point` in the empty space of the real mesh, where only a
+        THOR-made pose can be: a furniture part (not pickupable) containing it (a card on a
+        table under a TV's box, foil in a shut microwave), or any part of a hollow container
+        whose whole box contains it (a soap bottle in a pan touching its walls). Other
+        pickupables' boxes are tight: overlapping them is a collision."""
+        local = np.einsum("nij,ni->nj", occ.rots[idx], point - occ.centers[idx])
+        in_part = np.all(np.abs(local) <= occ.halves[idx], axis=1)
+        out = np.zeros(len(idx), dtype=bool)
+        for n, k in enumerate(occ.owners[idx]):
+            o = self.objects[occ.ids[k]]
+            if not o.pickupable:
+                out[n] = in_part[n]
+            elif o.object_type in OPEN_TOP_RECEPTACLES or o.object_type in IN_RECEPTACLES:
+                out[n] = bool(o.box.contains(point[None], margin=0.0).all())
+        return out
+
     def overlapping(self, box: Box, ignore: Iterable[str] = (),
                     pass_containing: bool = False) -> Optional[SimObject]:
         """First rendered object whose parts overlap `box` (vectorised AABB + SAT).
 
         Our furniture is a few boxes standing in for THOR's meshes, so contacts shallower
         than PENETRATION_TOLERANCE are not collisions (objects rest slightly inside seats).
-        With `pass_containing`, a furniture part (not pickupable) that contains the box's centre
-        is no collision either: a pose inside such a box is in the empty space of the real mesh
-        (a card on a table under a TV's box, foil inside a shut microwave), which only a
-        THOR-made pose is in. Pickupable objects' boxes are tight, so they always collide.
+        With `pass_containing`, parts that hold the box's centre or the middle of its bottom
+        (see `_holds`) are no collision either.
         """
         from .geometry import boxes_overlap_many
 
@@ -541,9 +557,8 @@ class World:
         cand &= np.all(occ.centers - ext < hi - 1e-3, axis=1) & np.all(occ.centers + ext > lo + 1e-3, axis=1)
         idx = np.flatnonzero(cand)
         if pass_containing and len(idx):
-            local = np.einsum("nij,ni->nj", occ.rots[idx], box.center - occ.centers[idx])
-            furniture = np.array([not self.objects[occ.ids[k]].pickupable for k in occ.owners[idx]], dtype=bool)
-            idx = idx[~(furniture & np.all(np.abs(local) <= occ.halves[idx], axis=1))]
+            foot = np.array([box.center[0], lo[1] + 1e-3, box.center[2]])  # where it rests
+            idx = idx[~(self._holds(occ, idx, box.center) | self._holds(occ, idx, foot))]
         if len(idx) == 0:
             return None
         hit = boxes_overlap_many(box, occ.centers[idx], occ.halves[idx], occ.rots[idx], eps=2e-3)
