@@ -14,8 +14,11 @@ import pytest
 
 from thor_lite import Controller
 
-SHARED_VAL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "rearrangement" / "2023_val.pkl.gz"
+SHARED_REARRANGE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "rearrangement"
+SHARED_VAL = SHARED_REARRANGE / "2023_val.pkl.gz"
+SHARED_TRAIN = SHARED_REARRANGE / "2023_train.pkl.gz"
 needs_val = pytest.mark.skipif(not SHARED_VAL.is_file(), reason="official 2023 val split not available (../shared)")
+needs_train = pytest.mark.skipif(not SHARED_TRAIN.is_file(), reason="official 2023 train split not available (../shared)")
 
 
 @pytest.fixture(scope="module")
@@ -49,6 +52,16 @@ def _run_expert(val, scene: str, index: int) -> Dict[str, Any]:
         return m
     finally:
         sampler.close()
+
+
+@needs_train
+def test_snap_into_a_hollow_container():
+    """Train FloorPlan11 #0: the SoapBottle's goal stands in a Pan; its foot lies inside the pan's
+    box, so touching the pan's wall boxes is not a collision (the snap used to fail 4 times)."""
+    from rearrange.dataset import load_dataset
+
+    m = _run_expert(load_dataset(SHARED_TRAIN), "FloorPlan11", 0)
+    assert m["unshuffle/success"] == 1.0, m["reasons"]
 
 
 @needs_val
@@ -100,5 +113,41 @@ def test_closed_containers_still_hide_their_contents():
         fridge = objs["Fridge"]["objectId"]
         assert c.step("OpenObject", objectId=fridge, forceAction=True).metadata["lastActionSuccess"]
         assert c.step("GetInteractablePoses", objectId=objs["Egg"]["objectId"]).metadata["actionReturn"]
+    finally:
+        c.stop()
+
+
+def test_cabinet_door_inside_its_neighbours_box_is_interactable():
+    """FloorPlan5: a double cabinet's door box lies inside its (shut) neighbour's box. A static
+    part is nobody's contents, so the neighbour must not hide it (train 2023 #1 failed on it)."""
+    c = Controller(scene="FloorPlan5", width=64, height=64)
+    try:
+        door = next(o for o in c.last_event.metadata["objects"]
+                    if o["objectId"].startswith("Cabinet|-01.15|+02.27|-01.42"))
+        assert door["openness"] == 0.0
+        assert c.step("GetInteractablePoses", objectId=door["objectId"]).metadata["actionReturn"]
+    finally:
+        c.stop()
+
+
+def test_unmoved_furniture_follows_the_recorded_layout_and_moved_furniture_blocks():
+    """FloorPlan316's L-shaped desk: its box covers 36 cells real THOR reaches (official starts
+    lie there). Unmoved, the recorded layout decides; once moved, its box blocks again."""
+    from thor_lite.scene_data import layout_cells
+
+    layout = layout_cells("FloorPlan316")
+    if layout is None:
+        pytest.skip("no recorded iTHOR layouts installed")
+    c = Controller(scene="FloorPlan316", width=64, height=64)
+    try:
+        w = c._world
+        assert layout <= w.reachable_cells()
+        desk = next(o for o in w.objects.values() if o.object_type == "Desk")
+        lo, hi = desk.aabb
+        inside = {(i, k) for i, k in layout if lo[0] < i * 0.25 < hi[0] and lo[2] < k * 0.25 < hi[2]}
+        assert len(inside) > 10
+        x, y, z = desk.position
+        w.update(desk.object_id, position=(x, y, z + 0.01))  # moved: no longer the layout's desk
+        assert not inside & w.reachable_cells()
     finally:
         c.stop()
