@@ -4,8 +4,9 @@
     python benchmarks/rearrange_expert.py --data ../shared/data/rearrangement/2023_val.pkl.gz
     python benchmarks/rearrange_expert.py --stage val --episodes-per-scene 5 --processes 2
 
-Prints % Fixed Strict, success and energy per room type and overall, expert steps/s, and
-writes a markdown table to benchmarks/results/.
+Prints % Fixed Strict, success and energy per room type and overall, expert steps/s, and a
+failure taxonomy (each object wrong at the end, by the expert's last failure on it), and
+writes the markdown tables, plus per-episode JSON with those reasons, to benchmarks/results/.
 """
 from __future__ import annotations
 
