@@ -4,8 +4,9 @@
     python benchmarks/rearrange_expert.py --data ../shared/data/rearrangement/2023_val.pkl.gz
     python benchmarks/rearrange_expert.py --stage val --episodes-per-scene 5 --processes 2
 
-Prints % Fixed Strict, success and energy per room type and overall, expert steps/s, and
-writes a markdown table to benchmarks/results/.
+Prints % Fixed Strict, success and energy per room type and overall, expert steps/s, and a
+failure taxonomy (each object wrong at the end, by the expert's last failure on it), and
+writes the markdown tables, plus per-episode JSON with those reasons, to benchmarks/results/.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from typing import Any, Dict, List, Tuple
 import numpy as np
 from tqdm import tqdm
 
-from _common import RESULTS_DIR, write_json, write_markdown
+from _common import RESULTS_DIR, markdown_table, write_json, write_markdown
 from common.cli import OneLineArgumentParser, check_int, check_output_file, report_usage_errors
 from common.procs import stop_children_on_signals
 
@@ -31,6 +32,40 @@ ROOMS = {0: "kitchen", 2: "living room", 3: "bedroom", 4: "bathroom"}
 def room_of(scene: str) -> str:
     n = int(scene.replace("FloorPlan", ""))
     return ROOMS[n // 100]
+
+
+def _nearest_reachable(task, pos: Dict[str, float]) -> float:
+    """Horizontal distance from `pos` to the closest reachable grid cell (tells hidden from out of reach)."""
+    cells = task.unshuffle_env.reachable_positions()
+    return min((float(np.hypot(c["x"] - pos["x"], c["z"] - pos["z"])) for c in cells), default=float("inf"))
+
+
+def unfixed_reasons(task, steps: int) -> List[Dict[str, str]]:
+    """Why each object that is wrong at the end is wrong: the expert's own note, else a time limit/never tried.
+
+    Objects that were right at the start and wrong at the end are 'disturbed' (they break Fixed Strict).
+    """
+    from rearrange.pose_metrics import pose_difference_energy
+
+    ips, gps, cps = task.unshuffle_env.poses
+    notes = task.greedy_expert.failure_reasons if task.greedy_expert is not None else {}
+    timed_out = steps >= task.max_steps and not task._did_done
+    out = []
+    for i, g, c in zip(ips, gps, cps):
+        if pose_difference_energy(g, c) <= 0:
+            continue
+        if pose_difference_energy(g, i) <= 0:
+            reason = "disturbed (newly misplaced)"
+        elif g["name"] in notes:
+            reason = notes[g["name"]]
+        else:
+            reason = "time limit" if timed_out else "expert never tried"
+        if reason.endswith("(hidden/unreachable)"):
+            where = g if reason.startswith("goal") else c
+            far = where["position"] is not None and _nearest_reachable(task, where["position"]) > 1.5
+            reason = reason.replace("(hidden/unreachable)", "(no reachable cell within 1.5 m)" if far else "(hidden)")
+        out.append({"name": g["name"], "type": g["type"], "reason": reason})
+    return out
 
 
 def run_scene(args: Tuple[str, List[Dict[str, Any]], str]) -> List[Dict[str, Any]]:
@@ -57,7 +92,7 @@ def run_scene(args: Tuple[str, List[Dict[str, Any]], str]) -> List[Dict[str, Any
             m = task.metrics()
             info = m.pop("task_info")
             out.append({"scene": scene, "unique_id": info["unique_id"], "steps": n,
-                        "seconds": time.perf_counter() - t0, **m})
+                        "seconds": time.perf_counter() - t0, "unfixed": unfixed_reasons(task, n), **m})
     finally:
         sampler.close()
     return out
@@ -122,11 +157,28 @@ def _run(args: argparse.Namespace, data, out: Path) -> int:
     lines += ["", f"{steps} expert steps in {wall:.0f} s wall on {args.processes} processes "
                   f"({steps / max(env_seconds, 1e-9):.1f} steps/s per process, median episode "
                   f"{np.median([r['seconds'] for r in results]):.2f} s)"]
+    lines += ["", *taxonomy_lines(results, by_room)]
     text = "\n".join(lines)
     print(text)
     write_markdown(out, text)
     write_json(out.with_suffix(".json"), results, indent=None, default=float)
     return 0
+
+
+def taxonomy_lines(results: List[Dict[str, Any]], by_room: Dict[str, List[Dict[str, Any]]]) -> List[str]:
+    """Failure taxonomy: unfixed (or newly misplaced) objects by reason, overall and per room type."""
+    rooms = [r for r in ROOMS.values() if by_room.get(r)]
+    counts: Dict[str, Dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for r in results:
+        for u in r["unfixed"]:
+            counts[u["reason"]]["all"] += 1
+            counts[u["reason"]][room_of(r["scene"])] += 1
+    order = sorted(counts, key=lambda k: (-counts[k]["all"], k))
+    rows = [[k, counts[k]["all"], *(counts[k][room] for room in rooms)] for k in order]
+    rows.append(["**total**", sum(counts[k]["all"] for k in order),
+                 *(sum(counts[k][room] for k in order) for room in rooms)])
+    return ["## Failure taxonomy (objects wrong at the end, by the expert's last failure)", "",
+            *markdown_table(["reason", "objects", *rooms], rows, "l" + "r" * (1 + len(rooms)))]
 
 
 if __name__ == "__main__":

@@ -207,6 +207,9 @@ class GreedyUnshuffleExpert:
         self._last_held_name: Optional[str] = None
         self._name_of_object_we_wanted_to_pickup: Optional[str] = None
         self._last_expert_action_name: Optional[str] = None
+        # Why the expert last failed on each object (read by benchmarks' failure taxonomy).
+        self.failure_reasons: Dict[str, str] = {}
+        self._drop_reason: Optional[str] = None
         if task.object_names_seen_in_walkthrough is not None:
             ips, gps, cps = env.poses
             for g in gps:
@@ -257,6 +260,16 @@ class GreedyUnshuffleExpert:
                                             (bool(p["standing"]) == (bool(loc["standing"]) != flip_standing)))]
         return len(poses) < before
 
+    def _note(self, name: Optional[str], reason: str, keep_existing: bool = False) -> None:
+        """Remember why the expert failed on `name`; `keep_existing` keeps a more specific earlier reason."""
+        if name is None or (keep_existing and name in self.failure_reasons):
+            return
+        self.failure_reasons[name] = reason
+
+    def _no_nav_reason(self, poses: List[Dict[str, Any]], held: bool) -> str:
+        where = "goal" if held else "object"
+        return f"{where}: no path to an interaction pose" if poses else f"{where}: no interaction pose (hidden/unreachable)"
+
     # --- action generation -------------------------------------------------------------------
     def _generate(self) -> Optional[str]:
         env = self.env
@@ -269,7 +282,8 @@ class GreedyUnshuffleExpert:
                 goal = next((g for g in gps if g["name"] == held["name"]), None)
                 if goal is None:
                     return "DropHeldObjectWithSnap"
-                act, _ = self._nav_to(goal)
+                act, poses = self._nav_to(goal)
+                self._drop_reason = None if act is not None else self._no_nav_reason(poses, held=True)
                 if act in (None, "Pass"):
                     return "DropHeldObjectWithSnap"
                 return act
@@ -289,25 +303,45 @@ class GreedyUnshuffleExpert:
                 return "Done"
             _, _, name, goal, cur = min(cands, key=lambda t: (t[0], t[1], t[2]))
             self._current_target_name = name
-            act, _ = self._nav_to(cur)
+            act, poses = self._nav_to(cur)
             if act is None:
+                self._note(name, self._no_nav_reason(poses, held=False), keep_existing=not poses)
                 self.object_name_to_priority[name] += 1
                 continue
             if act != "Pass":
                 return act
             obj = find_object(env.last_event.metadata["objects"], name=name)
             if obj is None or not obj["visible"]:
+                self._note(name, "object: not visible from its interaction pose")
                 if not self._delete_current_pose(cur):
                     self.object_name_to_priority[name] += 1
                 continue
             if cur["openness"] is not None and goal["openness"] is not None and \
                     abs(cur["openness"] - goal["openness"]) > 1e-6 and not cur["pickupable"]:
                 return f"OpenByType{obj['objectType']}"
+            if cur["pickupable"] and self._pickup_takes_another(obj):
+                # pickup_<type> takes the nearest visible one of the type: try another pose
+                self._note(name, "object: a nearer object of its type is picked up instead")
+                if not self._delete_current_pose(cur):
+                    self.object_name_to_priority[name] += 1
+                continue
             if cur["pickupable"]:
                 self._name_of_object_we_wanted_to_pickup = name
                 return f"Pickup{obj['objectType']}"
+            self._note(name, "object: neither pickupable nor openness to fix")
             self.object_name_to_priority[name] = self.max_priority_per_object + 1
         return None
+
+    def _pickup_takes_another(self, obj: Dict[str, Any]) -> bool:
+        """Would `pickup_<type>` (nearest visible of the type, by distance then name) take another object?"""
+        same = [o for o in self.env.last_event.metadata["objects"]
+                if o["visible"] and o["objectType"] == obj["objectType"]]
+        return bool(same) and min(same, key=lambda o: (o["distance"], o["name"]))["name"] != obj["name"]
+
+    def _last_error(self) -> str:
+        """The simulator's error, cut to its stable head so failures group in a table."""
+        msg = str(self.env.last_event.metadata.get("errorMessage") or "no error message")
+        return msg.split(":")[0].split(" (")[0][:60]
 
     def _to_index(self, name: Optional[str]) -> Optional[int]:
         if name is None:
@@ -338,8 +372,12 @@ class GreedyUnshuffleExpert:
             n = self._name_of_object_we_wanted_to_pickup or self._last_held_name
             if n is not None:
                 self.object_name_to_priority[n] += 1
+                if not success:
+                    self._note(n, self._drop_reason or "put: snap at an interaction pose missed the goal pose")
         if took_expert and action_taken.startswith("open_by_type_") and self._current_target_name:
             self.object_name_to_priority[self._current_target_name] += 1
+            if not success:
+                self._note(self._current_target_name, f"open failed: {self._last_error()}")
         nav = any(k in action_taken for k in ("move", "rotate", "look"))
         if not success:
             if nav:
@@ -350,6 +388,8 @@ class GreedyUnshuffleExpert:
                     self.nav.remove_edge(self._agent_key(), thor)
             elif took_expert and (action_taken.startswith("pickup_") or action_taken.startswith("open_by_type_")):
                 if self._current_target_name is not None:
+                    if action_taken.startswith("pickup_"):
+                        self._note(self._current_target_name, f"pickup failed: {self._last_error()}")
                     ips, gps, cps = self.env.poses
                     cur = next((c for c in cps if c["name"] == self._current_target_name), None)
                     if cur is not None and cur["position"] is not None:

@@ -158,13 +158,15 @@ def pack_boxes(boxes: Iterable[Box]) -> Tuple[np.ndarray, np.ndarray, np.ndarray
 
 def ray_box_hits(
     origin: np.ndarray, targets: np.ndarray, centers: np.ndarray, halves: np.ndarray,
-    rots: np.ndarray
+    rots: np.ndarray, pass_end_inside: Optional[np.ndarray] = None
 ) -> np.ndarray:
     """Entry parameters t in (0, 1] of segments origin->target against every box.
 
     Returns an (n_targets, n_boxes) array, +inf where a segment misses a box. Segments that
     start inside a box report t = 0 for it. Used for occlusion tests (slab method in each
-    box's local frame).
+    box's local frame). `pass_end_inside` (per box, or per (target, box)) marks boxes that do
+    not block a segment ending inside them: a box that only approximates an open mesh (a dresser around its
+    drawers, a TV stand around its shelves) cannot hide what sits within it.
     """
     if len(centers) == 0:
         return np.full((len(targets), 0), np.inf)
@@ -181,13 +183,16 @@ def ray_box_hits(
     parallel = np.abs(d_local) < 1e-12
     outside = parallel & (np.abs(o_local[None]) > halves[None])
     miss = outside.any(-1) | (tmax < np.maximum(tmin, 0.0)) | (tmin > 1.0)
+    if pass_end_inside is not None:
+        miss |= np.broadcast_to(pass_end_inside, tmax.shape) & (tmax > 1.0)
     t = np.maximum(tmin, 0.0)
     t[miss] = np.inf
     return t
 
 
 def segments_box_hits(origins: np.ndarray, targets: np.ndarray, centers: np.ndarray,
-                      halves: np.ndarray, rots: np.ndarray) -> np.ndarray:
+                      halves: np.ndarray, rots: np.ndarray,
+                      pass_end_inside: Optional[np.ndarray] = None) -> np.ndarray:
     """Like `ray_box_hits`, but every segment has its own origin: (S, 3) each -> (S, B)."""
     if len(centers) == 0:
         return np.full((len(targets), 0), np.inf)
@@ -202,6 +207,8 @@ def segments_box_hits(origins: np.ndarray, targets: np.ndarray, centers: np.ndar
     parallel = np.abs(d_local) < 1e-12
     outside = parallel & (np.abs(o_local) > halves[None])
     miss = outside.any(-1) | (tmax < np.maximum(tmin, 0.0)) | (tmin > 1.0)
+    if pass_end_inside is not None:
+        miss |= pass_end_inside[None] & (tmax > 1.0)
     t = np.maximum(tmin, 0.0)
     t[miss] = np.inf
     return t

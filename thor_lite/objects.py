@@ -91,6 +91,11 @@ class SimObject:
         return not (self.pickupable or self.moveable)
 
     @property
+    def encloses_contents(self) -> bool:
+        """A closed openable container: its solid box hides what is inside (a shut fridge)."""
+        return self.object_type in IN_RECEPTACLES and bool(self.flags.get("openable")) and self.openness <= 0
+
+    @property
     def rendered(self) -> bool:
         return self.enabled and not self.is_sliced and not self.is_used_up_hidden
 

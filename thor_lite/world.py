@@ -15,6 +15,7 @@ import numpy as np
 from .constants import (
     AGENT_HEIGHT, AGENT_RADIUS, AGENT_Y_OFFSET, CAMERA_CROUCH_OFFSET, CAMERA_STANDING_OFFSET,
     FLOOR_EXTENDED_TYPES, GRID_SIZE, HAND_LOCAL_POSITION, IN_RECEPTACLES, LAYOUT_CELL_SIZE, NON_BLOCKING_TYPES,
+    OPEN_TOP_RECEPTACLES,
     SEE_THROUGH_TYPES, VISIBILITY_DISTANCE,
 )
 from .geometry import Box, camera_tan_aspect, euler_to_matrix, pack_boxes, ray_box_hits
@@ -57,6 +58,7 @@ class Occluders:
     ids: Tuple[str, ...]
     see_through: np.ndarray  # per box
     extents: np.ndarray  # per box AABB half extents
+    porous: np.ndarray  # per box: does not hide points inside it (see `ray_box_hits`); shut containers do
 
 
 class World:
@@ -74,6 +76,9 @@ class World:
         self.fov = fov
         self.width, self.height = width, height
         objs = [SimObject.from_record(r) for r in scene.objects]
+        # where the scene puts each object (again after settling): the recorded layouts were
+        # made with the furniture there
+        self._scene_poses = {o.object_id: (o.position, o.rotation) for o in objs}
         self.objects: Dict[str, SimObject] = {o.object_id: o for o in objs}
         self.held: Optional[str] = None
         self.version = 0
@@ -96,6 +101,7 @@ class World:
         self._init_counter_holes()
         self._init_basin_clearance()
         self._settle_all()
+        self._scene_poses = {o.object_id: (o.position, o.rotation) for o in self.objects.values()}
         start = self._default_start()
         self.agent = AgentState(start[0], self.floor_y + AGENT_Y_OFFSET, start[1], 0.0, 0.0, True)
         self.name_aliases: Dict[str, str] = {}  # objectId -> dataset name adopted by it
@@ -265,8 +271,13 @@ class World:
                 self.objects[o.object_id] = o.with_changes(local_box=local)
 
     # --- navigation --------------------------------------------------------------------
-    def obstacle_footprints(self) -> List[Tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """(centre_xz, half_xz, rot2) of everything the agent's body can bump into."""
+    def obstacle_footprints(self) -> List[Tuple[np.ndarray, np.ndarray, np.ndarray, bool]]:
+        """(centre_xz, half_xz, rot2, in_layout) of everything the agent's body can bump into.
+
+        `in_layout`: static furniture, or moveable furniture still where the scene puts it, is
+        already carved out of the recorded reachable layout, which knows its real shape (an
+        L-shaped desk's box covers the free floor inside the L; chair boxes reach past the legs).
+        """
 
         def build():
             out = []
@@ -283,7 +294,7 @@ class World:
                     out.append((b.center[[0, 2]], b.half[[0, 2]], ax))
                 else:
                     out.append(((lo + hi)[[0, 2]] / 2, (hi - lo)[[0, 2]] / 2, np.eye(2)))
-                out[-1] = out[-1] + (o.is_static,)
+                out[-1] = out[-1] + (o.is_static or self._scene_poses.get(o.object_id) == (o.position, o.rotation),)
             return out
 
         return self._cached("footprints", build, self._obstacle_version())
@@ -308,9 +319,9 @@ class World:
             return False
         trusted = self.layout is not None and cell in self.layout
         p = np.array([x, z])
-        for c, h, rot, static in self.obstacle_footprints():
-            if trusted and (static or self.layout_clears_moveables):
-                continue  # static furniture is already carved out of the recorded layout
+        for c, h, rot, in_layout in self.obstacle_footprints():
+            if trusted and (in_layout or self.layout_clears_moveables):
+                continue  # furniture where the scene puts it is already carved out of the layout
             local = rot.T @ (p - c)
             q = np.maximum(np.abs(local) - h, 0.0)
             if q @ q < (r - 1e-3) ** 2:
@@ -365,7 +376,7 @@ class World:
     # --- occlusion and visibility ------------------------------------------------------
     def occluders(self) -> Occluders:
         def build():
-            boxes, owners, ids, see = [], [], [], []
+            boxes, owners, ids, see, porous = [], [], [], [], []
             for o in self.objects.values():
                 if not o.rendered:
                     continue
@@ -374,10 +385,11 @@ class World:
                     boxes.append(p)
                     owners.append(len(ids) - 1)
                     see.append(o.object_type in SEE_THROUGH_TYPES)
+                    porous.append(not o.encloses_contents)
             c, h, r = pack_boxes(boxes)
             ext = np.einsum("bij,bj->bi", np.abs(r), h) if len(h) else np.zeros((0, 3))
             return Occluders(c, h, r, np.asarray(owners, dtype=np.int64), tuple(ids),
-                             np.asarray(see, dtype=bool), ext)
+                             np.asarray(see, dtype=bool), ext, np.asarray(porous, dtype=bool))
 
         return self._cached("occluders", build, self.version * 1000003 + self._agent_key())
 
@@ -407,19 +419,21 @@ class World:
         return (z > 0.1) & (np.abs(u) < 1) & (np.abs(v) < 1)
 
     def _visibility_points(self):
-        """All rendered objects' visibility points, packed (cached per world version)."""
+        """All rendered objects' visibility points, packed, and whether each owner is static
+        furniture (cached per world version)."""
 
         def build():
-            ids, pts, owner = [], [], []
+            ids, pts, owner, static = [], [], [], []
             for o in self.objects.values():
                 if not o.rendered:
                     continue
                 ids.append(o.object_id)
+                static.append(o.is_static)
                 pts.append(o.vis_points)
                 owner.append(np.full(len(o.vis_points), len(ids) - 1))
             if not pts:
-                return (), np.zeros((0, 3)), np.zeros(0, dtype=np.int64)
-            return tuple(ids), np.vstack(pts), np.concatenate(owner)
+                return (), np.zeros((0, 3)), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
+            return tuple(ids), np.vstack(pts), np.concatenate(owner), np.asarray(static, dtype=bool)
 
         return self._cached("vis_points", build)
 
@@ -437,7 +451,7 @@ class World:
         cam = self.camera_position(a)
         wanted = list(self.objects) if object_ids is None else list(object_ids)
         result: Dict[str, Tuple[bool, bool]] = {oid: (False, False) for oid in wanted}
-        ids, pts, owner = self._visibility_points()
+        ids, pts, owner, static = self._visibility_points()
         if len(pts) == 0:
             return result
         want_idx = np.zeros(len(ids), dtype=bool)
@@ -461,7 +475,9 @@ class World:
         seg_hi = np.maximum(cam, pts[sel].max(0))
         near = np.flatnonzero(np.all(occ.centers - occ.extents <= seg_hi, axis=1)
                               & np.all(occ.centers + occ.extents >= seg_lo, axis=1))
-        t = ray_box_hits(cam, pts[sel], occ.centers[near], occ.halves[near], occ.rots[near])
+        # a static part (a cabinet door in a neighbour's box) is nobody's contents: never hidden inside
+        t = ray_box_hits(cam, pts[sel], occ.centers[near], occ.halves[near], occ.rots[near],
+                         occ.porous[near][None, :] | static[owner[sel]][:, None])
         owners, see_through = occ.owners[near], occ.see_through[near]
         occ_index = {oid: i for i, oid in enumerate(occ.ids)}
         tgt = np.array([occ_index.get(ids[k], -1) for k in owner[sel]])
@@ -523,11 +539,31 @@ class World:
                 return True
         return False
 
-    def overlapping(self, box: Box, ignore: Iterable[str] = ()) -> Optional[SimObject]:
+    def _holds(self, occ: Occluders, idx: np.ndarray, point: np.ndarray) -> np.ndarray:
+        """Which parts `idx` hold `point` in the empty space of the real mesh, where only a
+        THOR-made pose can be: a furniture part (not pickupable) containing it (a card on a
+        table under a TV's box, foil in a shut microwave), or any part of a hollow container
+        whose whole box contains it (a soap bottle in a pan touching its walls). Other
+        pickupables' boxes are tight: overlapping them is a collision."""
+        local = np.einsum("nij,ni->nj", occ.rots[idx], point - occ.centers[idx])
+        in_part = np.all(np.abs(local) <= occ.halves[idx], axis=1)
+        out = np.zeros(len(idx), dtype=bool)
+        for n, k in enumerate(occ.owners[idx]):
+            o = self.objects[occ.ids[k]]
+            if not o.pickupable:
+                out[n] = in_part[n]
+            elif o.object_type in OPEN_TOP_RECEPTACLES or o.object_type in IN_RECEPTACLES:
+                out[n] = bool(o.box.contains(point[None], margin=0.0).all())
+        return out
+
+    def overlapping(self, box: Box, ignore: Iterable[str] = (),
+                    pass_containing: bool = False) -> Optional[SimObject]:
         """First rendered object whose parts overlap `box` (vectorised AABB + SAT).
 
         Our furniture is a few boxes standing in for THOR's meshes, so contacts shallower
         than PENETRATION_TOLERANCE are not collisions (objects rest slightly inside seats).
+        With `pass_containing`, parts that hold the box's centre or the middle of its bottom
+        (see `_holds`) are no collision either.
         """
         from .geometry import boxes_overlap_many
 
@@ -544,6 +580,9 @@ class World:
         cand = keep_owner[occ.owners]
         cand &= np.all(occ.centers - ext < hi - 1e-3, axis=1) & np.all(occ.centers + ext > lo + 1e-3, axis=1)
         idx = np.flatnonzero(cand)
+        if pass_containing and len(idx):
+            foot = np.array([box.center[0], lo[1] + 1e-3, box.center[2]])  # where it rests
+            idx = idx[~(self._holds(occ, idx, box.center) | self._holds(occ, idx, foot))]
         if len(idx) == 0:
             return None
         hit = boxes_overlap_many(box, occ.centers[idx], occ.halves[idx], occ.rots[idx], eps=2e-3)

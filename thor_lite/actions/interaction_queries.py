@@ -31,7 +31,9 @@ def interactable_poses(w: World, obj: SimObject, positions: np.ndarray, rotation
     for hidden in (obj.object_id, w.held):
         if hidden in idx:
             keep &= occ.owners != idx[hidden]
-    c, h, r = occ.centers[keep], occ.halves[keep], occ.rots[keep]
+    c, h, r, porous = occ.centers[keep], occ.halves[keep], occ.rots[keep], occ.porous[keep]
+    if obj.is_static:  # static parts are nobody's contents: no box hides them from inside
+        porous = np.ones_like(porous)
     agent_y = w.floor_y + AGENT_Y_OFFSET
     # horizontal distance from the agent body to each visibility point: (P, 9)
     dxz = np.hypot(positions[:, None, 0] - pts[None, :, 0], positions[:, None, 1] - pts[None, :, 2])
@@ -45,7 +47,7 @@ def interactable_poses(w: World, obj: SimObject, positions: np.ndarray, rotation
         clear = np.zeros((len(positions), len(pts)), dtype=bool)
         rows, cols = np.nonzero(in_range)  # only segments that could count are cast
         if len(rows):
-            t = segments_box_hits(cams[rows], pts[cols], c, h, r)
+            t = segments_box_hits(cams[rows], pts[cols], c, h, r, porous)
             clear[rows, cols] = ~(t < 0.999).any(1)
         unocc[st] = clear & in_range
     out: List[Dict[str, Any]] = []

@@ -157,6 +157,9 @@ def set_object_poses(w: World, objectPoses, placeStationary=True, skipMoveable=F
             w.add(copy)
             w.update(copy_id, parents=w.infer_parents(copy))
             placed_ids.append((copy_id, pos))
+    # Parents from the new poses, not the scene's previous ones: settling leaves things inside
+    # drawers alone, so a stale drawer parent would skip the settle in one episode and not another.
+    _refresh_parents(w, [oid for oid, _ in placed_ids])
     for oid, _ in sorted(placed_ids, key=lambda e: e[1][1]):  # lowest first: supports settle first
         physics.settle(w, oid)
     _refresh_parents(w, [oid for oid, _ in placed_ids])
@@ -297,7 +300,7 @@ def teleport_object(w: World, objectId, position=None, positions=None, x=None, y
             outside = pos  # objects must stay in the house, even with forceAction
             continue
         box = physics.pose_box(obj, pos, rot)
-        hit = None if forceAction else w.overlapping(box, ignore=ignore)
+        hit = None if forceAction else w.overlapping(box, ignore=ignore, pass_containing=True)
         if hit is not None:
             last = hit
             continue
