@@ -24,15 +24,15 @@ from alfred_task.masks import (
     rle_pixel_count,
     validate_rle,
 )
-from alfred_task.preprocess import (
+from alfred_task.preprocess import main as preprocess_main, pp_path, preprocess_splits, preprocess_traj
+from alfred_task.vocabulary import (
     AlfredVocab,
     Vocab,
-    main as preprocess_main,
+    lookup,
     normalize_text,
-    pp_path,
-    preprocess_splits,
-    preprocess_traj,
+    numericalize_token,
     tokenize,
+    tokens_of,
 )
 from alfred_task.traj_data import (
     SplitEntry,
@@ -237,55 +237,64 @@ def test_bbox_and_point_masks():
 # ===========================================================================
 # tokenisation / vocab (synthetic)
 # ===========================================================================
-def test_tokenize_revtok_boundaries():
-    assert tokenize(normalize_text("  Go to the\tSINK. ")) == ["go", "to", "the", "sink", "."]
-    assert tokenize("turn left,walk 2.5 steps!") == ["turn", "left", ",", "walk", "2", ".", "5", "steps", "!"]
-    assert tokenize("the 3rd shelf") == ["the", "3", "rd", "shelf"]
-    assert tokenize("don't") == ["don", "'", "t"]
-    assert tokenize("x...y") == ["x", ".", ".", ".", "y"]
-    assert tokenize("$5 a$😀b café") == ["$", "5", "a", "$😀", "b", "café"]
+def test_tokenize_is_revtok_with_alfred_normalisation():
+    """Tokens are revtok's (spaces kept, as ALFRED's ann); numericalisation strips + lower-cases."""
+    toks = tokenize(normalize_text("  Go to the\tSINK, don't stop. "))
+    assert toks == [" go ", " to ", " the ", " sink ", ", ", " don ", "'", " t ", " stop ", ". "]
+    assert [numericalize_token(t) for t in toks] == ["go", "to", "the", "sink", ",", "don", "'", "t", "stop", "."]
     assert tokenize("") == [] and normalize_text("A \n B") == "a b"
     with pytest.raises(ValueError, match="string"):
         tokenize(None)
 
 
-def test_tokenize_matches_revtok_if_installed():
-    """revtok is not a dependency; where it is installed, check boundaries agree with it."""
-    revtok = pytest.importorskip("revtok")
-    rng = np.random.default_rng(1)
-    alphabet = list("aZé\u03011²Ⅻ٣ .,'\"!?-_/()$%😀日\u200b\t—’+^~`|<>=#@&*[]{}©°")
-    texts = ["Turn left, walk 2.5 steps to the 3rd shelf!", "It's the mug's handle...(left)"]
-    texts += ["".join(rng.choice(alphabet, size=int(rng.integers(0, 14)))) for _ in range(3000)]
-    for s in texts:
-        norm = normalize_text(s)
-        assert tokenize(norm) == [t.strip() for t in revtok.tokenize(norm)], s
-
-
 def test_vocab_basics_and_files(tmp_path):
     v = AlfredVocab.new()
-    assert v.word.tokens == list(C.WORD_SPECIAL_TOKENS) and v.action_low.tokens == list(C.ACTION_LOW_VOCAB)
-    assert v.action_high.tokens == list(C.ACTION_SPECIAL_TOKENS)
-    assert v.word.word2index(["a", "b", "a"]) == [3, 4, 3] and v.word.index2word([3, 4]) == ["a", "b"]
+    assert isinstance(v.word, Vocab) and isinstance(v.action_low, Vocab)  # the `vocab` package's class
+    assert tokens_of(v.word) == list(C.WORD_SPECIAL_TOKENS) and tokens_of(v.action_low) == list(C.ACTION_LOW_VOCAB)
+    assert tokens_of(v.action_high) == list(C.ACTION_SPECIAL_TOKENS)
+    assert [lookup(v.word, t, True) for t in ("a", "b", "a")] == [3, 4, 3] and v.word.index2word([3, 4]) == ["a", "b"]
+    assert v.word.counts["a"] == 2 and v.action_low.counts["PickupObject"] == 0
     with pytest.raises(KeyError, match="'zzz' is not in the word vocabulary"):
-        v.word.index("zzz", grow=False)
+        lookup(v.word, "zzz", False, "word")
     with pytest.raises(KeyError, match="action_low"):
-        v.action_low.index("Jump")  # fixed vocabulary
-    with pytest.raises(ValueError, match="duplicate"):
-        Vocab(["a", "a"])
+        lookup(v.action_low, "Jump", True, "action_low", fixed=True)  # fixed vocabulary
     for name in ("pp.vocab", "pp.vocab.json"):
         p = v.save(tmp_path / name)
         assert AlfredVocab.load(p) == v
-    assert (tmp_path / "pp.vocab").read_bytes()[:2] == b"PK"  # torch zip format
     import torch
 
-    assert torch.load(tmp_path / "pp.vocab", weights_only=True) == v.to_dict()
+    raw = torch.load(tmp_path / "pp.vocab", weights_only=False)  # what ALFRED's torch.load sees
+    assert set(raw) == {"word", "action_low", "action_high"} and all(type(x) is Vocab for x in raw.values())
+    assert raw["word"] == v.word and raw["word"].counts == v.word.counts  # counts travel too
+    assert (tmp_path / "pp.vocab").read_bytes()[:2] != b"PK"  # legacy format: torch 1.1 can read it
     v.save(tmp_path / "again.vocab")
     assert (tmp_path / "again.vocab").read_bytes() == (tmp_path / "pp.vocab").read_bytes()  # deterministic
     (tmp_path / "bad.json").write_text(json.dumps({"word": ["x"], "action_low": [], "action_high": []}))
     with pytest.raises(ValueError, match="must start with"):
         AlfredVocab.load(tmp_path / "bad.json")
+    (tmp_path / "dup.json").write_text(json.dumps({**v.to_dict(), "word": list(C.WORD_SPECIAL_TOKENS) + ["a", "a"]}))
+    with pytest.raises(ValueError, match="duplicate"):
+        AlfredVocab.load(tmp_path / "dup.json")
+    (tmp_path / "junk.vocab").write_bytes(b"\x80\x02junk")
+    with pytest.raises(ValueError, match="junk.vocab: not a pp.vocab"):
+        AlfredVocab.load(tmp_path / "junk.vocab")
     with pytest.raises(FileNotFoundError):
         AlfredVocab.load(tmp_path / "missing.vocab")
+
+
+def test_vocab_reads_alfred_style_pickles(tmp_path):
+    """A pp.vocab as ALFRED wrote it (its own Vocab objects, grown with train=True) loads here."""
+    import torch
+
+    word = Vocab(list(C.WORD_SPECIAL_TOKENS))
+    word.word2index(["put", "mug", "put"], train=True)
+    low = Vocab(list(C.ACTION_SPECIAL_TOKENS))
+    low.word2index(list(C.ACTION_LOW_VOCAB[3:]), train=True)
+    high = Vocab(list(C.ACTION_SPECIAL_TOKENS))
+    torch.save({"word": word, "action_low": low, "action_high": high}, tmp_path / "zip.vocab")  # zip format too
+    v = AlfredVocab.load(tmp_path / "zip.vocab")
+    assert tokens_of(v.word)[3:] == ["put", "mug"] and v.word.counts["put"] == 2
+    assert v.action_low is not low and v.action_low == low
 
 
 # ===========================================================================
@@ -406,8 +415,8 @@ def _check_pp(pp, traj: TrajData, vocab: AlfredVocab, r: int):
     assert pp["repeat_idx"] == r and pp["ann"]["repeat_idx"] == r
     assert pp["ann"]["goal"][-1] == C.GOAL and pp["ann"]["instr"][-1] == [C.STOP]
     assert len(pp["ann"]["instr"]) == len(ann.high_descs) + 1 == len(num["lang_instr"])
-    assert vocab.word.index2word(num["lang_goal"]) == [w.lower() for w in pp["ann"]["goal"]]
-    assert num["lang_goal"][-1] == C.GOAL_INDEX and num["lang_instr"][-1] == [vocab.word.index(C.STOP)]
+    assert vocab.word.index2word(num["lang_goal"]) == [w.strip().lower() for w in pp["ann"]["goal"]]
+    assert num["lang_goal"][-1] == C.GOAL_INDEX and num["lang_instr"][-1] == [vocab.word.word2index(C.STOP)]
     for key in ("task_id", "scene", "turk_annotations"):
         assert pp[key] == traj.to_dict()[key]
     if traj.is_test:
@@ -449,9 +458,9 @@ def test_preprocess_synthetic():
     assert raw == before  # input untouched
     _check_pp(pp, t, vocab, 0)
     assert pp["root"] == "/data/task" and pp["split"] == "train"
-    assert pp["ann"]["goal"] == ["put", "a", "mug", "on", "the", "shelf", ".", "<<goal>>"]
+    assert pp["ann"]["goal"] == [" put ", " a ", " mug ", " on ", " the ", " shelf ", ". ", "<<goal>>"]
     assert pp["num"]["low_to_high_idx"] == [0, 0, 1, 2, 2, 3, 4]
-    assert vocab.action_high.tokens[3:] == ["GotoLocation", "countertop", "PickupObject", "mug", "shelf",
+    assert tokens_of(vocab.action_high)[3:] == ["GotoLocation", "countertop", "PickupObject", "mug", "shelf",
                                             "PutObject", "NoOp"]
     pp1 = preprocess_traj(t, vocab, 1)
     _check_pp(pp1, t, vocab, 1)
@@ -658,15 +667,15 @@ def test_fixture_vocab_stats(alfred_dir, preprocessed):
     out, vocab, _ = preprocessed
     text = (alfred_dir / "vocab_stats.txt").read_text()
     al = ast.literal_eval(re.search(r"^action_low vocab 15 (\[.*\])$", text, re.M).group(1))
-    assert al == vocab.action_low.tokens == list(C.ACTION_LOW_VOCAB)
+    assert al == tokens_of(vocab.action_low) == list(C.ACTION_LOW_VOCAB)
     wsize = int(re.search(r"^word vocab size (\d+)$", text, re.M).group(1))
     wfirst = ast.literal_eval(re.search(r"^word first 30 (\[.*\])$", text, re.M).group(1))
-    assert vocab.word.tokens[:3] == wfirst[:3] and 3 < len(vocab.word) <= wsize == 2360
+    assert tokens_of(vocab.word)[:3] == wfirst[:3] and 3 < len(vocab.word) <= wsize == 2360
     hm = re.search(r"^action_high vocab size (\d+) (\[.*\])$", text, re.M)
-    assert vocab.action_high.tokens[:3] == ast.literal_eval(hm.group(2))[:3]
+    assert tokens_of(vocab.action_high)[:3] == ast.literal_eval(hm.group(2))[:3]
     assert len(vocab.action_high) <= int(hm.group(1)) == 93
     # every high-level action name in the fixtures is an ALFRED high action; the rest are lower-case args
-    for tok in vocab.action_high.tokens[3:]:
+    for tok in tokens_of(vocab.action_high)[3:]:
         assert tok in C.HIGH_ACTION_SET or tok == tok.lower()
     # length maxima of the full train split bound the fixtures'
     goal_max = int(re.search(r"train goal len mean/max \S+ (\d+)", text).group(1))
