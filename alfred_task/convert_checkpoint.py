@@ -6,9 +6,12 @@
 ALFRED saves ``{model, optim, args, vocab}`` (plus ``metric``): the state dict, Adam's state, the
 argparse Namespace and the ``vocab.Vocab`` dict. The AllenAct checkpoint holds
 ``model_state_dict`` (ALFRED's keys prefixed ``seq2seq.``, loads strictly into
-`AlfredSeq2SeqActorCritic`), ``total_steps``, ``trainer_seed`` and ``alfred`` = {model_kwargs,
-args, vocab (tokens and counts), optim, metric}: plain types only, so AllenAct's
-``torch.load(weights_only=True)`` reads it, and converting back restores ALFRED's objects.
+`AlfredSeq2SeqActorCritic`), ``total_steps`` and ``trainer_seed`` (AllenAct's fields);
+``agent``/``kwargs``/``state_dict`` (`alfred_task.agents.CheckpointAgent`'s fields, so
+``python -m alfred_task.eval --agent checkpoint`` evaluates it with `Seq2SeqAgent`; kwargs =
+{model_kwargs, vocab (tokens and counts), visual_encoder}); and ``alfred`` = {args, optim, metric,
+source}. Plain types only, so ``torch.load(weights_only=True)`` reads it, and converting back
+restores ALFRED's objects.
 
 Files are read without running arbitrary pickles (tensors, containers, Vocab, Counter and
 Namespace only). Bad input: one line on stderr, exit 2, nothing written.
@@ -18,7 +21,6 @@ from __future__ import annotations
 import argparse
 import io
 import sys
-from collections import Counter
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
@@ -26,9 +28,16 @@ import torch
 
 from common.atomic_io import write_bytes_atomic
 
-from .vocabulary import AlfredVocab, Vocab, load_trusted, tokens_of
+from .vocabulary import AlfredVocab, load_trusted, tokens_of
 
-__all__ = ["ConversionError", "model_kwargs_from_alfred", "alfred_to_allenact", "allenact_to_alfred",
+
+def build_actor_critic(model_kwargs: dict):
+    """Lazy import: the wrapper pulls in allenact/gym, which `--help` does not need."""
+    from .models.actor_critic import build_actor_critic as build
+
+    return build(model_kwargs)
+
+__all__ = ["ConversionError", "model_kwargs_from_alfred", "allenact_checkpoint", "alfred_to_allenact", "allenact_to_alfred",
            "load_seq2seq_checkpoint", "main"]
 
 _DROPOUTS = ("vis_dropout", "hstate_dropout", "lang_dropout", "input_dropout", "attn_dropout", "actor_dropout")
@@ -74,37 +83,6 @@ def model_kwargs_from_alfred(state: dict, args: dict, vocab: AlfredVocab, src: s
     return kwargs
 
 
-def build_wrapper(model_kwargs: dict):
-    """An `AlfredSeq2SeqActorCritic` for `model_kwargs` (observation space with the uuids it reads)."""
-    import gym
-    import numpy as np
-
-    from .constants import AGENT_ACTIONS
-    from .models.actor_critic import AlfredSeq2SeqActorCritic
-    from .models.observations import LANG_GOAL_UUID, LANG_INSTR_UUID, RESNET_UUID
-
-    obs = gym.spaces.Dict({LANG_GOAL_UUID: gym.spaces.Box(0, model_kwargs["num_words"], (1,), np.int64),
-                           LANG_INSTR_UUID: gym.spaces.Box(0, model_kwargs["num_words"], (1,), np.int64),
-                           RESNET_UUID: gym.spaces.Box(-np.inf, np.inf, (512, 7, 7), np.float32)})
-    return AlfredSeq2SeqActorCritic(gym.spaces.Discrete(len(AGENT_ACTIONS)), obs, **model_kwargs)
-
-
-def _vocab_record(vocab: AlfredVocab) -> dict:
-    return {k: {"tokens": tokens_of(v), "counts": {w: int(c) for w, c in v.counts.items()}} for k, v in vocab.items()}
-
-
-def _vocab_from_record(rec: dict, src: str) -> AlfredVocab:
-    try:
-        out = {}
-        for k in AlfredVocab.KEYS:
-            v = Vocab(rec[k]["tokens"])
-            v.counts = Counter({w: int(c) for w, c in rec[k]["counts"].items()})
-            out[k] = v
-        return AlfredVocab(**out)
-    except (KeyError, TypeError, AttributeError) as e:
-        raise ConversionError(f"{src}: alfred.vocab is malformed ({type(e).__name__}: {e})") from None
-
-
 def _read(path: Path) -> dict:
     if not path.is_file():
         raise ConversionError(f"{path}: file not found")
@@ -124,7 +102,17 @@ def _save(obj: dict, out: Path) -> Path:
     return write_bytes_atomic(out, buf.getvalue())
 
 
-def alfred_to_allenact(src: Path, out: Path) -> Path:
+def allenact_checkpoint(state: dict, model_kwargs: dict, vocab: AlfredVocab, visual_encoder: str = "imagenet",
+                        alfred: Optional[dict] = None, total_steps: int = 0, seed: int = 0) -> dict:
+    """The checkpoint dict AllenAct and `CheckpointAgent` both read (`state` has the wrapper's keys)."""
+    from .models.agent import AGENT_REF
+
+    kwargs = {"model_kwargs": model_kwargs, "vocab": vocab.to_record(), "visual_encoder": visual_encoder}
+    return {"model_state_dict": state, "total_steps": total_steps, "trainer_seed": seed,
+            "agent": AGENT_REF, "kwargs": kwargs, "state_dict": state, "alfred": alfred or {}}
+
+
+def alfred_to_allenact(src: Path, out: Path, visual_encoder: str = "imagenet") -> Path:
     """ALFRED ``model.pth`` -> AllenAct checkpoint (verified by a strict load before writing)."""
     data = _read(src)
     for key in ("model", "args", "vocab"):
@@ -138,17 +126,16 @@ def alfred_to_allenact(src: Path, out: Path) -> Path:
         raise ConversionError(f"{src}: 'args' must be an argparse Namespace or dict, got {type(args).__name__}")
     vocab = AlfredVocab.from_dict(data["vocab"], f"{src}: vocab")
     kwargs = model_kwargs_from_alfred(state, args, vocab, str(src))
-    wrapper = build_wrapper(kwargs)
+    wrapper = build_actor_critic(kwargs)
     prefixed = wrapper.from_alfred_state_dict(state)
     try:
         wrapper.load_state_dict(prefixed, strict=True)
     except RuntimeError as e:
         raise ConversionError(f"{src}: state dict does not match seq2seq_im_mask: {' '.join(str(e).split())[:300]}") from None
-    meta = {"model_kwargs": kwargs, "args": _plain(args), "vocab": _vocab_record(vocab), "optim": data.get("optim"),
-            "metric": _plain(data.get("metric")), "source": str(src)}
+    meta = {"args": _plain(args), "optim": data.get("optim"), "metric": _plain(data.get("metric")), "source": str(src)}
     seed = args.get("seed", 0)
-    return _save({"model_state_dict": prefixed, "total_steps": 0, "trainer_seed": int(seed) if isinstance(seed, int) else 0,
-                  "alfred": meta}, out)
+    return _save(allenact_checkpoint(prefixed, kwargs, vocab, visual_encoder, meta,
+                                     seed=int(seed) if isinstance(seed, int) else 0), out)
 
 
 def allenact_to_alfred(src: Path, out: Path, vocab_path: Optional[Path] = None) -> Path:
@@ -162,10 +149,11 @@ def allenact_to_alfred(src: Path, out: Path, vocab_path: Optional[Path] = None) 
     if not state:
         raise ConversionError(f"{src}: no 'seq2seq.' parameters; not a checkpoint of AlfredSeq2SeqActorCritic")
     meta = data.get("alfred") or {}
+    stored = (data.get("kwargs") or {}).get("vocab")
     if vocab_path is not None:
         vocab = AlfredVocab.load(vocab_path)
-    elif "vocab" in meta:
-        vocab = _vocab_from_record(meta["vocab"], str(src))
+    elif stored is not None:
+        vocab = AlfredVocab.from_record(stored, str(src))
     else:
         raise ConversionError(f"{src}: holds no vocabulary; pass --vocab pp.vocab")
     args = dict(meta.get("args") or {})
@@ -180,20 +168,20 @@ def allenact_to_alfred(src: Path, out: Path, vocab_path: Optional[Path] = None) 
 
 
 def load_seq2seq_checkpoint(path: str | Path):
-    """(wrapper with weights loaded strictly, AlfredVocab) from a converted or trained AllenAct checkpoint
-    that carries ``alfred`` metadata (model_kwargs and vocab)."""
+    """(wrapper with weights loaded strictly, AlfredVocab) from a checkpoint written by
+    `allenact_checkpoint` (converted, or saved by our training with the same fields)."""
     src = Path(path)
     data = _read(src)
-    meta = data.get("alfred")
+    meta = data.get("kwargs")
     if not isinstance(meta, dict) or "model_kwargs" not in meta or "vocab" not in meta:
-        raise ConversionError(f"{src}: no 'alfred' metadata (model_kwargs, vocab); convert it with "
+        raise ConversionError(f"{src}: no 'kwargs' with model_kwargs and vocab; convert it with "
                               f"python -m alfred_task.convert_checkpoint")
-    wrapper = build_wrapper(meta["model_kwargs"])
+    wrapper = build_actor_critic(meta["model_kwargs"])
     try:
         wrapper.load_state_dict(data["model_state_dict"], strict=True)
     except (RuntimeError, KeyError) as e:
         raise ConversionError(f"{src}: model_state_dict does not fit its model_kwargs: {' '.join(str(e).split())[:300]}") from None
-    return wrapper, _vocab_from_record(meta["vocab"], str(src))
+    return wrapper, AlfredVocab.from_record(meta["vocab"], str(src))
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -203,12 +191,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("out", type=Path, help="file to write")
     ap.add_argument("--to-alfred", action="store_true", help="convert an AllenAct checkpoint back to model.pth")
     ap.add_argument("--vocab", type=Path, default=None, help="pp.vocab for --to-alfred when the checkpoint has none")
+    ap.add_argument("--visual-encoder", default="imagenet",
+                    help="encoder evaluation featurises frames with: imagenet (ALFRED's; default), random_resnet18[:seed] "
+                         "or a resnet18 state_dict file (see alfred_task.features)")
     args = ap.parse_args(argv)
     try:
         if args.to_alfred:
             written = allenact_to_alfred(args.src, args.out, args.vocab)
         else:
-            written = alfred_to_allenact(args.src, args.out)
+            written = alfred_to_allenact(args.src, args.out, args.visual_encoder)
     except (ConversionError, ValueError, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

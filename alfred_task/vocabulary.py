@@ -127,6 +127,24 @@ class AlfredVocab:
         """ALFRED's in-memory form: ``{'word': Vocab, 'action_low': Vocab, 'action_high': Vocab}``."""
         return dict(self.items())
 
+    def to_record(self) -> dict:
+        """Tokens and counts as plain types (for checkpoints read with ``weights_only=True``)."""
+        return {k: {"tokens": tokens_of(v), "counts": {w: int(c) for w, c in v.counts.items()}}
+                for k, v in self.items()}
+
+    @classmethod
+    def from_record(cls, rec: object, source: str = "<record>") -> "AlfredVocab":
+        """Inverse of `to_record`."""
+        try:
+            out = {}
+            for k in cls.KEYS:
+                v = new_vocab(rec[k]["tokens"])
+                v.counts = collections.Counter({str(w): int(c) for w, c in rec[k]["counts"].items()})
+                out[k] = v
+        except (KeyError, TypeError, AttributeError, ValueError) as e:
+            raise ValueError(f"{source}: vocabulary record is malformed ({type(e).__name__}: {e})") from None
+        return cls(**out)
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, AlfredVocab) and self.to_dict() == other.to_dict()
 

@@ -118,7 +118,7 @@ def test_small_model_converts_and_reverse_needs_vocab(tmp_path, capsys):
     wrapper, vocab = load_seq2seq_checkpoint(tmp_path / "a.pt")
     assert wrapper.seq2seq.dhid == 16 and tuple(wrapper.action_vocab) == C.ACTION_LOW_VOCAB
     ckpt = torch.load(tmp_path / "a.pt", weights_only=True)
-    del ckpt["alfred"]  # e.g. a checkpoint trained by AllenAct without our metadata
+    del ckpt["kwargs"], ckpt["alfred"]  # e.g. a checkpoint trained by AllenAct without our metadata
     torch.save(ckpt, tmp_path / "bare.pt")
     _fails(["--to-alfred", str(tmp_path / "bare.pt"), str(tmp_path / "b.pth")], capsys, "pass --vocab pp.vocab")
     vocab.save(tmp_path / "pp.vocab")

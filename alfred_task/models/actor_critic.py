@@ -28,7 +28,7 @@ from .. import constants as C
 from .observations import EXPERT_ACTION_UUID, LANG_GOAL_UUID, LANG_INSTR_UUID, RESNET_UUID
 from .seq2seq import Seq2Seq, ablation_flags
 
-__all__ = ["STATE_PREFIX", "AlfredSeq2SeqActorCritic"]
+__all__ = ["STATE_PREFIX", "AlfredSeq2SeqActorCritic", "build_actor_critic"]
 
 STATE_PREFIX = "seq2seq."
 _PREV_INPUTS = ("argmax", "taken")
@@ -159,3 +159,15 @@ class AlfredSeq2SeqActorCritic(ActorCriticModel[CategoricalDistr]):
     def act_mask(self, cont_t: torch.Tensor, threshold: float = 0.5) -> Optional[torch.Tensor]:
         """Binary 300×300 masks [B, P, P] for one step's features [B, cont_dim] (sigmoid > threshold)."""
         return torch.sigmoid(self.decode_masks(cont_t)) > threshold
+
+
+def build_actor_critic(model_kwargs: dict) -> AlfredSeq2SeqActorCritic:
+    """The wrapper for `model_kwargs` (as stored in checkpoints), acting over the 13 agent actions,
+    with an observation space holding the uuids it reads (language lengths are not fixed here)."""
+    import numpy as np
+
+    words = int(model_kwargs["num_words"])
+    obs = gym.spaces.Dict({LANG_GOAL_UUID: gym.spaces.Box(0, words, (1,), np.int64),
+                           LANG_INSTR_UUID: gym.spaces.Box(0, words, (1,), np.int64),
+                           RESNET_UUID: gym.spaces.Box(-np.inf, np.inf, (512, 7, 7), np.float32)})
+    return AlfredSeq2SeqActorCritic(gym.spaces.Discrete(len(C.AGENT_ACTIONS)), obs, **model_kwargs)
