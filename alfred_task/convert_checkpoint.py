@@ -2,6 +2,7 @@
 
     python -m alfred_task.convert_checkpoint ALFRED_MODEL_PTH OUT.pt
     python -m alfred_task.convert_checkpoint --to-alfred ALLENACT_CKPT.pt OUT.pth [--vocab pp.vocab]
+    python -m alfred_task.convert_checkpoint --attach TRAINED_CKPT.pt OUT.pt --vocab pp.vocab
 
 ALFRED saves ``{model, optim, args, vocab}`` (plus ``metric``): the state dict, Adam's state, the
 argparse Namespace and the ``vocab.Vocab`` dict. The AllenAct checkpoint holds
@@ -38,6 +39,7 @@ def build_actor_critic(model_kwargs: dict):
     return build(model_kwargs)
 
 __all__ = ["ConversionError", "model_kwargs_from_alfred", "allenact_checkpoint", "alfred_to_allenact", "allenact_to_alfred",
+           "attach_metadata",
            "load_seq2seq_checkpoint", "main"]
 
 _DROPOUTS = ("vis_dropout", "hstate_dropout", "lang_dropout", "input_dropout", "attn_dropout", "actor_dropout")
@@ -167,6 +169,27 @@ def allenact_to_alfred(src: Path, out: Path, vocab_path: Optional[Path] = None) 
     return _save(out_obj, out)
 
 
+def attach_metadata(src: Path, out: Path, vocab_path: Path, visual_encoder: str = "imagenet") -> Path:
+    """A checkpoint written by an AllenAct run of our wrapper + what evaluation needs (model_kwargs
+    read off the tensors, the run's vocabulary, the visual encoder); AllenAct's fields are kept."""
+    from .models.actor_critic import AlfredSeq2SeqActorCritic
+
+    data = _read(src)
+    if not isinstance(data.get("model_state_dict"), dict):
+        raise ConversionError(f"{src}: missing 'model_state_dict'; not an AllenAct checkpoint")
+    state = AlfredSeq2SeqActorCritic.alfred_state_dict(data["model_state_dict"])
+    if not state:
+        raise ConversionError(f"{src}: no 'seq2seq.' parameters; not a checkpoint of AlfredSeq2SeqActorCritic")
+    vocab = AlfredVocab.load(vocab_path)
+    kwargs = dict(model_kwargs_from_alfred(state, {}, vocab, str(src)), mask_lang_padding=True)
+    try:
+        build_actor_critic(kwargs).load_state_dict(data["model_state_dict"], strict=True)
+    except RuntimeError as e:
+        raise ConversionError(f"{src}: model_state_dict does not load: {' '.join(str(e).split())[:300]}") from None
+    extra = allenact_checkpoint(data["model_state_dict"], kwargs, vocab, visual_encoder)
+    return _save({**data, **{k: extra[k] for k in ("agent", "kwargs", "state_dict")}}, out)
+
+
 def load_seq2seq_checkpoint(path: str | Path):
     """(wrapper with weights loaded strictly, AlfredVocab) from a checkpoint written by
     `allenact_checkpoint` (converted, or saved by our training with the same fields)."""
@@ -189,14 +212,21 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                                  description="ALFRED model.pth <-> AllenAct checkpoint of the Seq2Seq wrapper.")
     ap.add_argument("src", type=Path, help="ALFRED model.pth (or, with --to-alfred, an AllenAct checkpoint)")
     ap.add_argument("out", type=Path, help="file to write")
-    ap.add_argument("--to-alfred", action="store_true", help="convert an AllenAct checkpoint back to model.pth")
+    mode = ap.add_mutually_exclusive_group()
+    mode.add_argument("--to-alfred", action="store_true", help="convert an AllenAct checkpoint back to model.pth")
+    mode.add_argument("--attach", action="store_true",
+                      help="add evaluation metadata (needs --vocab) to a checkpoint our AllenAct configs trained")
     ap.add_argument("--vocab", type=Path, default=None, help="pp.vocab for --to-alfred when the checkpoint has none")
     ap.add_argument("--visual-encoder", default="imagenet",
                     help="encoder evaluation featurises frames with: imagenet (ALFRED's; default), random_resnet18[:seed] "
                          "or a resnet18 state_dict file (see alfred_task.features)")
     args = ap.parse_args(argv)
     try:
-        if args.to_alfred:
+        if args.attach:
+            if args.vocab is None:
+                raise ConversionError("--attach needs --vocab pp.vocab (the vocabulary the run trained with)")
+            written = attach_metadata(args.src, args.out, args.vocab, args.visual_encoder)
+        elif args.to_alfred:
             written = allenact_to_alfred(args.src, args.out, args.vocab)
         else:
             written = alfred_to_allenact(args.src, args.out, args.visual_encoder)

@@ -126,3 +126,24 @@ def test_small_model_converts_and_reverse_needs_vocab(tmp_path, capsys):
                  str(tmp_path / "pp.vocab")]) == 0
     back = torch.load(tmp_path / "b.pth", weights_only=False)
     assert back["args"].dhid == 16 and len(back["vocab"]["word"]) == 40
+
+
+def test_attach_makes_a_trained_checkpoint_evaluable(tmp_path, capsys):
+    from alfred_task.models.actor_critic import build_actor_critic
+
+    vocab = _vocab(40)
+    vocab.save(tmp_path / "pp.vocab")
+    kw = dict(num_words=40, demb=8, dhid=16, dframe=24)
+    policy = build_actor_critic(kw)
+    trained = {"model_state_dict": policy.state_dict(), "total_steps": 512, "trainer_seed": 3,
+               "optimizer_state_dict": {"state": {}, "param_groups": []}}
+    torch.save(trained, tmp_path / "exp__stage_00__steps_000000000512.pt")
+    _fails(["--attach", str(tmp_path / "exp__stage_00__steps_000000000512.pt"), str(tmp_path / "e.pt")], capsys,
+           "--attach needs --vocab")
+    assert main(["--attach", str(tmp_path / "exp__stage_00__steps_000000000512.pt"), str(tmp_path / "e.pt"),
+                 "--vocab", str(tmp_path / "pp.vocab"), "--visual-encoder", "random_resnet18"]) == 0
+    ckpt = torch.load(tmp_path / "e.pt", weights_only=True)
+    assert ckpt["total_steps"] == 512 and ckpt["kwargs"]["visual_encoder"] == "random_resnet18"
+    wrapper, back = load_seq2seq_checkpoint(tmp_path / "e.pt")
+    assert wrapper.seq2seq.mask_lang_padding and back == vocab
+    assert all(torch.equal(wrapper.state_dict()[k], v) for k, v in policy.state_dict().items())

@@ -16,7 +16,7 @@ action_low vocabulary, so <<pad>>/<<seg>> are never emitted. There is no critic 
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Sequence
 
 import gym
 import torch
@@ -156,7 +156,7 @@ class AlfredSeq2SeqActorCritic(ActorCriticModel[CategoricalDistr]):
         """ALFRED's ``model`` state_dict -> this wrapper's key names."""
         return {STATE_PREFIX + k: v for k, v in state.items()}
 
-    def act_mask(self, cont_t: torch.Tensor, threshold: float = 0.5) -> Optional[torch.Tensor]:
+    def act_mask(self, cont_t: torch.Tensor, threshold: float = 0.5) -> torch.Tensor:
         """Binary 300×300 masks [B, P, P] for one step's features [B, cont_dim] (sigmoid > threshold)."""
         return torch.sigmoid(self.decode_masks(cont_t)) > threshold
 
