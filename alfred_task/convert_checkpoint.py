@@ -222,6 +222,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                          "or a resnet18 state_dict file (see alfred_task.features)")
     args = ap.parse_args(argv)
     try:
+        if args.out.is_dir():
+            raise ConversionError(f"{args.out}: is a folder; OUT must be a file path")
         if args.attach:
             if args.vocab is None:
                 raise ConversionError("--attach needs --vocab pp.vocab (the vocabulary the run trained with)")
@@ -232,6 +234,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             written = alfred_to_allenact(args.src, args.out, args.visual_encoder)
     except (ConversionError, ValueError, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:  # unwritable OUT, a file where a folder should be, disk full
+        print(f"error: {args.out}: cannot write ({e.strerror or type(e).__name__})", file=sys.stderr)
         return 2
     print(f"wrote {written}")
     return 0

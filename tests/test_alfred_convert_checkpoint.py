@@ -109,6 +109,9 @@ def test_bad_inputs_one_line_nothing_written(tmp_path, capsys):
     _fails([str(tmp_path / "vocab_size.pth"), str(out)], capsys, "do not match the embeddings (word 40")
     torch.save({"model_state_dict": {}}, tmp_path / "empty_ckpt.pt")
     _fails(["--to-alfred", str(tmp_path / "empty_ckpt.pt"), str(out)], capsys, "no 'seq2seq.' parameters")
+    _fails([str(tmp_path / "ok.pth"), str(tmp_path)], capsys, "is a folder")
+    (tmp_path / "afile").write_text("x")
+    _fails([str(tmp_path / "ok.pth"), str(tmp_path / "afile" / "out.pt")], capsys, "cannot write")
     assert not out.exists() and not list(tmp_path.glob("*.tmp*"))
 
 
