@@ -173,3 +173,46 @@ def test_generic_loss_calls_the_model_and_counts_frames(train_ds):
     assert lo.bsize == int(b["seq_len"].sum())
     lo.value.backward()
     assert m.bias.grad is not None and m.bias.grad.abs().sum() > 0
+
+
+def test_generated_dataset_records_encoder_resumes_and_feeds_the_batches(tmp_path):
+    from alfred_task.dataset_meta import DatasetMetaError, read_meta
+    from alfred_task.gen import generate, main
+
+    out = tmp_path / "data"
+    summary = generate(out, 1, seed=5, workers=1, features="random_resnet18", planner="template", split="valid_seen")
+    assert summary["splits"]["valid_seen"] == 3 and summary["failed"] == 0
+    meta = read_meta(out)
+    assert meta["visual_encoder"]["visual_encoder"] == "random_resnet18" and meta["visual_encoder"]["seed"] == 0
+    assert meta["runs"]["valid_seen"] == {"seed": 5, "planner": "template", "backend": "thor_lite"}
+    (traj_file,) = list((out / "valid_seen").glob("*/*/traj_data.json"))
+    stale = traj_file.parent.parent / ".tmp_killed"  # what a SIGKILLed writer leaves behind
+    (stale / "raw_images").mkdir(parents=True)
+    mtime = traj_file.stat().st_mtime_ns
+    generate(out, 1, seed=5, workers=1, features="random_resnet18", planner="template", split="valid_seen")
+    assert traj_file.stat().st_mtime_ns == mtime and not stale.exists()  # finished demo skipped, temp removed
+    with pytest.raises(DatasetMetaError, match="visual_encoder"):
+        generate(out, 2, seed=5, workers=1, features="random_resnet18", planner="template", split="valid_seen",
+                 encoder_seed=1)
+    with pytest.raises(DatasetMetaError, match="other settings"):
+        generate(out, 2, seed=6, workers=1, features="random_resnet18", planner="template", split="valid_seen")
+    assert len(list((out / ".progress" / "valid_seen").glob("*.json"))) == 1  # refused before any work
+    assert main(["--out", str(out), "--num", "2", "--seed", "6", "--split", "valid_seen",
+                 "--visual-encoder", "random_resnet18", "--planner", "template", "--workers", "1"]) == 2
+    ds = AlfredILDataset(out, out / "splits.json", "valid_seen")
+    b = ds.batch([0, 1])
+    feats = torch.load(traj_file.parent / "feat_conv.pt")
+    assert b["frames"].shape == (2, feats.shape[0], 512, 7, 7) and torch.equal(b["frames"][0], feats)
+
+
+def test_imagenet_without_cached_weights_fails_in_one_line(tmp_path, capsys):
+    from alfred_task.features import imagenet_weights_path
+    from alfred_task.gen import main
+
+    if imagenet_weights_path().is_file():
+        pytest.skip("ImageNet weights are cached on this machine")
+    out = tmp_path / "out"
+    assert main(["--out", str(out), "--num", "1", "--features", "imagenet"]) == 2
+    err = capsys.readouterr().err
+    assert str(imagenet_weights_path()) in err and "random_resnet18" in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()
