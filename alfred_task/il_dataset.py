@@ -109,6 +109,16 @@ def build_vocab(data_root: Path, splits: Mapping[str, Sequence[SplitEntry]]) -> 
     return vocab
 
 
+def resolve_vocab(vocab: AlfredVocab | str | Path | None, data_root: Path,
+                  splits: Mapping[str, Sequence[SplitEntry]]) -> AlfredVocab:
+    """`vocab` itself, the pp.vocab file it names, or `build_vocab` over `splits` when None."""
+    if vocab is None:
+        return build_vocab(Path(data_root), splits)
+    if isinstance(vocab, (str, Path)):
+        return AlfredVocab.load(vocab)
+    return vocab
+
+
 def _read_traj(path: Path) -> Dict[str, Any]:
     if not path.is_file():
         raise DemoDataError(f"{path}: trajectory file not found")
@@ -194,14 +204,14 @@ class AlfredILDataset:
     """The (trajectory, annotation) examples of one split, batched deterministically."""
 
     def __init__(self, data_root: Path, splits: Path | Mapping[str, Sequence[SplitEntry]], split: str,
-                 vocab: Optional[AlfredVocab] = None, load_features: bool = True, mask_size: int = 300,
+                 vocab: AlfredVocab | str | Path | None = None, load_features: bool = True, mask_size: int = 300,
                  max_examples: Optional[int] = None) -> None:
         self.data_root = Path(data_root)
         all_splits = load_split_file(splits) if not isinstance(splits, Mapping) else dict(splits)
         if split not in all_splits:
             raise DemoDataError(f"split {split!r} is not in the split file (has {sorted(all_splits)})")
-        #: built from every split when not given, as ALFRED's preprocessing does
-        self.vocab = vocab if vocab is not None else build_vocab(self.data_root, all_splits)
+        #: a pp.vocab path, an AlfredVocab, or (None) built from every split as ALFRED's preprocessing does
+        self.vocab = resolve_vocab(vocab, self.data_root, all_splits)
         self.split, self.load_features, self.mask_size = split, bool(load_features), int(mask_size)
         entries = list(all_splits[split])[:max_examples]
         self.examples: List[Example] = [self._example(e) for e in entries]

@@ -30,6 +30,7 @@ from backends import DEFAULT_BACKEND
 from . import constants as C
 from .environment import INTERACTABLE_KEYS, AlfredEnv
 from .expert import AlfredExpert, ExpertAction, ExpertError
+from .il_dataset import resolve_vocab
 from .planning import PlanningError
 from .preprocess import preprocess_traj
 from .tasks import make_task
@@ -154,7 +155,7 @@ class AlfredTaskSampler(TaskSampler):
     """
 
     def __init__(self, data_root: str, splits: Union[str, Mapping[str, Sequence[Any]]], split: str,
-                 sensors: Sequence[Sensor], vocab: Any, max_steps: int = C.MAX_STEPS, seed: int = 0,
+                 sensors: Sequence[Sensor], vocab: Any = None, max_steps: int = C.MAX_STEPS, seed: int = 0,
                  deterministic: bool = False, backend: str = DEFAULT_BACKEND, planner: str = "template",
                  entries: Optional[Sequence[Any]] = None, env: Optional[AlfredEnv] = None, **kwargs: Any) -> None:
         from pathlib import Path
@@ -165,7 +166,8 @@ class AlfredTaskSampler(TaskSampler):
         all_splits = dict(splits) if isinstance(splits, Mapping) else load_split_file(splits)
         if split not in all_splits:
             raise ValueError(f"split {split!r} is not in the split file (has {sorted(all_splits)})")
-        self.split, self.vocab, self.sensors = split, vocab, list(sensors)
+        self.split, self.sensors = split, list(sensors)
+        self.vocab = resolve_vocab(vocab, self.data_root, all_splits)  # same rule as the IL dataset
         self.entries = list(entries if entries is not None else all_splits[split])
         self.max_steps, self.deterministic, self.planner = int(max_steps), bool(deterministic), planner
         self.backend = backend
