@@ -80,10 +80,19 @@ class ResnetFeatures:
     def __call__(self, frames: Sequence[np.ndarray]) -> torch.Tensor:
         out = []
         for i in range(0, len(frames), self.batch_size):
-            x = torch.from_numpy(np.stack(frames[i:i + self.batch_size])).permute(0, 3, 1, 2).float() / 255.0
-            x = torch.nn.functional.interpolate(x, size=(224, 224), mode="bilinear", align_corners=False)
-            out.append(self.body((x - self.mean) / self.std))
+            out.append(self.encode(torch.from_numpy(np.stack(frames[i:i + self.batch_size]))).cpu())
         return torch.cat(out) if out else torch.zeros(0, 512, 7, 7)
+
+    @torch.no_grad()
+    def encode(self, frames: torch.Tensor) -> torch.Tensor:
+        """uint8 [N, H, W, 3] frames (any device) -> [N, 512, 7, 7] on the encoder's device."""
+        x = frames.to(self.mean.device).permute(0, 3, 1, 2).float() / 255.0
+        x = torch.nn.functional.interpolate(x, size=(224, 224), mode="bilinear", align_corners=False)
+        return self.body((x - self.mean) / self.std)
+
+    def to(self, device: torch.device) -> "ResnetFeatures":
+        self.body, self.mean, self.std = self.body.to(device), self.mean.to(device), self.std.to(device)
+        return self
 
     def describe(self) -> Dict[str, Any]:
         """What a dataset or result file records about the encoder (name, seed, weight digest)."""

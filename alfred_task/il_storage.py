@@ -6,8 +6,10 @@ Why: AllenAct 0.5.4 trains on fixed datasets through an ``ExperienceStorage`` wi
 teacher-forced batches of :class:`alfred_task.il_dataset.AlfredILDataset` (one epoch, then
 ``EOFError``; AllenAct calls ``reset_stream`` and the next epoch is reshuffled with
 (seed, epoch)); ``AlfredSeq2SeqLoss`` runs the model on a batch and applies ALFRED's losses
-(§6.3). Stage steps count teacher-forced frames (``total_experiences``), so IL and DAgger
-runs compare at equal frames.
+(§6.3). ``total_experiences`` counts the teacher-forced frames served (logged by AllenAct as
+``TRAIN: ... ({'<storage uuid>': frames})``). In a pure offline stage AllenAct's
+``max_stage_steps`` counts *updates*, one batch each; ``updates_for_frames`` converts a frame
+budget (to compare IL with DAgger at equal frames) into updates.
 
 Use in a config::
 
@@ -108,6 +110,11 @@ class AlfredDemoStorage(ExperienceStorage, StreamingStorageMixin):
 
     def empty(self) -> bool:
         return len(self.dataset) == 0
+
+    def updates_for_frames(self, frames: int) -> int:
+        """Updates (batches) that serve about `frames` teacher-forced frames on one worker."""
+        per_batch = self.dataset.num_frames / max(len(self.dataset), 1) * min(self.batch_size, len(self.dataset))
+        return max(1, round(frames / max(per_batch, 1.0)))
 
 
 def _mask_loss(logits: torch.Tensor, batch: Mapping[str, Any]) -> torch.Tensor:

@@ -6,6 +6,8 @@ uuid               space                        value
 ``lang_goal``      Box int64 [max_goal_len]     word ids of task_desc + ``<<goal>>``, 0-padded
 ``lang_instr``     Box int64 [max_instr_len]    word ids of the step instructions + ``<<stop>>``
 ``frames``         Box float32 [512, 7, 7]      ResNet-18 conv features of the current frame
+                                                (``ResnetFeatureSensor`` in the sampler, or ``rgb``
+                                                uint8 [300, 300, 3] + ``ResnetFeaturePreprocessor``)
 ``expert_action``  [action id, success] int64   the online expert's next action (action_low ids)
 ``expert_mask``    Box uint8 [S, S]             its interaction mask (zeros for navigation/stop)
 ``prev_action``    Box int64 [1]                the last action id (0 = <<pad>> at the start)
@@ -17,16 +19,18 @@ identical to the one that featurised the offline demonstrations.
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Dict, Optional, Sequence
 
 import gym
 import numpy as np
 import torch
+from allenact.base_abstractions.preprocessor import Preprocessor
 from allenact.base_abstractions.sensor import AbstractExpertActionSensor, Sensor
 
 from . import constants as C
 
-__all__ = ["LanguageSensor", "GoalTokensSensor", "InstructionTokensSensor", "ResnetFeatureSensor",
+__all__ = ["LanguageSensor", "GoalTokensSensor", "InstructionTokensSensor", "ResnetFeatureSensor", "FrameSensor",
+           "ResnetFeaturePreprocessor",
            "AlfredExpertActionSensor", "ExpertMaskSensor", "PrevActionSensor"]
 
 MAX_GOAL_LEN = 64
@@ -89,6 +93,48 @@ class ResnetFeatureSensor(Sensor):
     def get_observation(self, env: Any, task: Any, *args: Any, **kwargs: Any) -> np.ndarray:
         with torch.inference_mode():
             return self.net([env.last_event.frame])[0].numpy()
+
+
+class FrameSensor(Sensor):
+    """``rgb``: the raw uint8 frame, for `ResnetFeaturePreprocessor` (features on the trainer's GPU)."""
+
+    def __init__(self, size: int = C.SCREEN_SIZE, uuid: str = "rgb", **kwargs: Any) -> None:
+        space = gym.spaces.Box(low=0, high=255, shape=(size, size, 3), dtype=np.uint8)
+        super().__init__(uuid=uuid, observation_space=space, **kwargs)
+
+    def get_observation(self, env: Any, task: Any, *args: Any, **kwargs: Any) -> np.ndarray:
+        return np.ascontiguousarray(env.last_event.frame, dtype=np.uint8)
+
+
+class ResnetFeaturePreprocessor(Preprocessor):
+    """``rgb`` -> ``frames`` [512, 7, 7] in the trainer process, batched, on its device (GPU runs:
+    samplers only render, the encoder runs once per step for all of them)."""
+
+    def __init__(self, encoder: str = "imagenet", seed: int = 0, input_uuids: Sequence[str] = ("rgb",),
+                 output_uuid: str = "frames", device: Optional[torch.device] = None, **kwargs: Any) -> None:
+        from .features import check_visual_encoder
+
+        check_visual_encoder(encoder)
+        self.encoder_name, self.seed, self.device = encoder, int(seed), torch.device(device or "cpu")
+        self._net: Any = None
+        space = gym.spaces.Box(low=-np.inf, high=np.inf, shape=(512, 7, 7), dtype=np.float32)
+        super().__init__(input_uuids=list(input_uuids), output_uuid=output_uuid, observation_space=space)
+
+    def to(self, device: torch.device) -> "ResnetFeaturePreprocessor":
+        self.device = torch.device(device)
+        if self._net is not None:
+            self._net.to(self.device)
+        return self
+
+    def process(self, obs: Dict[str, Any], *args: Any, **kwargs: Any) -> torch.Tensor:
+        if self._net is None:
+            from .features import ResnetFeatures
+
+            self._net = ResnetFeatures(self.encoder_name, seed=self.seed).to(self.device)
+        frames = obs[self.input_uuids[0]]
+        lead = frames.shape[:-3]
+        out = self._net.encode(frames.reshape(-1, *frames.shape[-3:]))
+        return out.reshape(*lead, *out.shape[1:])
 
 
 class AlfredExpertActionSensor(AbstractExpertActionSensor):

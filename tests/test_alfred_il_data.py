@@ -111,6 +111,7 @@ def test_streaming_storage_epochs_partitions_and_frames(train_ds):
         seen += list(zip(b["task"], b["repeat_idx"]))
         frames += int(b["seq_len"].sum())
     assert len(seen) == 24 and store.total_experiences == frames == train_ds.num_frames
+    assert store.updates_for_frames(train_ds.num_frames) == 6  # 24 examples in batches of 4
     store.reset_stream()
     b = store.next_batch()
     assert store.epoch == 1 and list(zip(b["task"], b["repeat_idx"])) != seen[:4]

@@ -5,12 +5,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from alfred_task import constants as C
 from alfred_task.il_dataset import build_vocab
 from alfred_task.online import ACTION_NAMES, AlfredTaskSampler
-from alfred_task.sensors import (AlfredExpertActionSensor, ExpertMaskSensor, GoalTokensSensor,
-                                 InstructionTokensSensor, PrevActionSensor, ResnetFeatureSensor)
+from alfred_task.sensors import (AlfredExpertActionSensor, ExpertMaskSensor, FrameSensor, GoalTokensSensor,
+                                 InstructionTokensSensor, PrevActionSensor, ResnetFeaturePreprocessor,
+                                 ResnetFeatureSensor)
 from alfred_task.traj_data import load_split_file
 
 ROOT = Path(__file__).resolve().parents[1] / "data" / "alfred_lite"
@@ -88,6 +90,11 @@ def test_feature_sensor_is_seeded_resnet18_conv_map():
     c = ResnetFeatureSensor("random_resnet18", seed=1).get_observation(Env, None)
     assert a.shape == (512, 7, 7) and a.dtype == np.float32
     assert np.array_equal(a, b) and not np.allclose(a, c)
+    rgb = FrameSensor().get_observation(Env, None)
+    pre = ResnetFeaturePreprocessor("random_resnet18", seed=0)
+    batched = pre.process({"rgb": torch.from_numpy(np.stack([rgb, rgb]))[None]})  # [steps, samplers, ...]
+    assert batched.shape == (1, 2, 512, 7, 7)
+    assert torch.allclose(batched[0, 1], torch.from_numpy(a), atol=1e-5)
 
 
 def test_imagenet_feature_sensor_fails_fast_without_weights():
