@@ -467,6 +467,8 @@ def generate(out: Path, num: int, seed: int = 0, workers: int = 1, backend: str 
     _done_marker(out, 0, split).parent.mkdir(parents=True, exist_ok=True)
     todo = [i for i in range(start, start + num) if not _done_marker(out, i, split).exists()]
     jobs = [(seed, i, str(out), save_frames, split) for i in todo]
+    if not jobs:  # everything asked for is finished: no simulator or encoder to start
+        return write_splits(out)
     results: List[Dict[str, Any]] = []
 
     def record(r: Dict[str, Any]) -> None:
