@@ -214,11 +214,15 @@ class AlfredILDataset:
         self.vocab = resolve_vocab(vocab, self.data_root, all_splits)
         self.split, self.load_features, self.mask_size = split, bool(load_features), int(mask_size)
         entries = list(all_splits[split])[:max_examples]
+        self._cache: Tuple[Optional[Path], Dict[str, Any]] = (None, {})  # annotations of a trajectory are adjacent
         self.examples: List[Example] = [self._example(e) for e in entries]
+        self._cache = (None, {})
 
     def _example(self, entry: SplitEntry) -> Example:
         path = entry.traj_path(self.data_root, self.split)
-        traj = _read_traj(path)
+        if self._cache[0] != path:
+            self._cache = (path, _read_traj(path))
+        traj = self._cache[1]
         if "plan" not in traj:
             raise DemoDataError(f"{path}: no plan (test splits cannot be used for imitation)")
         try:

@@ -217,3 +217,13 @@ def test_imagenet_without_cached_weights_fails_in_one_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert str(imagenet_weights_path()) in err and "random_resnet18" in err and len(err.strip().splitlines()) == 1
     assert not out.exists()
+
+
+def test_unusable_splits_are_named(fixtures, train_ds):
+    root, splits = fixtures / "json_2.1.0", fixtures / "splits_mini.json"
+    with pytest.raises(DemoDataError, match="'nope' is not in the split file"):
+        AlfredILDataset(root, splits, "nope", vocab=train_ds.vocab, load_features=False)
+    with pytest.raises(DemoDataError, match="no plan"):
+        AlfredILDataset(root, splits, "tests_seen", vocab=train_ds.vocab, load_features=False)
+    with pytest.raises(DemoDataError, match="features not found"):
+        AlfredILDataset(root, splits, "valid_seen", vocab=train_ds.vocab).batch([0])
