@@ -152,6 +152,10 @@ class AlfredTaskSampler(TaskSampler):
 
     Training (``deterministic=False``) cycles forever through seeded reshuffles; evaluation
     visits every entry once, in file order, then returns None (AllenAct's end of an eval set).
+    Several samplers: give each its slice, ``entries=all_entries[i::n]``, and its own seed.
+    `vocab`: an AlfredVocab, a ``pp.vocab`` path (``python -m alfred_task.preprocess`` writes
+    one; cheapest when many samplers start) or None (built from every split, as the IL dataset
+    does, so both agree on the word ids).
     """
 
     def __init__(self, data_root: str, splits: Union[str, Mapping[str, Sequence[Any]]], split: str,
