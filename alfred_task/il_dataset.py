@@ -99,13 +99,16 @@ def example_from_pp(pp: Mapping[str, Any], task: str, traj_dir: Path) -> Example
 
 
 def build_vocab(data_root: Path, splits: Mapping[str, Sequence[SplitEntry]]) -> AlfredVocab:
-    """ALFRED's vocabulary: grown over every split in split-file order (§2.5)."""
+    """ALFRED's vocabulary: grown over every split, tests included, in split-file order (§2.5),
+    i.e. the one ``python -m alfred_task.preprocess`` writes as ``pp.vocab``."""
     vocab = AlfredVocab.new()
     for split, entries in splits.items():
+        cached: Tuple[Optional[Path], Dict[str, Any]] = (None, {})
         for entry in entries:
-            traj = _read_traj(entry.traj_path(data_root, split))
-            if "plan" in traj:
-                preprocess_traj(traj, vocab, entry.repeat_idx, grow=True)
+            path = entry.traj_path(data_root, split)
+            if cached[0] != path:
+                cached = (path, _read_traj(path))
+            preprocess_traj(cached[1], vocab, entry.repeat_idx, grow=True)
     return vocab
 
 

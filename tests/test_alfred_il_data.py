@@ -227,3 +227,14 @@ def test_unusable_splits_are_named(fixtures, train_ds):
         AlfredILDataset(root, splits, "tests_seen", vocab=train_ds.vocab, load_features=False)
     with pytest.raises(DemoDataError, match="features not found"):
         AlfredILDataset(root, splits, "valid_seen", vocab=train_ds.vocab).batch([0])
+
+
+def test_vocab_is_the_one_preprocessing_writes(fixtures, train_ds, tmp_path):
+    from alfred_task.preprocess import preprocess_splits
+
+    written, _ = preprocess_splits(fixtures / "json_2.1.0", fixtures / "splits_mini.json", tmp_path, progress=False)
+
+    def words(v):
+        return [v.word.index2word(i) for i in range(len(v.word))]
+
+    assert words(train_ds.vocab) == words(written) and len(written.word) > 100
