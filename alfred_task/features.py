@@ -14,9 +14,10 @@ Nothing is silently substituted. `ResnetFeatures.encoder` describes what was use
 """
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Dict, Sequence
 
 import numpy as np
 import torch
@@ -28,7 +29,7 @@ IMAGENET_WEIGHTS_URL = "https://download.pytorch.org/models/resnet18-f37072fd.pt
 RANDOM_ENCODER = "random_resnet18"
 
 __all__ = ["IMAGENET_MEAN", "IMAGENET_STD", "IMAGENET_WEIGHTS_URL", "RANDOM_ENCODER", "imagenet_weights_path",
-           "check_encoder", "ResnetFeatures"]
+           "check_encoder", "seeded_spec", "ResnetFeatures"]
 
 
 def imagenet_weights_path() -> Path:
@@ -48,6 +49,11 @@ def _random_seed(spec: str) -> int | None:
     return None
 
 
+def seeded_spec(spec: str, seed: int) -> str:
+    """``random_resnet18`` with a separate seed (CLI ``--encoder-seed``) as one spec; others unchanged."""
+    return f"{RANDOM_ENCODER}:{int(seed)}" if spec == RANDOM_ENCODER else spec
+
+
 def check_encoder(spec: str) -> dict:
     """Validate an encoder spec quickly (no weights loaded); returns its `ResnetFeatures.encoder` record."""
     if not isinstance(spec, str) or not spec:
@@ -59,8 +65,8 @@ def check_encoder(spec: str) -> dict:
         path = imagenet_weights_path()
         if not path.is_file():
             raise FileNotFoundError(
-                f"ResNet-18 ImageNet weights {path.name} not found: put the file from {IMAGENET_WEIGHTS_URL} "
-                f"into {path.parent} (torch hub checkpoints; set TORCH_HOME to move it), or ask for another "
+                f"ResNet-18 ImageNet weights not found: put the file from {IMAGENET_WEIGHTS_URL} "
+                f"at {path} (torch hub checkpoints; set TORCH_HOME to move it), or ask for another "
                 f"encoder ('{RANDOM_ENCODER}' or a resnet18 state_dict file)")
         return {"name": "resnet18", "weights": "imagenet", "file": str(path)}
     if not Path(spec).is_file():
@@ -110,7 +116,25 @@ class ResnetFeatures:
     def __call__(self, frames: Sequence[np.ndarray]) -> torch.Tensor:
         out = []
         for i in range(0, len(frames), self.batch_size):
-            x = torch.from_numpy(np.stack(frames[i:i + self.batch_size])).permute(0, 3, 1, 2).float() / 255.0
-            x = torch.nn.functional.interpolate(x, size=(224, 224), mode="bilinear", align_corners=False)
-            out.append(self.body((x - self.mean) / self.std))
+            out.append(self.encode(torch.from_numpy(np.stack(frames[i:i + self.batch_size]))).cpu())
         return torch.cat(out) if out else torch.zeros(0, 512, 7, 7)
+
+    @torch.no_grad()
+    def encode(self, frames: torch.Tensor) -> torch.Tensor:
+        """uint8 [N, H, W, 3] frames (any device) -> [N, 512, 7, 7] on the encoder's device."""
+        x = frames.to(self.mean.device).permute(0, 3, 1, 2).float() / 255.0
+        x = torch.nn.functional.interpolate(x, size=(224, 224), mode="bilinear", align_corners=False)
+        return self.body((x - self.mean) / self.std)
+
+    def to(self, device: torch.device) -> "ResnetFeatures":
+        """Move the encoder (e.g. onto the trainer's GPU for `ResnetFeaturePreprocessor`)."""
+        self.body, self.mean, self.std = self.body.to(device), self.mean.to(device), self.std.to(device)
+        return self
+
+    def describe(self) -> Dict[str, Any]:
+        """`encoder` plus a digest of the weights and the feature shape: what a dataset or result
+        file records, so features made by different encoders are never mixed unnoticed."""
+        digest = hashlib.sha256()
+        for v in self.body.state_dict().values():
+            digest.update(v.detach().cpu().numpy().tobytes())
+        return {**self.encoder, "weights_sha256": digest.hexdigest(), "feature_shape": [512, 7, 7], "input_size": 224}
