@@ -1,47 +1,80 @@
-"""AllenAct offline imitation for ALFRED: a streaming demonstration storage and ALFRED's losses.
+"""AllenAct offline imitation for ALFRED: a streaming storage of teacher-forced demonstrations.
 
 Why: AllenAct 0.5.4 trains on fixed datasets through an ``ExperienceStorage`` with
 ``StreamingStorageMixin`` plus a ``GenericAbstractLoss`` (reference allenact.md §1.10; the old
 ``OffPolicyPipelineComponent`` no longer works). ``AlfredDemoStorage`` streams the padded
 teacher-forced batches of :class:`alfred_task.il_dataset.AlfredILDataset` (one epoch, then
 ``EOFError``; AllenAct calls ``reset_stream`` and the next epoch is reshuffled with
-(seed, epoch)); ``AlfredSeq2SeqLoss`` runs the model on a batch and applies ALFRED's losses
-(§6.3). ``total_experiences`` counts the teacher-forced frames served (logged by AllenAct as
+(seed, epoch)), converted by `to_allenact_batch` into what the policy and ALFRED's losses read
+online too: ``observations`` [T, B, ...] under the uuids of
+:mod:`alfred_task.models.observations` (language, features and the demonstration as expert
+labels), ``masks`` (0 at each sequence start) and ``prev_actions``. The loss is
+:class:`alfred_task.models.allenact_losses.AlfredSeq2SeqOfflineLoss` (the one implementation
+of §6.3). ``total_experiences`` counts the teacher-forced frames served (logged by AllenAct as
 ``TRAIN: ... ({'<storage uuid>': frames})``). In a pure offline stage AllenAct's
 ``max_stage_steps`` counts *updates*, one batch each; ``updates_for_frames`` converts a frame
 budget (to compare IL with DAgger at equal frames) into updates.
 
-Use in a config::
+Use in a config (see ``baseline_configs/alfred/alfred_seq2seq_il.py``)::
 
     named_storages={"demos": Builder(AlfredDemoStorage, {"data_root": ..., "splits": ..., "batch_size": 8})},
-    named_losses={"seq2seq": Builder(AlfredSeq2SeqLoss, {"pm_aux_loss_wt": 0.1, "subgoal_aux_loss_wt": 0.1})},
-    pipeline_stages=[PipelineStage(loss_names=["seq2seq"], max_stage_steps=frames, stage_components=[
+    named_losses={"seq2seq": Builder(AlfredSeq2SeqOfflineLoss, {...})},
+    pipeline_stages=[PipelineStage(loss_names=["seq2seq"], max_stage_steps=updates, stage_components=[
         StageComponent(uuid="il", storage_uuid="demos", loss_names=["seq2seq"],
                        training_settings=TrainingSettings(num_mini_batch=1, update_repeats=1))])]
-
-Model protocol: ``model.forward_teacher_forced(batch)`` returns a dict with
-``action_low`` logits [B, T, V], ``action_low_mask`` logits [B, T, S, S] (or [N, S, S] for the
-interaction steps only), and, with the progress monitor, ``subgoal`` and ``progress`` [B, T]
-(sigmoid outputs). Another callable can be given as ``forward``.
 """
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple
+from typing import Any, Dict, Iterator, Mapping, Optional, Tuple
 
 import torch
-import torch.nn.functional as F
 from allenact.algorithms.onpolicy_sync.storage import ExperienceStorage, StreamingStorageMixin
-from allenact.base_abstractions.misc import GenericAbstractLoss, LossOutput, Memory
 
-from .il_dataset import AlfredILDataset
+from .il_dataset import MAX_SUBGOALS, AlfredILDataset
+from .models.observations import (EXPERT_ACTION_UUID, EXPERT_HIGH_IDX_UUID, EXPERT_MASK_UUID, EXPERT_PROGRESS_UUID,
+                                  LANG_GOAL_UUID, LANG_INSTR_UUID, RESNET_UUID)
 
-__all__ = ["AlfredDemoStorage", "AlfredSeq2SeqLoss", "seq2seq_losses", "batch_to"]
+__all__ = ["AlfredDemoStorage", "batch_to", "to_allenact_batch"]
 
 
 def batch_to(batch: Mapping[str, Any], device: torch.device) -> Dict[str, Any]:
-    """Tensors of `batch` on `device` (lists stay as they are)."""
-    return {k: v.to(device) if torch.is_tensor(v) else v for k, v in batch.items()}
+    """Tensors of `batch` (nested dicts too) on `device` (lists stay as they are)."""
+    return {k: batch_to(v, device) if isinstance(v, Mapping) else v.to(device) if torch.is_tensor(v) else v
+            for k, v in batch.items()}
+
+
+def _time_major(x: torch.Tensor) -> torch.Tensor:
+    return x.transpose(0, 1).contiguous()
+
+
+def to_allenact_batch(batch: Mapping[str, Any]) -> Dict[str, Any]:
+    """An `AlfredILDataset` batch ([B, T]) as a [T, B] AllenAct batch (module doc).
+
+    Expert labels are the demonstration's: ``expert_action`` = (action_low id, 1 on real steps,
+    0 on padding), the gold masks unpacked to [T, B, S, S] uint8 (zeros where none), the subgoal
+    index and (t+1)/T. Actions are action_low ids, so the policy's ``action_names`` must be the
+    action_low vocabulary (as online, `alfred_task.online.ACTION_NAMES`). The dataset's own keys
+    (``task``, ``repeat_idx``, ``seq_len``) are kept for bookkeeping.
+    """
+    pad, actions = batch["pad_mask"], batch["action_low"]
+    n_b, n_t = actions.shape
+    size = batch["action_low_mask"].shape[-1]
+    masks = torch.zeros(n_b, n_t, size, size, dtype=torch.uint8)
+    masks[batch["action_low_valid_interact"]] = batch["action_low_mask"].to(torch.uint8)
+    step = lambda x: x.unsqueeze(0).expand(n_t, *x.shape)  # noqa: E731 - language is constant per sequence
+    obs = {LANG_GOAL_UUID: step(batch["lang_goal"]), LANG_INSTR_UUID: step(batch["lang_instr"]),
+           EXPERT_ACTION_UUID: _time_major(torch.stack([actions, pad.long()], -1)),
+           EXPERT_MASK_UUID: _time_major(masks),
+           EXPERT_HIGH_IDX_UUID: _time_major((batch["subgoals_completed"] * MAX_SUBGOALS).round().long()[..., None]),
+           EXPERT_PROGRESS_UUID: _time_major(batch["subgoal_progress"][..., None])}
+    if "frames" in batch:
+        obs[RESNET_UUID] = _time_major(batch["frames"])
+    seq_masks = torch.ones(n_t, n_b, 1)
+    seq_masks[0] = 0.0
+    prev = torch.cat([torch.zeros(1, n_b, dtype=torch.long), _time_major(actions)[:-1]], 0)
+    return {"observations": obs, "masks": seq_masks, "prev_actions": prev, "bsize": int(pad.sum()),
+            **{k: batch[k] for k in ("task", "repeat_idx", "seq_len")}}
 
 
 class AlfredDemoStorage(ExperienceStorage, StreamingStorageMixin):
@@ -102,7 +135,7 @@ class AlfredDemoStorage(ExperienceStorage, StreamingStorageMixin):
         except StopIteration:
             raise EOFError(f"end of epoch {self.epoch}") from None
         self._frames += int(batch["seq_len"].sum())
-        return batch_to(batch, self.device)
+        return batch_to(to_allenact_batch(batch), self.device)
 
     def reset_stream(self) -> None:
         self.epoch += 1
@@ -115,63 +148,3 @@ class AlfredDemoStorage(ExperienceStorage, StreamingStorageMixin):
         """Updates (batches) that serve about `frames` teacher-forced frames on one worker."""
         per_batch = self.dataset.num_frames / max(len(self.dataset), 1) * min(self.batch_size, len(self.dataset))
         return max(1, round(frames / max(per_batch, 1.0)))
-
-
-def _mask_loss(logits: torch.Tensor, batch: Mapping[str, Any]) -> torch.Tensor:
-    """ALFRED's balanced BCE: mean over positive pixels + mean over negative pixels."""
-    gold = batch["action_low_mask"].to(logits.dtype)
-    if logits.dim() == 4:  # [B, T, S, S]: keep the interaction steps, in (b, t) order as the gold masks
-        logits = logits[batch["action_low_valid_interact"]]
-    if gold.shape[0] == 0:
-        return logits.sum() * 0.0
-    if logits.shape[-1] != gold.shape[-1]:
-        gold = F.interpolate(gold[:, None], size=logits.shape[-2:], mode="nearest")[:, 0]
-    bce = F.binary_cross_entropy_with_logits(logits, gold, reduction="none")
-    pos, neg = gold > 0.5, gold <= 0.5
-    return bce[pos].sum() / pos.sum().clamp(min=1) + bce[neg].sum() / neg.sum().clamp(min=1)
-
-
-def seq2seq_losses(out: Mapping[str, torch.Tensor], batch: Mapping[str, Any], action_loss_wt: float = 1.0,
-                   mask_loss_wt: float = 1.0, subgoal_aux_loss_wt: float = 0.0,
-                   pm_aux_loss_wt: float = 0.0) -> Tuple[torch.Tensor, Dict[str, float]]:
-    """ALFRED's Seq2Seq losses (§6.3): (weighted total, per-term values for logging)."""
-    pad = batch["pad_mask"].float()
-    logits = out["action_low"]
-    ce = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), batch["action_low"].reshape(-1), reduction="none")
-    terms = {"action_low": (ce * pad.reshape(-1)).mean()}  # mean over all positions, padding included
-    if mask_loss_wt > 0 and "action_low_mask" in out:
-        terms["action_low_mask"] = _mask_loss(out["action_low_mask"], batch)
-    if subgoal_aux_loss_wt > 0:
-        terms["subgoal_aux"] = (((out["subgoal"] - batch["subgoals_completed"]) ** 2) * pad).mean()
-    if pm_aux_loss_wt > 0:
-        terms["progress_aux"] = (((out["progress"] - batch["subgoal_progress"]) ** 2) * pad).mean()
-    weights = {"action_low": action_loss_wt, "action_low_mask": mask_loss_wt, "subgoal_aux": subgoal_aux_loss_wt,
-               "progress_aux": pm_aux_loss_wt}
-    total = sum(weights[k] * v for k, v in terms.items())
-    info = {k: float(v.detach()) for k, v in terms.items()}
-    info["total"] = float(total.detach())
-    return total, info
-
-
-def _teacher_forced(model: torch.nn.Module, batch: Mapping[str, Any]) -> Mapping[str, torch.Tensor]:
-    return model.forward_teacher_forced(batch)
-
-
-class AlfredSeq2SeqLoss(GenericAbstractLoss):
-    """``GenericAbstractLoss`` wrapper of `seq2seq_losses` for an offline stage component."""
-
-    def __init__(self, action_loss_wt: float = 1.0, mask_loss_wt: float = 1.0, subgoal_aux_loss_wt: float = 0.0,
-                 pm_aux_loss_wt: float = 0.0,
-                 forward: Callable[[torch.nn.Module, Mapping[str, Any]], Mapping[str, torch.Tensor]] = _teacher_forced
-                 ) -> None:
-        self.weights = dict(action_loss_wt=action_loss_wt, mask_loss_wt=mask_loss_wt,
-                            subgoal_aux_loss_wt=subgoal_aux_loss_wt, pm_aux_loss_wt=pm_aux_loss_wt)
-        self.forward = forward
-
-    def loss(self, *, model: torch.nn.Module, batch: Mapping[str, Any], batch_memory: Memory,
-             stream_memory: Memory, **kwargs: Any) -> LossOutput:
-        out = self.forward(model, batch)
-        total, info = seq2seq_losses(out, batch, **self.weights)
-        return LossOutput(value=total, info=info, per_epoch_info={}, batch_memory=batch_memory,
-                          stream_memory=stream_memory, bsize=int(batch["seq_len"].sum()))
-

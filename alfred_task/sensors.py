@@ -3,15 +3,20 @@
 =================  ==========================  =====================================================
 uuid               space                        value
 =================  ==========================  =====================================================
-``lang_goal``      Box int64 [max_goal_len]     word ids of task_desc + ``<<goal>>``, 0-padded
-``lang_instr``     Box int64 [max_instr_len]    word ids of the step instructions + ``<<stop>>``
-``frames``         Box float32 [512, 7, 7]      ResNet-18 conv features of the current frame
-                                                (``ResnetFeatureSensor`` in the sampler, or ``rgb``
+``LANG_GOAL``      Box int64 [max_goal_len]     word ids of task_desc + ``<<goal>>``, 0-padded
+``LANG_INSTR``     Box int64 [max_instr_len]    word ids of the step instructions + ``<<stop>>``
+``RESNET``         Box float32 [512, 7, 7]      ResNet-18 conv features of the current frame
+                                                (``ResnetFeatureSensor`` in the sampler, or ``RGB``
                                                 uint8 [300, 300, 3] + ``ResnetFeaturePreprocessor``)
-``expert_action``  [action id, success] int64   the online expert's next action (action_low ids)
-``expert_mask``    Box uint8 [S, S]             its interaction mask (zeros for navigation/stop)
-``prev_action``    Box int64 [1]                the last action id (0 = <<pad>> at the start)
+``EXPERT_ACTION``  [action id, success] int64   the online expert's next action (action_low ids)
+``EXPERT_MASK``    Box uint8 [S, S]             its interaction mask (zeros for navigation/stop)
+``EXPERT_HIGH_IDX`` Box int64 [1]               the subgoal index of the expert's next action
+``EXPERT_PROGRESS`` Box float32 [1]             (t+1)/(L*+1), L* = the demonstration's length
+``PREV_ACTION``    Box int64 [1]                the last action id (0 = <<pad>> at the start)
 =================  ==========================  =====================================================
+
+The uuid strings are `alfred_task.models.observations`' ``<NAME>_UUID`` constants, which the
+model, the offline storage and the losses read too.
 
 Why inline features: the samplers see the frame anyway and ALFRED's model reads 512×7×7 maps,
 so storing features (100 KB/step) instead of 300×300 frames keeps rollouts small and the encoder
@@ -28,10 +33,13 @@ from allenact.base_abstractions.preprocessor import Preprocessor
 from allenact.base_abstractions.sensor import AbstractExpertActionSensor, Sensor
 
 from . import constants as C
+from .models.observations import (EXPERT_ACTION_UUID, EXPERT_HIGH_IDX_UUID, EXPERT_MASK_UUID, EXPERT_PROGRESS_UUID,
+                                  LANG_GOAL_UUID, LANG_INSTR_UUID, PREV_ACTION_UUID, RESNET_UUID, RGB_UUID)
 
 __all__ = ["LanguageSensor", "GoalTokensSensor", "InstructionTokensSensor", "ResnetFeatureSensor", "FrameSensor",
            "ResnetFeaturePreprocessor",
-           "AlfredExpertActionSensor", "ExpertMaskSensor", "PrevActionSensor"]
+           "AlfredExpertActionSensor", "ExpertMaskSensor", "ExpertHighIdxSensor", "ExpertProgressSensor",
+           "PrevActionSensor"]
 
 MAX_GOAL_LEN = 64
 MAX_INSTR_LEN = 512
@@ -56,12 +64,12 @@ class LanguageSensor(Sensor):
 
 
 class GoalTokensSensor(LanguageSensor):
-    def __init__(self, max_len: int = MAX_GOAL_LEN, uuid: str = "lang_goal", **kwargs: Any) -> None:
+    def __init__(self, max_len: int = MAX_GOAL_LEN, uuid: str = LANG_GOAL_UUID, **kwargs: Any) -> None:
         super().__init__("lang_goal", max_len, uuid, **kwargs)
 
 
 class InstructionTokensSensor(LanguageSensor):
-    def __init__(self, max_len: int = MAX_INSTR_LEN, uuid: str = "lang_instr", **kwargs: Any) -> None:
+    def __init__(self, max_len: int = MAX_INSTR_LEN, uuid: str = LANG_INSTR_UUID, **kwargs: Any) -> None:
         super().__init__("lang_instr", max_len, uuid, **kwargs)
 
 
@@ -73,7 +81,7 @@ class ResnetFeatureSensor(Sensor):
     fails when the sensor is built, naming the file.
     """
 
-    def __init__(self, encoder: str = "imagenet", seed: int = 0, uuid: str = "frames", **kwargs: Any) -> None:
+    def __init__(self, encoder: str = "imagenet", seed: int = 0, uuid: str = RESNET_UUID, **kwargs: Any) -> None:
         from .features import check_encoder, seeded_spec
 
         check_encoder(seeded_spec(encoder, seed))
@@ -98,7 +106,7 @@ class ResnetFeatureSensor(Sensor):
 class FrameSensor(Sensor):
     """``rgb``: the raw uint8 frame, for `ResnetFeaturePreprocessor` (features on the trainer's GPU)."""
 
-    def __init__(self, size: int = C.SCREEN_SIZE, uuid: str = "rgb", **kwargs: Any) -> None:
+    def __init__(self, size: int = C.SCREEN_SIZE, uuid: str = RGB_UUID, **kwargs: Any) -> None:
         space = gym.spaces.Box(low=0, high=255, shape=(size, size, 3), dtype=np.uint8)
         super().__init__(uuid=uuid, observation_space=space, **kwargs)
 
@@ -110,8 +118,8 @@ class ResnetFeaturePreprocessor(Preprocessor):
     """``rgb`` -> ``frames`` [512, 7, 7] in the trainer process, batched, on its device (GPU runs:
     samplers only render, the encoder runs once per step for all of them)."""
 
-    def __init__(self, encoder: str = "imagenet", seed: int = 0, input_uuids: Sequence[str] = ("rgb",),
-                 output_uuid: str = "frames", device: Optional[torch.device] = None, **kwargs: Any) -> None:
+    def __init__(self, encoder: str = "imagenet", seed: int = 0, input_uuids: Sequence[str] = (RGB_UUID,),
+                 output_uuid: str = RESNET_UUID, device: Optional[torch.device] = None, **kwargs: Any) -> None:
         from .features import check_encoder, seeded_spec
 
         check_encoder(seeded_spec(encoder, seed))
@@ -140,7 +148,7 @@ class ResnetFeaturePreprocessor(Preprocessor):
 class AlfredExpertActionSensor(AbstractExpertActionSensor):
     """``expert_action``: the online expert's next action id and whether it could plan."""
 
-    def __init__(self, uuid: str = "expert_action", **kwargs: Any) -> None:
+    def __init__(self, uuid: str = EXPERT_ACTION_UUID, **kwargs: Any) -> None:
         super().__init__(action_space=gym.spaces.Discrete(len(C.ACTION_LOW_VOCAB)), uuid=uuid, **kwargs)
 
     def query_expert(self, task: Any, expert_sensor_group_name: Optional[str]) -> tuple:
@@ -150,7 +158,7 @@ class AlfredExpertActionSensor(AbstractExpertActionSensor):
 class ExpertMaskSensor(Sensor):
     """``expert_mask``: the expert's interaction mask, nearest-resized to `size` (uint8 0/1)."""
 
-    def __init__(self, size: int = C.SCREEN_SIZE, uuid: str = "expert_mask", **kwargs: Any) -> None:
+    def __init__(self, size: int = C.SCREEN_SIZE, uuid: str = EXPERT_MASK_UUID, **kwargs: Any) -> None:
         self.size = int(size)
         space = gym.spaces.Box(low=0, high=1, shape=(self.size, self.size), dtype=np.uint8)
         super().__init__(uuid=uuid, observation_space=space, **kwargs)
@@ -168,10 +176,37 @@ class ExpertMaskSensor(Sensor):
         return m
 
 
+class ExpertHighIdxSensor(Sensor):
+    """The subgoal index (high_idx) of the expert's next action: the progress monitor's subgoal
+    target, ``high_idx / 25`` in the loss (0 when the expert cannot plan; that step is masked)."""
+
+    def __init__(self, uuid: str = EXPERT_HIGH_IDX_UUID, **kwargs: Any) -> None:
+        space = gym.spaces.Box(low=0, high=np.iinfo(np.int64).max, shape=(1,), dtype=np.int64)
+        super().__init__(uuid=uuid, observation_space=space, **kwargs)
+
+    def get_observation(self, env: Any, task: Any, *args: Any, **kwargs: Any) -> np.ndarray:
+        act = None if task.is_done() else task.expert_step()
+        return np.array([0 if act is None else act.high_idx], dtype=np.int64)
+
+
+class ExpertProgressSensor(Sensor):
+    """Overall-progress target online: (t+1)/(L*+1), capped at 1, with L* the demonstration's
+    low-action count. Offline ALFRED uses (t+1)/T of the demonstration itself; a learner that
+    strays has no exact T, so the demonstration's length stands in for it."""
+
+    def __init__(self, uuid: str = EXPERT_PROGRESS_UUID, **kwargs: Any) -> None:
+        space = gym.spaces.Box(low=0.0, high=1.0, shape=(1,), dtype=np.float32)
+        super().__init__(uuid=uuid, observation_space=space, **kwargs)
+
+    def get_observation(self, env: Any, task: Any, *args: Any, **kwargs: Any) -> np.ndarray:
+        total = len(task.task_info["traj"]["plan"]["low_actions"]) + 1
+        return np.array([min(1.0, (len(task.actions_taken) + 1) / total)], dtype=np.float32)
+
+
 class PrevActionSensor(Sensor):
     """``prev_action``: the id of the last action taken (0 = <<pad>> before the first)."""
 
-    def __init__(self, uuid: str = "prev_action", **kwargs: Any) -> None:
+    def __init__(self, uuid: str = PREV_ACTION_UUID, **kwargs: Any) -> None:
         space = gym.spaces.Box(low=0, high=len(C.ACTION_LOW_VOCAB) - 1, shape=(1,), dtype=np.int64)
         super().__init__(uuid=uuid, observation_space=space, **kwargs)
 

@@ -13,7 +13,10 @@ import torch
 
 from alfred_task import constants as C
 from alfred_task.il_dataset import MAX_SUBGOALS, AlfredILDataset, DemoDataError, load_features
-from alfred_task.il_storage import AlfredDemoStorage, AlfredSeq2SeqLoss, seq2seq_losses
+from alfred_task.il_storage import AlfredDemoStorage, to_allenact_batch
+from alfred_task.models.allenact_losses import alfred_rollout_losses
+from alfred_task.models.losses import LossWeights
+from alfred_task.models.observations import EXPERT_ACTION_UUID, EXPERT_MASK_UUID, LANG_GOAL_UUID
 from alfred_task.masks import decompress_mask
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "alfred"
@@ -110,6 +113,7 @@ def test_streaming_storage_epochs_partitions_and_frames(train_ds):
             break
         seen += list(zip(b["task"], b["repeat_idx"]))
         frames += int(b["seq_len"].sum())
+        assert b["bsize"] == int(b["seq_len"].sum())
     assert len(seen) == 24 and store.total_experiences == frames == train_ds.num_frames
     assert store.updates_for_frames(train_ds.num_frames) == 6  # 24 examples in batches of 4
     store.reset_stream()
@@ -128,52 +132,39 @@ def test_streaming_storage_epochs_partitions_and_frames(train_ds):
     assert not parts[0] & parts[1] and len(parts[0] | parts[1]) == 24
 
 
-def _perfect_outputs(b: dict, scale: float = 30.0) -> dict:
-    logits = torch.full((*b["action_low"].shape, len(C.ACTION_LOW_VOCAB)), -scale)
-    logits.scatter_(2, b["action_low"][..., None], scale)
-    B, T = b["action_low"].shape
-    masks = torch.zeros(B, T, 300, 300)
-    masks[b["action_low_valid_interact"]] = b["action_low_mask"]
-    return {"action_low": logits, "action_low_mask": (masks * 2 - 1) * scale,
-            "subgoal": b["subgoals_completed"].clone(), "progress": b["subgoal_progress"].clone()}
+def _perfect_extras(b: dict, scale: float = 30.0) -> dict:
+    """The wrapper's extras ([T, B]) of a model that reproduces the demonstration exactly."""
+    actions = b["action_low"].T
+    logits = torch.full((*actions.shape, len(C.ACTION_LOW_VOCAB)), -scale)
+    logits.scatter_(2, actions[..., None], scale)
+    sel = torch.tensor([C.has_interaction(a) for a in C.ACTION_LOW_VOCAB])[actions]
+    gold = to_allenact_batch(b)["observations"][EXPERT_MASK_UUID][sel].float()
+    return {"alfred_vocab_logits": logits, "alfred_mask_steps": sel, "alfred_mask_logits": (gold * 2 - 1) * scale,
+            "alfred_subgoal": b["subgoals_completed"].T.clone(), "alfred_progress": b["subgoal_progress"].T.clone()}
 
 
-def test_seq2seq_losses_vanish_on_gold_and_not_elsewhere(train_ds):
+def test_allenact_batch_carries_the_demonstration_as_expert_labels(train_ds):
     b = train_ds.batch([0, 1, 2])
-    out = _perfect_outputs(b)
-    w = dict(subgoal_aux_loss_wt=0.1, pm_aux_loss_wt=0.1)
-    total, info = seq2seq_losses(out, b, **w)
+    ab = to_allenact_batch(b)
+    obs = ab["observations"]
+    n_b, n_t = b["action_low"].shape
+    assert obs[EXPERT_ACTION_UUID].shape == (n_t, n_b, 2) and ab["masks"].shape == (n_t, n_b, 1)
+    assert torch.equal(obs[EXPERT_ACTION_UUID][..., 1].bool(), b["pad_mask"].T) and ab["masks"][0].sum() == 0
+    assert torch.equal(obs[LANG_GOAL_UUID][-1], b["lang_goal"]) and ab["bsize"] == int(b["seq_len"].sum())
+    assert int(obs[EXPERT_MASK_UUID].sum()) == int(b["action_low_mask"].sum())  # every gold pixel, unpacked
+    w = LossWeights(subgoal_aux=0.1, progress_aux=0.1)
+    names = C.ACTION_LOW_VOCAB
+    total, info = alfred_rollout_losses(obs, _perfect_extras(b), w, names)
     assert total.item() < 1e-6 and set(info) == {"action_low", "action_low_mask", "subgoal_aux", "progress_aux",
                                                  "total"}
-    packed = dict(out, action_low_mask=out["action_low_mask"][b["action_low_valid_interact"]])
-    assert seq2seq_losses(packed, b, **w)[0].item() < 1e-6
-    bad = dict(out, action_low_mask=-out["action_low_mask"], progress=1 - out["progress"])
-    _, info_bad = seq2seq_losses(bad, b, **w)
+    bad = _perfect_extras(b)
+    bad["alfred_mask_logits"], bad["alfred_progress"] = -bad["alfred_mask_logits"], 1 - bad["alfred_progress"]
+    _, info_bad = alfred_rollout_losses(obs, bad, w, names)
     assert info_bad["action_low_mask"] > 10 and info_bad["progress_aux"] > 0.01
-    zero = dict(out, action_low=torch.zeros_like(out["action_low"]))
-    _, info_zero = seq2seq_losses(zero, b)
+    zero = dict(_perfect_extras(b), alfred_vocab_logits=torch.zeros(n_t, n_b, len(names)))
+    _, info_zero = alfred_rollout_losses(obs, zero, w, names)
     frac = float(b["pad_mask"].float().mean())  # mean over all positions, padding included (ALFRED)
-    assert info_zero["action_low"] == pytest.approx(np.log(len(C.ACTION_LOW_VOCAB)) * frac, rel=1e-5)
-
-
-def test_generic_loss_calls_the_model_and_counts_frames(train_ds):
-    b = train_ds.batch([3, 4])
-
-    class Model(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.bias = torch.nn.Parameter(torch.zeros(len(C.ACTION_LOW_VOCAB)))
-
-        def forward_teacher_forced(self, batch):
-            out = _perfect_outputs(batch)
-            out["action_low"] = out["action_low"] * 0 + self.bias
-            return out
-
-    m = Model()
-    lo = AlfredSeq2SeqLoss().loss(model=m, batch=b, batch_memory={}, stream_memory={})
-    assert lo.bsize == int(b["seq_len"].sum())
-    lo.value.backward()
-    assert m.bias.grad is not None and m.bias.grad.abs().sum() > 0
+    assert info_zero["action_low"] == pytest.approx(np.log(len(names)) * frac, rel=1e-5)
 
 
 def test_generated_dataset_records_encoder_resumes_and_feeds_the_batches(tmp_path):

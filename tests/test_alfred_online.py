@@ -9,10 +9,13 @@ import torch
 
 from alfred_task import constants as C
 from alfred_task.il_dataset import build_vocab
+from alfred_task.models.observations import (EXPERT_ACTION_UUID, EXPERT_HIGH_IDX_UUID, EXPERT_MASK_UUID,
+                                             EXPERT_PROGRESS_UUID, LANG_GOAL_UUID, LANG_INSTR_UUID,
+                                             PREV_ACTION_UUID, RGB_UUID)
 from alfred_task.online import ACTION_NAMES, AlfredTaskSampler
-from alfred_task.sensors import (AlfredExpertActionSensor, ExpertMaskSensor, FrameSensor, GoalTokensSensor,
-                                 InstructionTokensSensor, PrevActionSensor, ResnetFeaturePreprocessor,
-                                 ResnetFeatureSensor)
+from alfred_task.sensors import (AlfredExpertActionSensor, ExpertHighIdxSensor, ExpertMaskSensor,
+                                 ExpertProgressSensor, FrameSensor, GoalTokensSensor, InstructionTokensSensor,
+                                 PrevActionSensor, ResnetFeaturePreprocessor, ResnetFeatureSensor)
 from alfred_task.traj_data import load_split_file
 
 ROOT = Path(__file__).resolve().parents[1] / "data" / "alfred_lite"
@@ -31,7 +34,7 @@ def vocab(splits):
 @pytest.fixture(scope="module")
 def sampler(splits, vocab):
     sensors = [GoalTokensSensor(), InstructionTokensSensor(), AlfredExpertActionSensor(), ExpertMaskSensor(size=100),
-               PrevActionSensor()]
+               PrevActionSensor(), ExpertHighIdxSensor(), ExpertProgressSensor()]
     s = AlfredTaskSampler(ROOT, splits, "valid_seen", sensors, vocab, seed=0, deterministic=True, max_steps=150,
                           entries=splits["valid_seen"][:2])
     yield s
@@ -41,20 +44,23 @@ def sampler(splits, vocab):
 def test_following_the_expert_labels_solves_the_episode(sampler, vocab):
     task = sampler.next_task()
     obs = task.get_observations()
-    assert obs["lang_goal"].shape == (64,) and obs["lang_instr"].shape == (512,)
-    goal = obs["lang_goal"][obs["lang_goal"] > 0]
+    assert obs[LANG_GOAL_UUID].shape == (64,) and obs[LANG_INSTR_UUID].shape == (512,)
+    goal = obs[LANG_GOAL_UUID][obs[LANG_GOAL_UUID] > 0]
     assert list(goal) == task.task_info["lang_goal"] and goal[-1] == C.GOAL_INDEX
-    assert obs["prev_action"].tolist() == [0]
+    assert obs[PREV_ACTION_UUID].tolist() == [0]
     low = [la["discrete_action"]["action"] for la in task.task_info["traj"]["plan"]["low_actions"]]
-    taken = []
+    taken, high = [], []
     while not task.is_done():
-        action, ok = obs["expert_action"]
+        action, ok = obs[EXPERT_ACTION_UUID]
         assert ok == 1
+        high.append(int(obs[EXPERT_HIGH_IDX_UUID][0]))
+        assert obs[EXPERT_PROGRESS_UUID][0] == pytest.approx(min(1.0, (len(taken) + 1) / (len(low) + 1)))
         name = ACTION_NAMES[int(action)]
-        assert (obs["expert_mask"].sum() > 0) == C.has_interaction(name)
+        assert (obs[EXPERT_MASK_UUID].sum() > 0) == C.has_interaction(name)
         taken.append(name)
         obs = task.step(int(action)).observation
-        assert obs["prev_action"].tolist() == [int(action)]
+        assert obs[PREV_ACTION_UUID].tolist() == [int(action)]
+    assert high == sorted(high) and high[0] == 0 and high[-1] > 0  # subgoal index advances along the demo
     m = task.metrics()
     assert taken[-1] == C.STOP and m["success"] == 1.0 and m["goal_condition_success"] == 1.0
     assert m["num_fails"] == 0 and len(taken) - 1 <= 2 * len(low)  # the recorded demo is one expert run
@@ -66,7 +72,7 @@ def test_random_agent_steps_still_get_expert_labels(sampler):
     labels = []
     for _ in range(8):
         obs = task.get_observations()
-        labels.append(tuple(obs["expert_action"]))
+        labels.append(tuple(obs[EXPERT_ACTION_UUID]))
         task.step(int(rng.integers(3, len(ACTION_NAMES))))  # any non-special action
     assert all(ok == 1 and 3 <= a < len(ACTION_NAMES) for a, ok in labels)
     assert sampler.next_task() is None and sampler.length == 0  # deterministic: two entries, then done
@@ -92,7 +98,7 @@ def test_feature_sensor_is_seeded_resnet18_conv_map():
     assert np.array_equal(a, b) and not np.allclose(a, c)
     rgb = FrameSensor().get_observation(Env, None)
     pre = ResnetFeaturePreprocessor("random_resnet18", seed=0)
-    batched = pre.process({"rgb": torch.from_numpy(np.stack([rgb, rgb]))[None]})  # [steps, samplers, ...]
+    batched = pre.process({RGB_UUID: torch.from_numpy(np.stack([rgb, rgb]))[None]})  # [steps, samplers, ...]
     assert batched.shape == (1, 2, 512, 7, 7)
     assert torch.allclose(batched[0, 1], torch.from_numpy(a), atol=1e-5)
 

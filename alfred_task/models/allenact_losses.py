@@ -69,12 +69,29 @@ class AlfredSeq2SeqOfflineLoss(GenericAbstractLoss):
         self.weights, self.action_names = weights, tuple(action_names)
 
     def loss(self, *, model, batch, batch_memory: Memory, stream_memory: Memory) -> LossOutput:  # type: ignore
-        out, memory = model(observations=batch["observations"], memory=stream_memory,
+        n_t, n_b = batch["masks"].shape[:2]
+        out, memory = model(observations=batch["observations"], memory=_memory_for(model, stream_memory, n_b),
                             prev_actions=batch.get("prev_actions"), masks=batch["masks"])
         total, info = alfred_rollout_losses(batch["observations"], out.extras, self.weights, self.action_names)
-        n_t, n_b = batch["masks"].shape[:2]
         return LossOutput(value=total, info=info, per_epoch_info={}, batch_memory=batch_memory,
                           stream_memory=_detached(memory), bsize=n_t * n_b)
+
+
+def _memory_for(model, stream_memory: Memory, n_b: int) -> Memory:
+    """`stream_memory` when it fits `n_b` sequences, else zeros of the model's memory spec.
+
+    AllenAct starts a stream with an empty ``Memory()`` and the last batch of an epoch may be
+    smaller; teacher-forced batches begin every sequence with ``masks == 0`` (ALFRED's initial
+    state), so zeros lose nothing."""
+    spec = model.recurrent_memory_specification
+    if all(k in stream_memory and stream_memory.tensor(k).shape[1] == n_b for k in spec):
+        return stream_memory
+    device = next(model.parameters()).device
+    memory = Memory()
+    for key, (dims, dtype) in spec.items():
+        shape = [n_b if d is None else d for _, d in dims]
+        memory.check_append(key, torch.zeros(*shape, dtype=dtype, device=device), 1)
+    return memory
 
 
 def _detached(memory: Memory) -> Memory:

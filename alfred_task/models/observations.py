@@ -17,5 +17,10 @@ EXPERT_HIGH_IDX_UUID = "alfred_expert_high_idx"
 #: float32 [1]: overall-progress target (t+1)/T of the expert's demonstration at this step
 EXPERT_PROGRESS_UUID = "alfred_expert_progress"
 
-__all__ = ["LANG_GOAL_UUID", "LANG_INSTR_UUID", "RESNET_UUID", "EXPERT_ACTION_UUID", "EXPERT_MASK_UUID",
+#: int64 [1]: the action_low id of the last action taken (0 = <<pad>> before the first); not read by the model
+PREV_ACTION_UUID = "alfred_prev_action"
+#: uint8 [S, S, 3]: the raw frame, for `alfred_task.sensors.ResnetFeaturePreprocessor` (features on the trainer's device)
+RGB_UUID = "alfred_rgb"
+
+__all__ = ["PREV_ACTION_UUID", "RGB_UUID", "LANG_GOAL_UUID", "LANG_INSTR_UUID", "RESNET_UUID", "EXPERT_ACTION_UUID", "EXPERT_MASK_UUID",
            "EXPERT_HIGH_IDX_UUID", "EXPERT_PROGRESS_UUID"]
