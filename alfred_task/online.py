@@ -142,9 +142,16 @@ class AlfredOnlineTask(Task[AlfredEnv]):
         expert_len = len(self.task_info["traj"]["plan"]["low_actions"])
         steps = max(len([a for a in self.actions_taken if a != C.STOP]), 1)
         info = {k: self.task_info[k] for k in ("task", "repeat_idx", "task_type")}
+        weight = min(1.0, expert_len / steps)
+        # numerators/denominators of ALFRED's micro-averaged GC and L*-weighted PLW (§5.2): AllenAct
+        # averages per-episode scalars, and ratios of those means are ALFRED's aggregates
+        # (`alfred_task.allenact_metrics`)
         return {"ep_length": self.num_steps_taken(), "task_info": info, "success": success, "goal_condition_success": s / max(ts, 1),
-                "success_plw": success * min(1.0, expert_len / steps), "num_fails": float(self.num_fails),
-                "expert_failures": float(self.expert_failures), "stopped": float(self._stopped)}
+                "success_plw": success * weight, "num_fails": float(self.num_fails),
+                "expert_failures": float(self.expert_failures), "stopped": float(self._stopped),
+                "gc_completed": float(s), "gc_total": float(ts), "expert_len": float(expert_len),
+                "plw_success_num": success * weight * expert_len,
+                "plw_gc_num": s / max(ts, 1) * weight * expert_len}
 
 
 class AlfredTaskSampler(TaskSampler):
