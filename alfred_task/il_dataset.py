@@ -107,7 +107,7 @@ def build_vocab(data_root: Path, splits: Mapping[str, Sequence[SplitEntry]]) -> 
         for entry in entries:
             path = entry.traj_path(data_root, split)
             if cached[0] != path:
-                cached = (path, _read_traj(path))
+                cached = (path, read_traj_json(path))
             preprocess_traj(cached[1], vocab, entry.repeat_idx, grow=True)
     return vocab
 
@@ -122,7 +122,8 @@ def resolve_vocab(vocab: AlfredVocab | str | Path | None, data_root: Path,
     return vocab
 
 
-def _read_traj(path: Path) -> Dict[str, Any]:
+def read_traj_json(path: Path) -> Dict[str, Any]:
+    """A traj_data.json as a dict; DemoDataError naming the file when missing or malformed."""
     if not path.is_file():
         raise DemoDataError(f"{path}: trajectory file not found")
     try:
@@ -224,7 +225,7 @@ class AlfredILDataset:
     def _example(self, entry: SplitEntry) -> Example:
         path = entry.traj_path(self.data_root, self.split)
         if self._cache[0] != path:
-            self._cache = (path, _read_traj(path))
+            self._cache = (path, read_traj_json(path))
         traj = self._cache[1]
         if "plan" not in traj:
             raise DemoDataError(f"{path}: no plan (test splits cannot be used for imitation)")

@@ -17,6 +17,7 @@ checkpoint``) uses the model's own masks.
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import gym
@@ -30,10 +31,11 @@ from backends import DEFAULT_BACKEND
 from . import constants as C
 from .environment import INTERACTABLE_KEYS, AlfredEnv
 from .expert import AlfredExpert, ExpertAction, ExpertError
-from .il_dataset import resolve_vocab
+from .il_dataset import read_traj_json, resolve_vocab
 from .planning import PlanningError
 from .preprocess import preprocess_traj
 from .tasks import make_task
+from .traj_data import load_split_file
 
 ACTION_NAMES: Tuple[str, ...] = tuple(C.ACTION_LOW_VOCAB)
 STOP_ID = ACTION_NAMES.index(C.STOP)
@@ -169,10 +171,6 @@ class AlfredTaskSampler(TaskSampler):
                  sensors: Sequence[Sensor], vocab: Any = None, max_steps: int = C.MAX_STEPS, seed: int = 0,
                  deterministic: bool = False, backend: str = DEFAULT_BACKEND, planner: str = "template",
                  entries: Optional[Sequence[Any]] = None, env: Optional[AlfredEnv] = None, **kwargs: Any) -> None:
-        from pathlib import Path
-
-        from .traj_data import load_split_file
-
         self.data_root = Path(data_root)
         all_splits = dict(splits) if isinstance(splits, Mapping) else load_split_file(splits)
         if split not in all_splits:
@@ -234,7 +232,7 @@ class AlfredTaskSampler(TaskSampler):
             self._order = self._make_order()
         entry = self.entries[self._order[self._pos]]
         self._pos += 1
-        traj = _read_traj(entry.traj_path(self.data_root, self.split))
+        traj = read_traj_json(entry.traj_path(self.data_root, self.split))
         pp = preprocess_traj(traj, self.vocab, entry.repeat_idx, split=self.split, grow=False)
         self.env.init_episode(traj)
         info = {"traj": traj, "task": entry.task, "repeat_idx": entry.repeat_idx, "task_type": traj["task_type"],
@@ -243,11 +241,3 @@ class AlfredTaskSampler(TaskSampler):
         self._last = AlfredOnlineTask(self.env, self.sensors, info, self.max_steps, planner=self.planner)
         return self._last
 
-
-def _read_traj(path: Any) -> Dict[str, Any]:
-    import json
-
-    try:
-        return json.loads(path.read_text())
-    except FileNotFoundError:
-        raise FileNotFoundError(f"{path}: trajectory file not found") from None
