@@ -146,8 +146,9 @@ def main() -> None:
     ap.add_argument("--eval-every", type=int, default=10)
     ap.add_argument("--dagger-frames", type=int, default=0, help="0: skip the DAgger throughput run")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=1, help="torch threads (1 is fastest for the lite model)")
     args = ap.parse_args()
-    torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
+    torch.set_num_threads(args.threads)
     stem = RESULTS_DIR / "alfred_seq2seq_learning"
     res = run_imitation(args, Path(str(stem) + "_tb"))
     if args.dagger_frames:

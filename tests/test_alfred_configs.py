@@ -109,3 +109,19 @@ def test_bad_kwargs_fail_in_one_line(dataset, tmp_path, monkeypatch):
             AlfredSeq2SeqILConfig(**{**_kwargs(dataset), **extra})
         msg = str(e.value)
         assert needle in msg and msg.startswith("alfred config:") and "\n" not in msg
+
+
+def test_alfred_summary_is_micro_gc_and_expert_length_weighted(tmp_path):
+    from alfred_task.allenact_metrics import alfred_summary, main as summarize
+
+    # episode A: success, 2/2 conditions, L*=10 in 20 steps; episode B: 1/4 conditions, L*=30 in 15 steps
+    tasks = [{"success": 1.0, "gc_completed": 2.0, "gc_total": 2.0, "expert_len": 10.0,
+              "plw_success_num": 1.0 * 0.5 * 10, "plw_gc_num": 1.0 * 0.5 * 10},
+             {"success": 0.0, "gc_completed": 1.0, "gc_total": 4.0, "expert_len": 30.0,
+              "plw_success_num": 0.0, "plw_gc_num": 0.25 * 1.0 * 30}]
+    s = alfred_summary(tasks)
+    assert s["SR"] == 0.5 and s["GC"] == pytest.approx(3 / 6)  # micro: not the mean of 1.0 and 0.25
+    assert s["PLW_SR"] == pytest.approx(5 / 40) and s["PLW_GC"] == pytest.approx((5 + 7.5) / 40)
+    bad = tmp_path / "m.json"
+    bad.write_text(json.dumps([{"no_tasks": 1}]))
+    assert summarize([str(bad)]) == 2 and not (tmp_path / "alfred_metrics.json").exists()
