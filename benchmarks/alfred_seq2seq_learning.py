@@ -62,7 +62,10 @@ def _step(model, loss, batch) -> Dict[str, float]:
 
 @torch.no_grad()
 def _held_out(model, loss, batches) -> Dict[str, float]:
+    """Mean loss terms over `batches`: dropout and batch norm in eval mode, the wrapper itself in
+    training mode (it decodes masks, which the mask loss needs, only then)."""
     model.eval()
+    model.training = True
     sums: Dict[str, float] = {}
     for b in batches:
         for k, v in _step(model, loss, b).info.items():

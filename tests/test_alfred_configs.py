@@ -55,6 +55,7 @@ def _checkpoint(out: Path) -> Path:
     return found[-1]
 
 
+@pytest.mark.slow
 def test_imitation_trains_evaluates_and_its_checkpoint_runs_in_alfred_eval(dataset, tmp_path):
     out = tmp_path / "il"
     kw = _kwargs(dataset, training_frames=60, batch_size=2)
@@ -84,6 +85,7 @@ def test_imitation_trains_evaluates_and_its_checkpoint_runs_in_alfred_eval(datas
     assert res["agent"]["visual_encoder"]["name"] == ENCODER and res["results"]["all"]
 
 
+@pytest.mark.slow
 def test_dagger_learner_acts_with_expert_labels_and_decaying_teacher_forcing(dataset, tmp_path):
     out = tmp_path / "dagger"
     kw = _kwargs(dataset, training_frames=32, num_steps=16, num_train_processes=1, bc_tf1_steps=0,
