@@ -197,6 +197,17 @@ def _import_ref(ref: str, what: str) -> Any:
     return obj
 
 
+def _with_run_record(ckpt: dict) -> dict:
+    """An AllenAct checkpoint of a policy that records its evaluation fields in its state_dict
+    (`alfred_task.models.trained`) gets `CheckpointAgent`'s fields from there."""
+    if "agent" in ckpt or not isinstance(ckpt.get("model_state_dict"), dict):
+        return ckpt
+    from .models.trained import agent_fields
+
+    fields = agent_fields(ckpt["model_state_dict"])
+    return ckpt if fields is None else {**ckpt, **fields}
+
+
 class CheckpointAgent(Agent):
     """An agent restored from ``torch.save({"agent": "pkg.mod:Class", "kwargs": {...},
     "state_dict": {...}}, path)``.
@@ -225,6 +236,7 @@ class CheckpointAgent(Agent):
         if not isinstance(ckpt, dict):
             raise CheckpointError(path, "<root>", f"expected a dict with keys 'agent', 'kwargs', 'state_dict', "
                                                 f"got {type(ckpt).__name__}")
+        ckpt = _with_run_record(ckpt)
         for key in ("agent", "state_dict"):
             if key not in ckpt:
                 raise CheckpointError(path, key, "required field is missing")

@@ -558,6 +558,13 @@ def _timestamp() -> str:
 # ---------------------------------------------------------------------------
 # CLI
 # ---------------------------------------------------------------------------
+def _agent_record(agent: Agent, args: argparse.Namespace) -> Dict[str, Any]:
+    """What result files say about the agent: its name, checkpoint and visual encoder (if any)."""
+    inner = getattr(agent, "inner", agent)
+    return {"agent": args.agent, "checkpoint": args.checkpoint,
+            "visual_encoder": getattr(inner, "visual_encoder", None)}
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = OneLineArgumentParser(prog="python -m alfred_task.eval",
                                description="Evaluate an agent on ALFRED (task SR/GC/PLW, subgoals, leaderboard dump).")
@@ -628,7 +635,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if subgoals and splits[0] in TEST_SPLITS:
             raise EvalInputError(f"--subgoals needs expert plans; split {splits[0]} has none")
         factory = _agent_factory(args.agent, **_agent_kwargs(args))
-        factory()  # build once here: bad checkpoints etc. fail before any episode runs
+        run = _agent_record(factory(), args)  # built once here: bad checkpoints etc. fail before any episode
         entries = resolve_entries(args.data, args.splits, splits, args.limit)
     except UnknownAgentError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -645,7 +652,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         if subgoals:
             recs = evaluate_subgoals(factory, entries, args.data, subgoals, **common)
-            res = subgoal_results(recs, splits[0])
+            res = {**subgoal_results(recs, splits[0]), "agent": run}
             path = write_json_atomic(out_dir / f"subgoal_results_{ts}.json", res, sort_keys=False)
             print(format_subgoal_table(res["results"], f"subgoal evaluation: {splits[0]} ({len(recs)} evaluations)"))
             print(f"wrote {path}")
@@ -661,7 +668,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if split in TEST_SPLITS:
             tables.append(f"{split}: {len(rs)} episodes run (test split: not scored, actions recorded)")
             continue
-        res = task_results(rs)
+        res = {**task_results(rs), "agent": run}
         written.append(write_json_atomic(out_dir / f"task_results_{split}_{ts}.json", res, sort_keys=False))
         tables.append(format_task_table(res["results"], f"task evaluation: {split} ({len(rs)} episodes)"))
     if any(s in TEST_SPLITS for s in splits):

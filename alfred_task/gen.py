@@ -44,6 +44,7 @@ from . import constants as C
 from .environment import AlfredEnv
 from .expert import AlfredExpert, ExpertError
 from .goal_conditions import goal_satisfied
+from .dataset_meta import record_run
 from .language import SubgoalContext, make_annotations
 from .masks import compress_mask
 from .planning import PlanningError
@@ -412,15 +413,20 @@ def write_demo(out: Path, split: str, traj: Mapping, frames: Optional[List[np.nd
 _WORKER: Dict[str, Any] = {}
 
 
-def _worker_init(backend: str, want_frames: bool, features: Optional[str], planner: str) -> None:
+def _worker_init(backend: str, want_frames: bool, features: Optional[str], planner: str,
+                 encoder_seed: int = 0, torch_threads: int = 0) -> None:
+    if torch_threads > 0:  # several workers on few cores: one BLAS thread each, no oversubscription
+        import torch
+
+        torch.set_num_threads(torch_threads)
     _WORKER["env"] = AlfredEnv(backend=backend, width=C.SCREEN_WIDTH, height=C.SCREEN_HEIGHT)
     _WORKER["planner"] = planner
     _WORKER["frames"] = want_frames or features is not None
     _WORKER["features"] = None
     if features is not None:
-        from .features import ResnetFeatures
+        from .features import ResnetFeatures, seeded_spec
 
-        _WORKER["features"] = ResnetFeatures(features)
+        _WORKER["features"] = ResnetFeatures(seeded_spec(features, encoder_seed))
 
 
 def _work(job: Tuple[int, int, str, bool, Optional[str]]) -> Dict[str, Any]:
@@ -442,27 +448,34 @@ def _done_marker(out: Path, index: int, split: Optional[str] = None) -> Path:
 
 def generate(out: Path, num: int, seed: int = 0, workers: int = 1, backend: str = DEFAULT_BACKEND,
              save_frames: bool = False, features: Optional[str] = None, start: int = 0,
-             planner: str = "fast_downward", split: Optional[str] = None) -> Dict[str, Any]:
-    """Generate demonstrations [start, start+num) into `out` (resumable) and write splits.json."""
+             planner: str = "fast_downward", split: Optional[str] = None, encoder_seed: int = 0) -> Dict[str, Any]:
+    """Generate demonstrations [start, start+num) into `out` (resumable) and write splits.json.
+
+    `features`: None (no feat_conv.pt), "imagenet", "random_resnet18" (seeded by
+    `encoder_seed`) or a resnet18 state_dict path; recorded in ``dataset_meta.json``.
+    """
     from tqdm import tqdm
 
     out = Path(out)
     if backend == "thor":  # fail here, in seconds, with the reason (no build / display / GPU)
         check_thor({})
-    if features is not None and features != "imagenet" and not Path(features).is_file():
-        raise FileNotFoundError(f"--features: {features!r} is neither 'imagenet' nor a state_dict file")
     if split is not None:
         scene_pool(C.TASK_TYPES[0], split)  # validates the name before any work
+    encoder = _encoder_record(features, encoder_seed)
+    record_run(out, split or "any", {"seed": seed, "planner": planner, "backend": backend}, encoder)
+    _remove_stale_temp_dirs(out)
     _done_marker(out, 0, split).parent.mkdir(parents=True, exist_ok=True)
     todo = [i for i in range(start, start + num) if not _done_marker(out, i, split).exists()]
     jobs = [(seed, i, str(out), save_frames, split) for i in todo]
+    if not jobs:  # everything asked for is finished: no simulator or encoder to start
+        return write_splits(out)
     results: List[Dict[str, Any]] = []
 
     def record(r: Dict[str, Any]) -> None:
         write_json_atomic(_done_marker(out, r["index"], split), r, indent=None)
 
     if workers <= 1:
-        _worker_init(backend, save_frames, features, planner)
+        _worker_init(backend, save_frames, features, planner, encoder_seed)
         it = map(_work, jobs)
         pool = None
     else:
@@ -472,7 +485,8 @@ def generate(out: Path, num: int, seed: int = 0, workers: int = 1, backend: str 
         # ProcessPoolExecutor, not mp.Pool: a worker that cannot start breaks the pool (an
         # error here) instead of being respawned forever. map() keeps the input order.
         pool = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("forkserver"),
-                                   initializer=_worker_init, initargs=(backend, save_frames, features, planner))
+                                   initializer=_worker_init,
+                                   initargs=(backend, save_frames, features, planner, encoder_seed, 1))
         it = pool.map(_work, jobs)
     try:
         for r in tqdm(it, total=len(jobs), desc="demonstrations", unit="demo"):
@@ -488,6 +502,25 @@ def generate(out: Path, num: int, seed: int = 0, workers: int = 1, backend: str 
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
     return write_splits(out)
+
+
+def _encoder_record(features: Optional[str], encoder_seed: int) -> Optional[Dict[str, Any]]:
+    """The encoder's ``describe()`` record; fails fast (FileNotFoundError) on missing weights."""
+    if features is None:
+        return None
+    from .features import ResnetFeatures, check_encoder, seeded_spec
+
+    spec = seeded_spec(features, encoder_seed)
+    check_encoder(spec)
+    return ResnetFeatures(spec).describe()
+
+
+def _remove_stale_temp_dirs(out: Path) -> None:
+    """Trajectory folders of a killed run (``.tmp_*`` next to the final ones) never became
+    visible; remove them so the dataset holds finished demonstrations only."""
+    for split in C.SPLITS:
+        for tmp in (out / split).glob("**/.tmp_*"):
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def write_splits(out: Path) -> Dict[str, Any]:
@@ -521,23 +554,27 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     help="high-level planner: Fast Downward on the PDDL problem (as ALFRED used a real "
                          "planner) or the millisecond template planner")
     ap.add_argument("--save-frames", action="store_true", help="write raw_images/*.png")
-    ap.add_argument("--features", default=None, metavar="WEIGHTS",
-                    help="write feat_conv.pt with ResNet-18 conv features; WEIGHTS = 'imagenet' (torchvision "
-                         "download) or a path to a resnet18 state_dict")
+    ap.add_argument("--features", "--visual-encoder", dest="features", default=None, metavar="ENCODER",
+                    help="write feat_conv.pt with ResNet-18 conv features; ENCODER = 'imagenet' (torchvision's "
+                         "cached weights; fails at once naming the file when absent), 'random_resnet18' (seeded "
+                         "by --encoder-seed) or a path to a resnet18 state_dict; recorded in dataset_meta.json")
+    ap.add_argument("--encoder-seed", type=int, default=0, help="seed of the random_resnet18 encoder")
     args = ap.parse_args(argv)
     try:
         check_int("--num", args.num, 1)
         check_int("--start", args.start, 0)
         check_int("--workers", args.workers, 1)
         check_output_dir("--out", args.out)
-        if args.features is not None and args.features != "imagenet" and not Path(args.features).is_file():
-            raise UsageError(f"--features {args.features!r}: neither 'imagenet' nor a state_dict file")
-    except UsageError as e:
+        if args.features is not None:
+            from .features import check_encoder, seeded_spec
+
+            check_encoder(seeded_spec(args.features, args.encoder_seed))
+    except (UsageError, FileNotFoundError, ValueError) as e:
         return print_error(ap.prog, e)
     try:
         with stop_children_on_signals(ap.prog):
             summary = generate(args.out, args.num, args.seed, args.workers, args.backend, args.save_frames,
-                               args.features, args.start, args.planner, args.split)
+                               args.features, args.start, args.planner, args.split, args.encoder_seed)
     except (ThorUnavailableError, RuntimeError, FileNotFoundError, ValueError) as e:
         return print_error(ap.prog, e)
     print(json.dumps(summary, indent=2))

@@ -14,12 +14,10 @@ order) it reads ``<data>/<split>/<task>/traj_data.json`` and writes
 ``<out>/<split>/<task>/pp/ann_<repeat_idx>.json`` (``<out>`` defaults to ``<data>``, i.e.
 next to each trajectory), then the vocabulary ``<out>/pp.vocab``.
 
-Vocabulary file: ALFRED writes ``pp.vocab`` with ``torch.save`` (a dict of ``vocab.Vocab``
-objects). We keep the file name and the torch format but store plain token lists,
-``{"word": [...], "action_low": [...], "action_high": [...]}`` (index = position), so it
-loads with ``torch.load(path, weights_only=True)`` and does not need the third-party
-``vocab`` package. ``--vocab-format json`` writes the same dict as JSON instead.
-`AlfredVocab.load` reads either.
+Tokens and vocabularies come from ALFRED's own packages (`alfred_task.vocabulary`: revtok,
+vocab): ``ann`` holds revtok tokens with their spaces, ``pp.vocab`` is ALFRED's file (a
+torch-saved dict of ``vocab.Vocab``), readable by ALFRED's code and ours. ``--vocab-format json``
+writes token lists instead. `AlfredVocab.load` reads either.
 
 Vocabulary growth (as ALFRED): the word and action_high vocabularies grow over every split
 processed, tests included, in processing order, so the result is deterministic for a given
@@ -29,209 +27,17 @@ from __future__ import annotations
 
 import argparse
 import copy
-import json
 import os
 import sys
-import unicodedata
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Sequence
 
-from common.atomic_io import write_bytes_atomic, write_json_atomic
+from common.atomic_io import write_json_atomic
 
 from . import constants as C
 from .traj_data import SplitEntry, load_split_file, load_traj_data
 from .traj_schema import TrajData, TrajDataError
-
-# ---------------------------------------------------------------------------
-# tokenisation
-# ---------------------------------------------------------------------------
-
-
-def normalize_text(text: str) -> str:
-    """Collapse whitespace and lower-case (ALFRED does this before tokenising)."""
-    if not isinstance(text, str):
-        raise ValueError(f"text must be a string, got {type(text).__name__}")
-    return " ".join(text.split()).lower()
-
-
-def _char_class(ch: str) -> str:
-    if ch.isspace():
-        return " "
-    cat = unicodedata.category(ch)[0]
-    if cat in "LM":
-        return "L"  # letters and combining marks form words
-    if cat == "N":
-        return "N"  # runs of numerals
-    if cat == "S":
-        return "S"  # runs of symbols ($, +, emoji, ...)
-    return "P"  # punctuation and everything else: one token per character
-
-
-def tokenize(text: str) -> list[str]:
-    """Split text into tokens with the same boundaries as revtok 0.0.3 (ALFRED's tokenizer).
-
-    Runs of letters, runs of digits and runs of symbols are tokens; each punctuation
-    character is its own token; whitespace separates and is dropped. revtok attaches
-    surrounding spaces to its tokens, which ALFRED strips at numericalisation; we return
-    the stripped tokens directly. Case is preserved (use `normalize_text` first, as
-    `preprocess_traj` does).
-    """
-    if not isinstance(text, str):
-        raise ValueError(f"text must be a string, got {type(text).__name__}")
-    out: list[str] = []
-    cur: list[str] = []
-    cur_cls = None
-    for ch in text:
-        k = _char_class(ch)
-        if k in "LNS" and k == cur_cls:
-            cur.append(ch)
-            continue
-        if cur:
-            out.append("".join(cur))
-        cur, cur_cls = [], None
-        if k == " ":
-            continue
-        if k == "P":
-            out.append(ch)
-            continue
-        cur, cur_cls = [ch], k
-    if cur:
-        out.append("".join(cur))
-    return out
-
-
-# ---------------------------------------------------------------------------
-# vocabularies
-# ---------------------------------------------------------------------------
-class Vocab:
-    """Ordered token <-> index map. Growing appends; indices never change."""
-
-    def __init__(self, tokens: Iterable[str] = (), name: str = "vocab", frozen: bool = False):
-        self.name = name
-        self._itos: list[str] = []
-        self._stoi: dict[str, int] = {}
-        for t in tokens:
-            self._add(t)
-        self.frozen = frozen
-
-    def _add(self, token: str) -> int:
-        if not isinstance(token, str):
-            raise ValueError(f"{self.name} vocabulary tokens must be strings, got {token!r}")
-        if token in self._stoi:
-            raise ValueError(f"duplicate token {token!r} in {self.name} vocabulary")
-        self._stoi[token] = len(self._itos)
-        self._itos.append(token)
-        return self._stoi[token]
-
-    def index(self, token: str, grow: bool = True) -> int:
-        i = self._stoi.get(token)
-        if i is not None:
-            return i
-        if not grow or self.frozen:
-            raise KeyError(f"token {token!r} is not in the {self.name} vocabulary ({len(self)} entries)")
-        return self._add(token)
-
-    def word2index(self, tokens, train: bool = True):
-        """Index of one token or a list of tokens (grows when `train`)."""
-        if isinstance(tokens, str):
-            return self.index(tokens, grow=train)
-        return [self.index(t, grow=train) for t in tokens]
-
-    def index2word(self, ids):
-        if isinstance(ids, int):
-            return self._itos[ids]
-        return [self._itos[i] for i in ids]
-
-    @property
-    def tokens(self) -> list[str]:
-        return list(self._itos)
-
-    def __len__(self) -> int:
-        return len(self._itos)
-
-    def __contains__(self, token) -> bool:
-        return token in self._stoi
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, Vocab) and self._itos == other._itos
-
-    def __repr__(self) -> str:
-        return f"Vocab({self.name!r}, {len(self)} tokens)"
-
-
-@dataclass
-class AlfredVocab:
-    word: Vocab
-    action_low: Vocab
-    action_high: Vocab
-
-    KEYS = ("word", "action_low", "action_high")
-
-    @classmethod
-    def new(cls) -> "AlfredVocab":
-        """Seeded vocabularies: word <<pad>>,<<seg>>,<<goal>>; action_low the fixed 15;
-        action_high <<pad>>,<<seg>>,<<stop>>."""
-        return cls(
-            word=Vocab(C.WORD_SPECIAL_TOKENS, "word"),
-            action_low=Vocab(C.ACTION_LOW_VOCAB, "action_low", frozen=True),
-            action_high=Vocab(C.ACTION_SPECIAL_TOKENS, "action_high"),
-        )
-
-    def to_dict(self) -> dict[str, list[str]]:
-        return {k: getattr(self, k).tokens for k in self.KEYS}
-
-    @classmethod
-    def from_dict(cls, d: dict, source: str = "<vocab>") -> "AlfredVocab":
-        if not isinstance(d, dict):
-            raise ValueError(f"{source}: vocabulary must be a dict with keys {list(cls.KEYS)}")
-        for k in cls.KEYS:
-            if k not in d:
-                raise ValueError(f"{source}: vocabulary is missing {k!r}")
-            if not isinstance(d[k], list) or not all(isinstance(t, str) for t in d[k]):
-                raise ValueError(f"{source}: vocabulary {k!r} must be a list of strings")
-        specials = {"word": C.WORD_SPECIAL_TOKENS, "action_low": C.ACTION_SPECIAL_TOKENS, "action_high": C.ACTION_SPECIAL_TOKENS}
-        for k, seed in specials.items():
-            if tuple(d[k][: len(seed)]) != seed:
-                raise ValueError(f"{source}: vocabulary {k!r} must start with {list(seed)}, got {d[k][:len(seed)]}")
-        return cls(
-            word=Vocab(d["word"], "word"),
-            action_low=Vocab(d["action_low"], "action_low", frozen=True),
-            action_high=Vocab(d["action_high"], "action_high"),
-        )
-
-    def save(self, path: str | os.PathLike, fmt: str | None = None) -> Path:
-        """Write the vocabulary: torch.save of plain lists (default), or JSON (`fmt='json'`
-        or a path ending in .json). Atomic."""
-        p = Path(path)
-        fmt = fmt or ("json" if p.suffix == ".json" else "torch")
-        if fmt == "json":
-            return write_json_atomic(p, self.to_dict(), indent=1, sort_keys=False)
-        if fmt != "torch":
-            raise ValueError(f"unknown vocabulary format {fmt!r} (use 'torch' or 'json')")
-        import io
-
-        import torch
-
-        buf = io.BytesIO()  # saving to a buffer keeps the archive name fixed -> byte-deterministic
-        torch.save(self.to_dict(), buf)
-        write_bytes_atomic(p, buf.getvalue())
-        return p
-
-    @classmethod
-    def load(cls, path: str | os.PathLike) -> "AlfredVocab":
-        p = Path(path)
-        if not p.exists():
-            raise FileNotFoundError(f"vocabulary file {p} not found")
-        with open(p, "rb") as f:
-            head = f.read(1)
-        if head in (b"{", b" ", b"\n"):
-            with open(p, "r", encoding="utf-8") as f:
-                return cls.from_dict(json.load(f), str(p))
-        import torch
-
-        return cls.from_dict(torch.load(p, weights_only=True), str(p))
-
+from .vocabulary import AlfredVocab, Vocab, lookup, normalize_text, numericalize_token, tokenize
 
 # ---------------------------------------------------------------------------
 # per-trajectory preprocessing
@@ -299,11 +105,10 @@ def preprocess_traj(
     ex["repeat_idx"] = repeat_idx
     ex["ann"] = {"goal": goal, "instr": instr, "repeat_idx": repeat_idx}
 
-    wv = vocab.word
-    num: dict = {
-        "lang_goal": [wv.index(w.strip().lower(), grow) for w in goal],
-        "lang_instr": [[wv.index(w.strip().lower(), grow) for w in seg] for seg in instr],
-    }
+    def ids(tokens: list[str]) -> list[int]:
+        return [lookup(vocab.word, numericalize_token(w), grow, "word") for w in tokens]
+
+    num: dict = {"lang_goal": ids(goal), "lang_instr": [ids(seg) for seg in instr]}
     ex["num"] = num
     if t.plan is None:
         return ex
@@ -335,7 +140,7 @@ def _action_low_segments(low_actions: list[dict], high_pddl: list[dict], vocab: 
         action_low[a["high_idx"]].append(
             {
                 "high_idx": a["high_idx"],
-                "action": vocab.action_low.index(name, grow=False),
+                "action": lookup(vocab.action_low, name, True, "action_low", fixed=True),
                 "action_high_args": args,
                 "centroid": _centroid(args) if interact else [-1, -1],
                 "mask": args["mask"] if interact else None,
@@ -351,8 +156,8 @@ def _action_high_entries(high_pddl: list[dict], vocab: AlfredVocab, grow: bool) 
     return [
         {
             "high_idx": h["high_idx"],
-            "action": av.index(h["discrete_action"]["action"], grow),
-            "action_high_args": [av.index(str(x).lower(), grow) for x in h["discrete_action"]["args"]],
+            "action": lookup(av, h["discrete_action"]["action"], grow, "action_high"),
+            "action_high_args": [lookup(av, str(x).lower(), grow, "action_high") for x in h["discrete_action"]["args"]],
         }
         for h in high_pddl
     ]

@@ -43,6 +43,7 @@ from allenact.utils.experiment_utils import Builder, LinearDecay, PipelineStage,
 
 from backends import DEFAULT_BACKEND, open_x_displays
 from baseline_configs.allenact_compat import install_allenact_fixes
+from baseline_configs.schedules import StepwiseLinearDecay
 from rearrange.constants import (
     MAX_UNSHUFFLE_STEPS, MAX_WALKTHROUGH_STEPS, REARRANGE_ACTIONS, SCREEN_SIZE, default_controller_kwargs,
 )
@@ -77,22 +78,6 @@ def partition_sequence(seq: Sequence[Any], parts: int) -> List[List[Any]]:
         out.append(list(seq[start:start + size]))
         start += size
     return out
-
-
-class StepwiseLinearDecay:
-    """1.0 until `cumm_steps_before_decay`, then linearly down to `endp` over `steps`."""
-
-    def __init__(self, cumm_steps_before_decay: int, steps_for_decay: int, startp: float = 1.0,
-                 endp: float = 0.0) -> None:
-        self.before = int(cumm_steps_before_decay)
-        self.steps = max(int(steps_for_decay), 1)
-        self.startp, self.endp = float(startp), float(endp)
-
-    def __call__(self, epoch: int) -> float:
-        if epoch <= self.before:
-            return self.startp
-        frac = min((epoch - self.before) / self.steps, 1.0)
-        return self.startp + (self.endp - self.startp) * frac
 
 
 class RearrangeBaseExperimentConfig(ExperimentConfig):

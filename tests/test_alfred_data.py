@@ -24,16 +24,8 @@ from alfred_task.masks import (
     rle_pixel_count,
     validate_rle,
 )
-from alfred_task.preprocess import (
-    AlfredVocab,
-    Vocab,
-    main as preprocess_main,
-    normalize_text,
-    pp_path,
-    preprocess_splits,
-    preprocess_traj,
-    tokenize,
-)
+from alfred_task.preprocess import main as preprocess_main, pp_path, preprocess_splits, preprocess_traj
+from alfred_task.vocabulary import AlfredVocab, tokens_of
 from alfred_task.traj_data import (
     SplitEntry,
     check_rle_fields,
@@ -235,60 +227,6 @@ def test_bbox_and_point_masks():
 
 
 # ===========================================================================
-# tokenisation / vocab (synthetic)
-# ===========================================================================
-def test_tokenize_revtok_boundaries():
-    assert tokenize(normalize_text("  Go to the\tSINK. ")) == ["go", "to", "the", "sink", "."]
-    assert tokenize("turn left,walk 2.5 steps!") == ["turn", "left", ",", "walk", "2", ".", "5", "steps", "!"]
-    assert tokenize("the 3rd shelf") == ["the", "3", "rd", "shelf"]
-    assert tokenize("don't") == ["don", "'", "t"]
-    assert tokenize("x...y") == ["x", ".", ".", ".", "y"]
-    assert tokenize("$5 a$😀b café") == ["$", "5", "a", "$😀", "b", "café"]
-    assert tokenize("") == [] and normalize_text("A \n B") == "a b"
-    with pytest.raises(ValueError, match="string"):
-        tokenize(None)
-
-
-def test_tokenize_matches_revtok_if_installed():
-    """revtok is not a dependency; where it is installed, check boundaries agree with it."""
-    revtok = pytest.importorskip("revtok")
-    rng = np.random.default_rng(1)
-    alphabet = list("aZé\u03011²Ⅻ٣ .,'\"!?-_/()$%😀日\u200b\t—’+^~`|<>=#@&*[]{}©°")
-    texts = ["Turn left, walk 2.5 steps to the 3rd shelf!", "It's the mug's handle...(left)"]
-    texts += ["".join(rng.choice(alphabet, size=int(rng.integers(0, 14)))) for _ in range(3000)]
-    for s in texts:
-        norm = normalize_text(s)
-        assert tokenize(norm) == [t.strip() for t in revtok.tokenize(norm)], s
-
-
-def test_vocab_basics_and_files(tmp_path):
-    v = AlfredVocab.new()
-    assert v.word.tokens == list(C.WORD_SPECIAL_TOKENS) and v.action_low.tokens == list(C.ACTION_LOW_VOCAB)
-    assert v.action_high.tokens == list(C.ACTION_SPECIAL_TOKENS)
-    assert v.word.word2index(["a", "b", "a"]) == [3, 4, 3] and v.word.index2word([3, 4]) == ["a", "b"]
-    with pytest.raises(KeyError, match="'zzz' is not in the word vocabulary"):
-        v.word.index("zzz", grow=False)
-    with pytest.raises(KeyError, match="action_low"):
-        v.action_low.index("Jump")  # fixed vocabulary
-    with pytest.raises(ValueError, match="duplicate"):
-        Vocab(["a", "a"])
-    for name in ("pp.vocab", "pp.vocab.json"):
-        p = v.save(tmp_path / name)
-        assert AlfredVocab.load(p) == v
-    assert (tmp_path / "pp.vocab").read_bytes()[:2] == b"PK"  # torch zip format
-    import torch
-
-    assert torch.load(tmp_path / "pp.vocab", weights_only=True) == v.to_dict()
-    v.save(tmp_path / "again.vocab")
-    assert (tmp_path / "again.vocab").read_bytes() == (tmp_path / "pp.vocab").read_bytes()  # deterministic
-    (tmp_path / "bad.json").write_text(json.dumps({"word": ["x"], "action_low": [], "action_high": []}))
-    with pytest.raises(ValueError, match="must start with"):
-        AlfredVocab.load(tmp_path / "bad.json")
-    with pytest.raises(FileNotFoundError):
-        AlfredVocab.load(tmp_path / "missing.vocab")
-
-
-# ===========================================================================
 # traj_data (synthetic)
 # ===========================================================================
 def test_synthetic_traj_roundtrip(tmp_path):
@@ -406,8 +344,8 @@ def _check_pp(pp, traj: TrajData, vocab: AlfredVocab, r: int):
     assert pp["repeat_idx"] == r and pp["ann"]["repeat_idx"] == r
     assert pp["ann"]["goal"][-1] == C.GOAL and pp["ann"]["instr"][-1] == [C.STOP]
     assert len(pp["ann"]["instr"]) == len(ann.high_descs) + 1 == len(num["lang_instr"])
-    assert vocab.word.index2word(num["lang_goal"]) == [w.lower() for w in pp["ann"]["goal"]]
-    assert num["lang_goal"][-1] == C.GOAL_INDEX and num["lang_instr"][-1] == [vocab.word.index(C.STOP)]
+    assert vocab.word.index2word(num["lang_goal"]) == [w.strip().lower() for w in pp["ann"]["goal"]]
+    assert num["lang_goal"][-1] == C.GOAL_INDEX and num["lang_instr"][-1] == [vocab.word.word2index(C.STOP)]
     for key in ("task_id", "scene", "turk_annotations"):
         assert pp[key] == traj.to_dict()[key]
     if traj.is_test:
@@ -449,9 +387,9 @@ def test_preprocess_synthetic():
     assert raw == before  # input untouched
     _check_pp(pp, t, vocab, 0)
     assert pp["root"] == "/data/task" and pp["split"] == "train"
-    assert pp["ann"]["goal"] == ["put", "a", "mug", "on", "the", "shelf", ".", "<<goal>>"]
+    assert pp["ann"]["goal"] == [" put ", " a ", " mug ", " on ", " the ", " shelf ", ". ", "<<goal>>"]
     assert pp["num"]["low_to_high_idx"] == [0, 0, 1, 2, 2, 3, 4]
-    assert vocab.action_high.tokens[3:] == ["GotoLocation", "countertop", "PickupObject", "mug", "shelf",
+    assert tokens_of(vocab.action_high)[3:] == ["GotoLocation", "countertop", "PickupObject", "mug", "shelf",
                                             "PutObject", "NoOp"]
     pp1 = preprocess_traj(t, vocab, 1)
     _check_pp(pp1, t, vocab, 1)
@@ -658,15 +596,15 @@ def test_fixture_vocab_stats(alfred_dir, preprocessed):
     out, vocab, _ = preprocessed
     text = (alfred_dir / "vocab_stats.txt").read_text()
     al = ast.literal_eval(re.search(r"^action_low vocab 15 (\[.*\])$", text, re.M).group(1))
-    assert al == vocab.action_low.tokens == list(C.ACTION_LOW_VOCAB)
+    assert al == tokens_of(vocab.action_low) == list(C.ACTION_LOW_VOCAB)
     wsize = int(re.search(r"^word vocab size (\d+)$", text, re.M).group(1))
     wfirst = ast.literal_eval(re.search(r"^word first 30 (\[.*\])$", text, re.M).group(1))
-    assert vocab.word.tokens[:3] == wfirst[:3] and 3 < len(vocab.word) <= wsize == 2360
+    assert tokens_of(vocab.word)[:3] == wfirst[:3] and 3 < len(vocab.word) <= wsize == 2360
     hm = re.search(r"^action_high vocab size (\d+) (\[.*\])$", text, re.M)
-    assert vocab.action_high.tokens[:3] == ast.literal_eval(hm.group(2))[:3]
+    assert tokens_of(vocab.action_high)[:3] == ast.literal_eval(hm.group(2))[:3]
     assert len(vocab.action_high) <= int(hm.group(1)) == 93
     # every high-level action name in the fixtures is an ALFRED high action; the rest are lower-case args
-    for tok in vocab.action_high.tokens[3:]:
+    for tok in tokens_of(vocab.action_high)[3:]:
         assert tok in C.HIGH_ACTION_SET or tok == tok.lower()
     # length maxima of the full train split bound the fixtures'
     goal_max = int(re.search(r"train goal len mean/max \S+ (\d+)", text).group(1))

@@ -478,7 +478,8 @@ def test_cli_random_valid_seen(tmp_path):
     files = list(out.glob("task_results_valid_seen_*.json"))
     assert len(files) == 1 and not list(out.glob(".*tmp"))
     res = json.loads(files[0].read_text())
-    assert set(res) == {"successes", "failures", "results"}
+    assert set(res) == {"successes", "failures", "results", "agent"}
+    assert res["agent"] == {"agent": "random", "checkpoint": None, "visual_encoder": None}
     recs = res["successes"] + res["failures"]
     assert len(recs) == 3 and all(set(EPISODE_KEYS) <= set(r) for r in recs)
     assert all(r["path_len"] <= 20 and r["type"] == "pick_and_place_simple" for r in recs)

@@ -215,7 +215,8 @@ def test_generate_writes_frames_features_and_resumes(tmp_path):
     assert len(list((traj_file.parent / "raw_images").glob("*.png"))) == n + 1
     assert [im["low_idx"] for im in traj["images"]] == list(range(n))  # the stop frame is not listed
     mtime = traj_file.stat().st_mtime_ns
-    generate(out, 1, seed=5, workers=1, planner="template", split="valid_seen")  # already done: skipped
+    generate(out, 1, seed=5, workers=1, features=str(weights), planner="template",
+             split="valid_seen")  # already done: skipped (same encoder; another one is refused)
     assert traj_file.stat().st_mtime_ns == mtime
 
 

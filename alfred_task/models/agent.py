@@ -1,0 +1,94 @@
+"""ALFRED evaluation agent around the Seq2Seq(+PM) model (the `alfred_task.agents` protocol).
+
+Converted and trained checkpoints name this class, so ``python -m alfred_task.eval --agent
+checkpoint --checkpoint <ckpt>`` builds it through `CheckpointAgent` as
+``Seq2SeqAgent(model_kwargs=..., vocab=..., visual_encoder=...)`` then ``load_state_dict``.
+
+Per episode the language is numericalised as ALFRED's preprocessing does (words missing from the
+vocabulary become <<pad>>) and encoded once; each `act` featurises ``env.last_event.frame`` with
+ResNet-18 and takes one decoder step (§6.5). The action is the argmax over the 13 agent actions
+(ALFRED can also emit <<pad>>/<<seg>>, which its evaluator then drops or fails, §7); the mask is
+sigmoid > 0.5 at 300×300. `teacher_force` feeds the expert's step (subgoal evaluation): the
+decoder reads the frame before the expert action and the expert action becomes the previous action.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+import torch
+
+from .. import constants as C
+from ..agents import ActionMask, Agent
+from ..vocabulary import AlfredVocab, normalize_text, numericalize_token, tokenize
+from .seq2seq import StepState
+
+__all__ = ["AGENT_REF", "Seq2SeqAgent"]
+
+#: how checkpoints name this class (`CheckpointAgent`'s "agent" field)
+AGENT_REF = "alfred_task.models.agent:Seq2SeqAgent"
+
+
+class Seq2SeqAgent(Agent):
+    """See the module doc. `vocab` is an `AlfredVocab.to_record()` dict."""
+
+    def __init__(self, model_kwargs: dict, vocab: dict, visual_encoder: str = "imagenet") -> None:
+        from ..features import ResnetFeatures
+        from .actor_critic import build_actor_critic
+
+        self.vocab = AlfredVocab.from_record(vocab, "checkpoint vocab")
+        self.policy = build_actor_critic(dict(model_kwargs)).eval()
+        self.model = self.policy.seq2seq
+        try:
+            self.features = ResnetFeatures(visual_encoder)
+        except FileNotFoundError as e:
+            raise ValueError(str(e)) from None
+        self.visual_encoder = self.features.encoder
+        self.allowed = self.policy.task_to_vocab  # agent actions' ids in the action_low vocabulary
+        self.state: Optional[StepState] = None
+        self._frame: Optional[np.ndarray] = None
+
+    def load_state_dict(self, state: dict) -> None:
+        """Weights of the wrapper (``seq2seq.``-prefixed keys), loaded strictly."""
+        self.policy.load_state_dict(state, strict=True)
+
+    def _ids(self, tokens: list[str]) -> list[int]:
+        stoi = self.vocab.word._word2index  # noqa: SLF001 - no public lookup without counting
+        return [stoi.get(numericalize_token(t), 0) for t in tokens]
+
+    def reset(self, traj: dict, repeat_idx: int, env) -> None:
+        ann = traj["turk_annotations"]["anns"][repeat_idx]
+        goal = self._ids(tokenize(normalize_text(ann["task_desc"])) + [C.GOAL])
+        instr = [i for d in ann["high_descs"] for i in self._ids(tokenize(normalize_text(d)))]
+        instr += self._ids([C.STOP])
+        with torch.no_grad():
+            self.state = self.model.start(torch.tensor([goal]), torch.tensor([instr]))
+        self._frame = np.asarray(env.last_event.frame)
+
+    def _decode(self, frame: np.ndarray):
+        feat = self.features([frame])
+        lo, cont, (h, c), _, _ = self.model.dec.step(self.state.enc, feat, self.state.e_prev,
+                                                    (self.state.h, self.state.c), self.state.valid)
+        return lo, cont, h, c
+
+    @torch.no_grad()
+    def act(self, env) -> ActionMask:
+        frame = np.asarray(env.last_event.frame)
+        lo, cont, h, c = self._decode(frame)
+        vocab_id = self.allowed[lo[0, self.allowed].argmax()]
+        self.state = StepState(self.state.enc, self.state.valid, h, c, self.model.dec.emb(vocab_id.view(1)))
+        action = self.vocab.action_low.index2word(int(vocab_id))
+        if not C.has_interaction(action):
+            return action, None
+        logits = self.model.dec.mask_dec(cont)
+        if logits.shape[-2:] != C.MASK_SHAPE:
+            logits = torch.nn.functional.interpolate(logits.unsqueeze(1), size=C.MASK_SHAPE, mode="bilinear",
+                                                     align_corners=False)[:, 0]
+        return action, (torch.sigmoid(logits[0]) > 0.5).numpy()
+
+    @torch.no_grad()
+    def teacher_force(self, env, action: str, mask: Optional[np.ndarray], success: bool) -> None:
+        _, _, h, c = self._decode(self._frame)
+        vocab_id = torch.tensor([self.vocab.action_low.word2index(action)])
+        self.state = StepState(self.state.enc, self.state.valid, h, c, self.model.dec.emb(vocab_id))
+        self._frame = np.asarray(env.last_event.frame)

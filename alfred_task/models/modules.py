@@ -1,0 +1,94 @@
+"""Building blocks of ALFRED's Seq2Seq (§6.2): attention, visual encoder, mask decoder.
+
+Attribute names (and their definition order) are those of ALFRED's ``models/nn/vnn.py``, so
+the composed model's ``state_dict`` keys equal the official ones; the code is our own.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+#: ResNet-18 conv feature map fed to the visual encoder (channels, height, width)
+FEAT_SHAPE = (512, 7, 7)
+#: mask decoder's first feature map (channels, height, width), upsampled 5 times ×2 -> 224
+MASK_HSHAPE = (64, 7, 7)
+
+
+class SelfAttn(nn.Module):
+    """Attention pooling: one scalar score per token, softmax over time, weighted sum.
+
+    ALFRED does not mask padding (padded encoder outputs are zero and still score); pass
+    `valid` [B, L] bool to leave padding out.
+    """
+
+    def __init__(self, dhid: int) -> None:
+        super().__init__()
+        self.scorer = nn.Linear(dhid, 1)
+
+    def forward(self, inp: torch.Tensor, valid: Optional[torch.Tensor] = None) -> torch.Tensor:
+        """inp [B, L, D] -> [B, D]."""
+        scores = F.softmax(_masked(self.scorer(inp), valid), dim=1)
+        return (scores * inp).sum(1)
+
+
+def _masked(scores: torch.Tensor, valid: Optional[torch.Tensor]) -> torch.Tensor:
+    """Scores [B, L, 1] with invalid positions at -inf (unchanged when `valid` is None)."""
+    if valid is None:
+        return scores
+    return scores.masked_fill(~valid.unsqueeze(2), float("-inf"))
+
+
+def dot_attn(inp: torch.Tensor, h: torch.Tensor,
+             valid: Optional[torch.Tensor] = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Dot-product attention of query h [B, D] over inp [B, L, D] -> (weighted [B, D], weights [B, L, 1])."""
+    score = F.softmax(_masked(inp.bmm(h.unsqueeze(2)), valid), dim=1)
+    return (score * inp).sum(1), score
+
+
+class ResnetVisualEncoder(nn.Module):
+    """512×7×7 ResNet conv features -> `dframe`-d vector (two 1×1 conv+BN+ReLU, then Linear)."""
+
+    def __init__(self, dframe: int) -> None:
+        super().__init__()
+        c, h, w = FEAT_SHAPE
+        self.dframe = dframe
+        self.flattened_size = 64 * h * w
+        self.conv1 = nn.Conv2d(c, 256, kernel_size=1, stride=1, padding=0)
+        self.conv2 = nn.Conv2d(256, 64, kernel_size=1, stride=1, padding=0)
+        self.fc = nn.Linear(self.flattened_size, dframe)
+        self.bn1 = nn.BatchNorm2d(256)
+        self.bn2 = nn.BatchNorm2d(64)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """x [B, 512, 7, 7] -> [B, dframe]."""
+        x = F.relu(self.bn1(self.conv1(x)))
+        x = F.relu(self.bn2(self.conv2(x)))
+        return self.fc(x.reshape(-1, self.flattened_size))
+
+
+class MaskDecoder(nn.Module):
+    """Decoder state -> interaction-mask logits [B, pframe, pframe] (7 -> 224 by upsampling and
+    transposed convs, then a bilinear resize to `pframe`)."""
+
+    def __init__(self, dhid: int, pframe: int = 300) -> None:
+        super().__init__()
+        self.pframe = pframe
+        self.d1 = nn.Linear(dhid, MASK_HSHAPE[0] * MASK_HSHAPE[1] * MASK_HSHAPE[2])
+        self.upsample = nn.UpsamplingNearest2d(scale_factor=2)
+        self.bn2 = nn.BatchNorm2d(32)
+        self.bn1 = nn.BatchNorm2d(16)
+        self.dconv3 = nn.ConvTranspose2d(64, 32, kernel_size=4, stride=2, padding=1)
+        self.dconv2 = nn.ConvTranspose2d(32, 16, kernel_size=4, stride=2, padding=1)
+        self.dconv1 = nn.ConvTranspose2d(16, 1, kernel_size=4, stride=2, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """x [B, dhid] -> logits [B, pframe, pframe]."""
+        x = F.relu(self.d1(x)).view(-1, *MASK_HSHAPE)
+        x = F.relu(self.bn2(self.dconv3(self.upsample(x))))
+        x = F.relu(self.bn1(self.dconv2(self.upsample(x))))
+        x = self.dconv1(x)
+        x = F.interpolate(x, size=(self.pframe, self.pframe), mode="bilinear", align_corners=False)
+        return x[:, 0]

@@ -1,0 +1,243 @@
+"""ALFRED as an AllenAct task on thor_lite (or AI2-THOR), with the online expert labelling every step.
+
+Why: DAgger needs the learner to act and an expert that answers from whatever state it reached;
+:class:`alfred_task.expert.AlfredExpert` replans from any state, so every step gets a label
+(``expert_action`` and ``expert_mask`` sensors in :mod:`alfred_task.sensors`).
+
+Actions are the ids of ALFRED's ``action_low`` vocabulary (`constants.ACTION_LOW_VOCAB`, 15
+entries), so model logits, expert labels and offline ``action_low`` targets share one index.
+``<<stop>>`` ends the episode; ``<<pad>>``/``<<seg>>`` are sent to the env and fail as in ALFRED's
+evaluation. The episode also ends after `MAX_FAILS` failed actions or ``max_steps``.
+
+AllenAct actions are plain integers, so an interaction step needs a mask from elsewhere: the
+expert's mask when the learner chose the expert's interaction, else the instance mask of the
+visible interactable object nearest the image centre (``interaction_mask``). The mask head is
+trained on the ``expert_mask`` labels; evaluation (``python -m alfred_task.eval --agent
+checkpoint``) uses the model's own masks.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+import gym
+import numpy as np
+from allenact.base_abstractions.misc import RLStepResult
+from allenact.base_abstractions.sensor import Sensor
+from allenact.base_abstractions.task import Task, TaskSampler
+
+from backends import DEFAULT_BACKEND
+
+from . import constants as C
+from .environment import INTERACTABLE_KEYS, AlfredEnv
+from .expert import AlfredExpert, ExpertAction, ExpertError
+from .il_dataset import read_traj_json, resolve_vocab
+from .planning import PlanningError
+from .preprocess import preprocess_traj
+from .tasks import make_task
+from .traj_data import load_split_file
+
+ACTION_NAMES: Tuple[str, ...] = tuple(C.ACTION_LOW_VOCAB)
+STOP_ID = ACTION_NAMES.index(C.STOP)
+
+
+def center_object_mask(env: AlfredEnv) -> Optional[np.ndarray]:
+    """Instance mask of the visible interactable object whose pixels lie nearest the centre."""
+    ev = env.last_event
+    meta = {o["objectId"]: o for o in ev.metadata["objects"]}
+    best: Tuple[float, str] = (float("inf"), "")
+    for oid, m in sorted(ev.instance_masks.items()):
+        if oid not in meta or not any(meta[oid].get(k) for k in INTERACTABLE_KEYS) or not m.any():
+            continue
+        rows, cols = np.nonzero(m)
+        h, w = m.shape
+        d = float(np.min((rows - h / 2) ** 2 + (cols - w / 2) ** 2))
+        best = min(best, (d, oid))
+    return None if not best[1] else np.asarray(ev.instance_masks[best[1]], dtype=bool)
+
+
+class AlfredOnlineTask(Task[AlfredEnv]):
+    """One (trajectory, annotation) episode; the expert answers lazily and once per step."""
+
+    @classmethod
+    def class_action_names(cls, **kwargs: Any) -> Tuple[str, ...]:
+        return ACTION_NAMES
+
+    def __init__(self, env: AlfredEnv, sensors: Sequence[Sensor], task_info: Dict[str, Any], max_steps: int,
+                 planner: str = "template", **kwargs: Any) -> None:
+        super().__init__(env=env, sensors=sensors, task_info=task_info, max_steps=max_steps, **kwargs)
+        traj = task_info["traj"]
+        self.goal = make_task(traj)
+        self.planner = planner
+        self.expert: Optional[AlfredExpert] = None
+        self._expert_cache: Tuple[int, Optional[ExpertAction]] = (-1, None)
+        self.expert_failures = 0
+        self.num_fails = 0
+        self._stopped = False
+        self.prev_action = 0  # <<pad>> before the first step: the model uses its `go` vector
+        self.actions_taken: List[str] = []
+
+    @property
+    def action_space(self) -> gym.spaces.Discrete:
+        return gym.spaces.Discrete(len(ACTION_NAMES))
+
+    def render(self, mode: str = "rgb", *args: Any, **kwargs: Any) -> np.ndarray:
+        return self.env.last_event.frame
+
+    def close(self) -> None:
+        pass  # the sampler owns the env
+
+    def reached_terminal_state(self) -> bool:
+        return self._stopped or self.num_fails >= C.MAX_FAILS
+
+    # --- the expert -----------------------------------------------------------------------------
+    def expert_step(self) -> Optional[ExpertAction]:
+        """The expert's next action from the current state (None when it cannot plan); cached
+        per agent step so the action and mask sensors share one query."""
+        key = self.env.num_actions
+        if self._expert_cache[0] == key:
+            return self._expert_cache[1]
+        try:
+            if self.expert is None:
+                traj = self.task_info["traj"]
+                self.expert = AlfredExpert(self.env, traj["task_type"], traj["pddl_params"], self.planner)
+            act: Optional[ExpertAction] = self.expert.next_action()
+        except (ExpertError, PlanningError):
+            self.expert_failures += 1
+            act = None
+        self._expert_cache = (key, act)
+        return act
+
+    def query_expert(self, **kwargs: Any) -> Tuple[int, bool]:
+        act = self.expert_step()
+        if act is None:
+            return 0, False
+        return ACTION_NAMES.index(act.action), True
+
+    # --- acting ----------------------------------------------------------------------------------
+    def interaction_mask(self, name: str) -> Optional[np.ndarray]:
+        act = self.expert_step() if self.expert is not None else None
+        if act is not None and act.action == name and act.mask is not None:
+            return act.mask
+        return center_object_mask(self.env)
+
+    def _step(self, action: int) -> RLStepResult:
+        name = ACTION_NAMES[int(action)]
+        self.prev_action = int(action)
+        self.actions_taken.append(name)
+        if name == C.STOP:
+            self._stopped = True
+        else:
+            mask = self.interaction_mask(name) if C.has_interaction(name) else None
+            if C.has_interaction(name) and mask is None:
+                mask = np.zeros(C.MASK_SHAPE, dtype=bool)
+            ok = self.env.va_interact(name, mask)[0]
+            self.num_fails += 0 if ok else 1
+        return RLStepResult(observation=self.get_observations(), reward=0.0, done=self.is_done(),
+                            info={"action_name": name})
+
+    def metrics(self) -> Dict[str, Any]:
+        if not self.is_done():
+            return {}
+        s, ts = self.goal.goal_conditions_met(self.env)
+        success = float(s == ts)
+        expert_len = len(self.task_info["traj"]["plan"]["low_actions"])
+        steps = max(len([a for a in self.actions_taken if a != C.STOP]), 1)
+        info = {k: self.task_info[k] for k in ("task", "repeat_idx", "task_type")}
+        weight = min(1.0, expert_len / steps)
+        # numerators/denominators of ALFRED's micro-averaged GC and L*-weighted PLW (§5.2): AllenAct
+        # averages per-episode scalars, and ratios of those means are ALFRED's aggregates
+        # (`alfred_task.allenact_metrics`)
+        return {"ep_length": self.num_steps_taken(), "task_info": info, "success": success, "goal_condition_success": s / max(ts, 1),
+                "success_plw": success * weight, "num_fails": float(self.num_fails),
+                "expert_failures": float(self.expert_failures), "stopped": float(self._stopped),
+                "gc_completed": float(s), "gc_total": float(ts), "expert_len": float(expert_len),
+                "plw_success_num": success * weight * expert_len,
+                "plw_gc_num": s / max(ts, 1) * weight * expert_len}
+
+
+class AlfredTaskSampler(TaskSampler):
+    """Episodes over the (trajectory, annotation) entries of an ALFRED split file.
+
+    Training (``deterministic=False``) cycles forever through seeded reshuffles; evaluation
+    visits every entry once, in file order, then returns None (AllenAct's end of an eval set).
+    Several samplers: give each its slice, ``entries=all_entries[i::n]``, and its own seed.
+    `vocab`: an AlfredVocab, a ``pp.vocab`` path (``python -m alfred_task.preprocess`` writes
+    one; cheapest when many samplers start) or None (built from every split, as the IL dataset
+    does, so both agree on the word ids).
+    """
+
+    def __init__(self, data_root: str, splits: Union[str, Mapping[str, Sequence[Any]]], split: str,
+                 sensors: Sequence[Sensor], vocab: Any = None, max_steps: int = C.MAX_STEPS, seed: int = 0,
+                 deterministic: bool = False, backend: str = DEFAULT_BACKEND, planner: str = "template",
+                 entries: Optional[Sequence[Any]] = None, env: Optional[AlfredEnv] = None, **kwargs: Any) -> None:
+        self.data_root = Path(data_root)
+        all_splits = dict(splits) if isinstance(splits, Mapping) else load_split_file(splits)
+        if split not in all_splits:
+            raise ValueError(f"split {split!r} is not in the split file (has {sorted(all_splits)})")
+        self.split, self.sensors = split, list(sensors)
+        self.vocab = resolve_vocab(vocab, self.data_root, all_splits)  # same rule as the IL dataset
+        self.entries = list(entries if entries is not None else all_splits[split])
+        self.max_steps, self.deterministic, self.planner = int(max_steps), bool(deterministic), planner
+        self.backend = backend
+        self._env = env
+        self._last: Optional[AlfredOnlineTask] = None
+        self.set_seed(seed)
+
+    @property
+    def env(self) -> AlfredEnv:
+        if self._env is None:
+            self._env = AlfredEnv(backend=self.backend, width=C.SCREEN_WIDTH, height=C.SCREEN_HEIGHT)
+        return self._env
+
+    @property
+    def length(self) -> Union[int, float]:
+        return len(self.entries) - self._pos if self.deterministic else float("inf")
+
+    @property
+    def total_unique(self) -> int:
+        return len(self.entries)
+
+    @property
+    def last_sampled_task(self) -> Optional[AlfredOnlineTask]:
+        return self._last
+
+    @property
+    def all_observation_spaces_equal(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        if self._env is not None:
+            self._env.stop()
+            self._env = None
+
+    def reset(self) -> None:
+        self._pos, self._epoch = 0, 0
+        self._order = self._make_order()
+
+    def set_seed(self, seed: int) -> None:
+        self.seed = int(seed)
+        self.reset()
+
+    def _make_order(self) -> List[int]:
+        if self.deterministic:
+            return list(range(len(self.entries)))
+        return [int(i) for i in np.random.default_rng([self.seed, self._epoch]).permutation(len(self.entries))]
+
+    def next_task(self, force_advance_scene: bool = False) -> Optional[AlfredOnlineTask]:
+        if self._pos >= len(self._order):
+            if self.deterministic:
+                return None
+            self._epoch, self._pos = self._epoch + 1, 0
+            self._order = self._make_order()
+        entry = self.entries[self._order[self._pos]]
+        self._pos += 1
+        traj = read_traj_json(entry.traj_path(self.data_root, self.split))
+        pp = preprocess_traj(traj, self.vocab, entry.repeat_idx, split=self.split, grow=False)
+        self.env.init_episode(traj)
+        info = {"traj": traj, "task": entry.task, "repeat_idx": entry.repeat_idx, "task_type": traj["task_type"],
+                "lang_goal": list(pp["num"]["lang_goal"]),
+                "lang_instr": [w for seg in pp["num"]["lang_instr"] for w in seg]}
+        self._last = AlfredOnlineTask(self.env, self.sensors, info, self.max_steps, planner=self.planner)
+        return self._last
+

@@ -1,0 +1,213 @@
+"""Base AllenAct config of ALFRED's Seq2Seq(+PM) baselines (reference alfred.md §6), thor_lite by default.
+
+Concrete configs: ``alfred_seq2seq_il.py`` / ``alfred_seq2seq_pm_il.py`` (pure imitation on
+teacher-forced demonstrations) and ``alfred_seq2seq_pm_dagger.py`` (online, expert labels).
+Construction arguments (``--config_kwargs '{...}'``):
+
+- data_root: a generated dataset (``bash scripts/gen_alfred_dataset.sh OUT ENCODER``) or real
+  ALFRED json tree; splits: its split file (default ``<data_root>/splits.json``); vocab: a
+  ``pp.vocab`` (default: built over every split, as ALFRED's preprocessing does)
+- visual_encoder: ``imagenet`` (fails at once, naming the weights file, when it is absent),
+  ``random_resnet18[:seed]`` (must be asked for) or a resnet18 state_dict; for imitation it must
+  be the encoder that made the dataset's ``feat_conv.pt`` (checked against ``dataset_meta.json``)
+- model_size: ``official`` (ALFRED's dimensions) or ``lite`` (CPU); demb/dhid/dframe/pframe override
+- ablation: ALFRED's names ``none``, ``no_vision``, ``no_language``, ``goal_only``, ``instructions_only``
+- lr (1e-4), batch_size (8), training_frames, save_interval, seed-independent process counts
+  num_train_processes / num_test_processes (default from CUDA / CPU count, as the rearrangement configs)
+- test_split (``valid_seen``), test_limit (first K entries), max_steps (ALFRED's 1000), backend, planner
+
+Evaluation: ``allenact -b . <cfg> --eval -c <ckpt> --deterministic_agents`` (argmax actions, as
+ALFRED) runs the test split; per-episode numerators/denominators land in AllenAct's metrics file and
+``python -m alfred_task.allenact_metrics <metrics json>`` turns them into ALFRED's SR/GC/PLW.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from abc import abstractmethod
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence
+
+import gym
+import torch
+from allenact.base_abstractions.experiment_config import ExperimentConfig, MachineParams
+from allenact.base_abstractions.sensor import Sensor
+from allenact.utils.experiment_utils import Builder, TrainingPipeline
+
+from alfred_task import constants as C
+from alfred_task.models.losses import LossWeights
+from alfred_task.models.seq2seq import ABLATIONS
+from backends import DEFAULT_BACKEND
+from baseline_configs.allenact_compat import install_allenact_fixes
+
+install_allenact_fixes()  # workers re-import this module (see rearrange_base's docstring)
+
+MODEL_SIZES = {"official": dict(demb=100, dhid=512, dframe=2500, pframe=300),
+               "lite": dict(demb=64, dhid=128, dframe=256, pframe=100)}
+
+
+class ConfigError(SystemExit):
+    """Bad config kwargs: allenact prints the one-line message and exits 1 (no traceback)."""
+
+    def __init__(self, msg: str) -> None:
+        super().__init__(f"alfred config: {msg}")
+
+
+class AlfredSeq2SeqBaseConfig(ExperimentConfig):
+    PROGRESS_MONITOR = True
+    TAG = "alfred_seq2seq"
+
+    def __init__(self, data_root: str = "out/alfred_s2s", splits: Optional[str] = None, vocab: Optional[str] = None,
+                 visual_encoder: str = "imagenet", model_size: str = "official", demb: Optional[int] = None,
+                 dhid: Optional[int] = None, dframe: Optional[int] = None, pframe: Optional[int] = None,
+                 ablation: str = "none", lr: float = 1e-4, batch_size: int = 8, training_frames: int = 200_000,
+                 save_interval: Optional[int] = None, num_train_processes: Optional[int] = None,
+                 num_test_processes: Optional[int] = None, test_split: str = "valid_seen",
+                 test_limit: Optional[int] = None, max_steps: int = C.MAX_STEPS, backend: str = DEFAULT_BACKEND,
+                 planner: str = "template", metric_accumulate_interval: Optional[int] = None,
+                 eval_storage: Optional[bool] = None) -> None:
+        self.data_root = Path(data_root)
+        self.splits = Path(splits) if splits else self.data_root / "splits.json"
+        if not self.splits.is_file():
+            raise ConfigError(f"splits: {self.splits} not found (generate a dataset with "
+                              f"bash scripts/gen_alfred_dataset.sh {data_root} ENCODER, or pass data_root/splits)")
+        self.vocab_path = vocab
+        self.visual_encoder = visual_encoder
+        self.encoder_record = self._check_encoder(visual_encoder)
+        if model_size not in MODEL_SIZES:
+            raise ConfigError(f"model_size: {model_size!r} is not one of {sorted(MODEL_SIZES)}")
+        given = dict(demb=demb, dhid=dhid, dframe=dframe, pframe=pframe)
+        self.dims = {k: int(v if v is not None else MODEL_SIZES[model_size][k]) for k, v in given.items()}
+        if ablation not in ABLATIONS:
+            raise ConfigError(f"ablation: {ablation!r} is not one of {sorted(ABLATIONS)}")
+        self.model_size, self.ablation = model_size, ablation
+        self.lr, self.batch_size, self.training_frames = float(lr), int(batch_size), int(training_frames)
+        self.save_interval = save_interval
+        self.cuda = torch.cuda.is_available()
+        cpus = os.cpu_count() or 1
+        self.num_train_processes = int(num_train_processes or (16 if self.cuda else max(1, min(cpus, 4))))
+        self.num_test_processes = int(num_test_processes or (8 if self.cuda else max(1, min(cpus, 4))))
+        self.test_split, self.test_limit, self.max_steps = test_split, test_limit, int(max_steps)
+        self.backend, self.planner = backend, planner
+        self.metric_accumulate_interval = metric_accumulate_interval
+        # AllenAct's test stage needs a rollout storage, pure offline training must not have one
+        # (it would step simulators for nothing); `allenact --eval` is the one run that tests.
+        self.eval_storage = ("--eval" in sys.argv) if eval_storage is None else bool(eval_storage)
+        self._vocab = None
+
+    # --- inputs -----------------------------------------------------------------------------
+    @staticmethod
+    def _check_encoder(spec: str) -> Dict[str, Any]:
+        from alfred_task.features import check_encoder
+
+        try:
+            return check_encoder(spec)
+        except (ValueError, FileNotFoundError) as e:
+            raise ConfigError(f"visual_encoder: {e}") from None
+
+    @property
+    def vocab(self):
+        """ALFRED's vocabulary (pp.vocab, or built over every split), built once per process."""
+        if self._vocab is None:
+            from alfred_task.il_dataset import resolve_vocab
+            from alfred_task.traj_data import load_split_file
+
+            self._vocab = resolve_vocab(self.vocab_path, self.data_root, load_split_file(self.splits))
+        return self._vocab
+
+    def tag(self) -> str:
+        pm = "_pm" if self.PROGRESS_MONITOR else ""
+        abl = "" if self.ablation == "none" else f"_{self.ablation}"
+        return f"{self.TAG}{pm}{abl}_{self.model_size}"
+
+    def input_sensors(self) -> List[Sensor]:
+        """Language and features: what the policy reads, in every mode."""
+        from alfred_task.sensors import GoalTokensSensor, InstructionTokensSensor, ResnetFeatureSensor
+        from alfred_task.features import RANDOM_ENCODER
+
+        spec, seed = self.visual_encoder, 0
+        if spec.startswith(RANDOM_ENCODER + ":"):
+            spec, seed = RANDOM_ENCODER, int(spec.split(":", 1)[1])
+        return [GoalTokensSensor(), InstructionTokensSensor(), ResnetFeatureSensor(spec, seed=seed)]
+
+    @abstractmethod
+    def train_sensors(self) -> List[Sensor]:
+        ...
+
+    # --- model ------------------------------------------------------------------------------
+    def model_kwargs(self) -> Dict[str, Any]:
+        """What `build_actor_critic` (evaluation) needs to rebuild the network."""
+        return {"num_words": len(self.vocab.word), **self.dims, "progress_monitor": self.PROGRESS_MONITOR,
+                "ablation": self.ablation, "mask_lang_padding": True}
+
+    def create_model(self, **kwargs) -> torch.nn.Module:
+        from alfred_task.models.agent import AGENT_REF
+        from alfred_task.models.trained import AlfredSeq2SeqTrainedPolicy
+        from alfred_task.online import ACTION_NAMES
+
+        spaces = {s.uuid: s.observation_space for s in self.input_sensors()}
+        record = {"agent": AGENT_REF, "kwargs": {"model_kwargs": self.model_kwargs(), "vocab": self.vocab.to_record(),
+                                                 "visual_encoder": self.visual_encoder}}
+        return AlfredSeq2SeqTrainedPolicy(gym.spaces.Discrete(len(ACTION_NAMES)), gym.spaces.Dict(spaces),
+                                          action_names=ACTION_NAMES, eval_record=record, **self.model_kwargs())
+
+    def loss_weights(self) -> LossWeights:
+        """ALFRED's README command: action 1, mask 1, subgoal and progress aux 0.1 (PM only)."""
+        aux = 0.1 if self.PROGRESS_MONITOR else 0.0
+        return LossWeights(action=1.0, mask=1.0, subgoal_aux=aux, progress_aux=aux)
+
+    # --- machines ---------------------------------------------------------------------------
+    def machine_params(self, mode: str = "train", **kwargs) -> MachineParams:
+        gpus = list(range(torch.cuda.device_count())) if self.cuda else []
+        if mode == "train":
+            n, devices = self.train_processes(), gpus[:1] or ["cpu"]
+        elif mode == "valid":
+            n, devices = 0, ["cpu"]
+        elif mode == "test":
+            n, devices = self.num_test_processes, gpus[:1] or ["cpu"]
+        else:
+            raise ValueError(f"unknown mode {mode!r} (expected train, valid or test)")
+        return MachineParams(nprocesses=n, devices=devices)
+
+    def train_processes(self) -> int:
+        return self.num_train_processes
+
+    @abstractmethod
+    def training_pipeline(self, **kwargs) -> TrainingPipeline:
+        ...
+
+    # --- samplers ---------------------------------------------------------------------------
+    def make_sampler_fn(self, **kwargs):
+        from alfred_task.online import AlfredTaskSampler
+
+        return AlfredTaskSampler(**kwargs)
+
+    def sampler_args(self, split: str, sensors: Sequence[Sensor], process_ind: int, total: int,
+                     seed: int, deterministic: bool) -> Dict[str, Any]:
+        from alfred_task.traj_data import load_split_file
+
+        entries = list(load_split_file(self.splits).get(split, ()))
+        if not entries:
+            raise ConfigError(f"split {split!r} of {self.splits} has no entries")
+        if deterministic and self.test_limit:
+            entries = entries[:int(self.test_limit)]
+        mine = entries[process_ind::total]
+        if not deterministic and not mine:  # more training samplers than entries: all of them each
+            mine = entries
+        return {"data_root": str(self.data_root), "splits": {split: mine}, "split": split,
+                "sensors": list(sensors), "vocab": self.vocab, "max_steps": self.max_steps,
+                "seed": seed, "deterministic": deterministic, "backend": self.backend, "planner": self.planner}
+
+    def test_task_sampler_args(self, process_ind: int, total_processes: int, devices=None, seeds=None,
+                               deterministic_cudnn: bool = False) -> Dict[str, Any]:
+        seed = seeds[process_ind] if seeds else process_ind
+        return self.sampler_args(self.test_split, self.input_sensors(), process_ind, total_processes, seed, True)
+
+    def valid_task_sampler_args(self, process_ind: int, total_processes: int, devices=None, seeds=None,
+                                deterministic_cudnn: bool = False) -> Dict[str, Any]:
+        return self.test_task_sampler_args(process_ind, total_processes, devices, seeds)
+
+    def run_record(self) -> Dict[str, Any]:
+        """What result files record about the run's inputs (encoder, dims, ablation)."""
+        return {"visual_encoder": self.visual_encoder, "encoder": self.encoder_record, "dims": self.dims,
+                "ablation": self.ablation, "progress_monitor": self.PROGRESS_MONITOR}

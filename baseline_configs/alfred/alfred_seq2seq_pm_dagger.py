@@ -1,0 +1,73 @@
+"""ALFRED Seq2Seq+PM trained online with DAgger on thor_lite: the learner acts, the online expert
+(`alfred_task.expert.AlfredExpert`, replanning from whatever state the learner reached) labels
+every step with its action, interaction mask, subgoal index and progress.
+
+    allenact -b . baseline_configs/alfred/alfred_seq2seq_pm_dagger.py -o out/alfred_pm_dagger -s 123 \\
+        --config_kwargs '{"data_root": "out/alfred_s2s", "visual_encoder": "random_resnet18", "model_size": "lite"}'
+
+Teacher forcing as in the rearrangement DAgger configs (`StepwiseLinearDecay`): the expert's action
+is taken with probability 1 for ``bc_tf1_steps`` environment steps, then the probability falls
+linearly to 0 over ``dagger_steps`` (defaults: 10 % and 50 % of ``training_frames``). The loss is
+ALFRED's (`AlfredSeq2SeqLoss`) on the stored expert labels, whoever acted. When the learner
+interacts, the task uses the expert's mask if the learner chose the expert's action, else the
+object nearest the image centre (`alfred_task.online`); evaluation uses the model's own masks.
+Steps count environment frames over all samplers (AllenAct's on-policy counting).
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+from allenact.base_abstractions.sensor import Sensor
+from allenact.utils.experiment_utils import Builder, PipelineStage, TrainingPipeline
+import torch
+
+from baseline_configs.alfred.alfred_seq2seq_base import AlfredSeq2SeqBaseConfig
+from baseline_configs.schedules import StepwiseLinearDecay
+
+__all__ = ["AlfredSeq2SeqPMDaggerConfig"]
+
+
+class AlfredSeq2SeqPMDaggerConfig(AlfredSeq2SeqBaseConfig):
+    PROGRESS_MONITOR = True
+    TAG = "alfred_seq2seq_dagger"
+
+    def __init__(self, train_split: str = "train", bc_tf1_steps: Optional[int] = None,
+                 dagger_steps: Optional[int] = None, num_steps: int = 32, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.train_split, self.num_steps = train_split, int(num_steps)
+        t = self.training_frames
+        self.bc_tf1_steps = int(bc_tf1_steps if bc_tf1_steps is not None else 0.1 * t)
+        self.dagger_steps = int(dagger_steps if dagger_steps is not None else 0.5 * t)
+
+    def train_sensors(self) -> List[Sensor]:
+        from alfred_task.sensors import (AlfredExpertActionSensor, ExpertHighIdxSensor, ExpertMaskSensor,
+                                         ExpertProgressSensor)
+
+        expert = [AlfredExpertActionSensor(), ExpertMaskSensor(size=self.dims["pframe"])]
+        if self.PROGRESS_MONITOR:
+            expert += [ExpertHighIdxSensor(), ExpertProgressSensor()]
+        return [*self.input_sensors(), *expert]
+
+    def train_task_sampler_args(self, process_ind: int, total_processes: int, devices=None, seeds=None,
+                                deterministic_cudnn: bool = False) -> Dict[str, Any]:
+        seed = seeds[process_ind] if seeds else process_ind
+        return self.sampler_args(self.train_split, self.train_sensors(), process_ind, total_processes, seed, False)
+
+    def teacher_forcing(self) -> StepwiseLinearDecay:
+        return StepwiseLinearDecay(self.bc_tf1_steps, self.dagger_steps)
+
+    def training_pipeline(self, **kwargs) -> TrainingPipeline:
+        from alfred_task.models.allenact_losses import AlfredSeq2SeqLoss
+        from alfred_task.online import ACTION_NAMES
+
+        loss = Builder(AlfredSeq2SeqLoss, {"weights": self.loss_weights(), "action_names": ACTION_NAMES})
+        stage = PipelineStage(loss_names=["seq2seq"], max_stage_steps=self.training_frames,
+                              teacher_forcing=self.teacher_forcing())
+        return TrainingPipeline(
+            named_losses={"seq2seq": loss}, pipeline_stages=[stage],
+            optimizer_builder=Builder(torch.optim.Adam, {"lr": self.lr}),
+            save_interval=self.save_interval or self.training_frames,  # > 0, else AllenAct saves nothing
+            metric_accumulate_interval=self.metric_accumulate_interval or self.num_steps * self.num_train_processes,
+            max_grad_norm=float("inf"), num_mini_batch=1, update_repeats=1, num_steps=self.num_steps,
+            gamma=0.99, use_gae=False, gae_lambda=1.0, advance_scene_rollout_period=None,
+        )

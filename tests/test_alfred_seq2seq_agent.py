@@ -1,0 +1,111 @@
+"""The Seq2Seq evaluation agent through `--agent checkpoint`: a converted checkpoint builds it,
+it acts over the 13 agent actions with 300×300 masks, follows the model's step API and takes
+teacher-forced expert steps."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from alfred_task import constants as C
+from alfred_task.agents import CheckpointAgent
+from alfred_task.convert_checkpoint import allenact_checkpoint
+from alfred_task.features import ResnetFeatures
+from alfred_task.models.actor_critic import build_actor_critic
+from alfred_task.vocabulary import AlfredVocab, lookup
+
+KW = dict(num_words=30, demb=8, dhid=16, dframe=24, progress_monitor=True, mask_lang_padding=False)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+class _Ev:
+    def __init__(self, frame):
+        self.frame = frame
+
+
+class FrameEnv:
+    """Only what the agent reads: ``last_event.frame``; each `advance` shows a new seeded frame."""
+
+    def __init__(self):
+        self.rng = np.random.default_rng(0)
+        self.advance()
+
+    def advance(self):
+        self.last_event = _Ev(self.rng.integers(0, 256, (300, 300, 3), dtype=np.uint8))
+
+
+def _vocab() -> AlfredVocab:
+    v = AlfredVocab.new()
+    for w in ("put", "the", "apple", "on", "counter", "walk", ".", C.STOP):
+        lookup(v.word, w, True)
+    while len(v.word) < KW["num_words"]:
+        lookup(v.word, f"w{len(v.word)}", True)
+    return v
+
+
+def _checkpoint(tmp_path):
+    torch.manual_seed(0)
+    policy = build_actor_critic(dict(KW))
+    path = tmp_path / "seq2seq.pt"
+    torch.save(allenact_checkpoint(policy.state_dict(), dict(KW), _vocab(), "random_resnet18"), path)
+    return path, policy
+
+
+TRAJ = {"turk_annotations": {"anns": [{"task_desc": "Put the apple on the counter.",
+                                       "high_descs": ["Walk to the counter.", "Put the unknownword apple."]}]}}
+
+
+def test_checkpoint_agent_acts_like_the_model(tmp_path):
+    path, policy = _checkpoint(tmp_path)
+    agent = CheckpointAgent(path).inner
+    assert agent.visual_encoder == {"name": "random_resnet18", "weights": "random", "seed": 0}
+    env = FrameEnv()
+    agent.reset(TRAJ, 0, env)
+    # the same episode by hand: ALFRED's numericalisation (unknown words -> <<pad>>), start, step
+    ids = agent.vocab.word._word2index
+    goal = [ids[w] for w in ("put", "the", "apple", "on", "the", "counter", ".")] + [C.GOAL_INDEX]
+    instr = [ids["walk"], 0, ids["the"], ids["counter"], ids["."], ids["put"], ids["the"], 0, ids["apple"],
+             ids["."], ids[C.STOP]]
+    model = policy.seq2seq.eval()
+    with torch.no_grad():
+        state = model.start(torch.tensor([goal]), torch.tensor([instr]))
+    assert torch.equal(state.enc, agent.state.enc)
+    feats = ResnetFeatures("random_resnet18")
+    allowed = [C.ACTION_LOW_VOCAB.index(a) for a in C.AGENT_ACTIONS]
+    for _ in range(3):
+        with torch.no_grad():
+            out, _ = model.step(feats([env.last_event.frame]), state)
+        expect = C.ACTION_LOW_VOCAB[allowed[int(out.action_logits[0, allowed].argmax())]]
+        action, mask = agent.act(env)
+        assert action == expect
+        if C.has_interaction(action):
+            assert mask.shape == C.MASK_SHAPE and mask.dtype == bool
+        else:
+            assert mask is None
+        vid = torch.tensor([C.ACTION_LOW_VOCAB.index(action)])
+        with torch.no_grad():
+            _, state = model.step(feats([env.last_event.frame]), state)
+        state.e_prev = model.dec.emb(vid)  # the agent feeds back the action it chose
+        env.advance()
+
+
+def test_teacher_forced_steps_set_previous_action(tmp_path):
+    path, _ = _checkpoint(tmp_path)
+    a, b = CheckpointAgent(path).inner, CheckpointAgent(path).inner
+    env_a, env_b = FrameEnv(), FrameEnv()
+    a.reset(TRAJ, 0, env_a)
+    b.reset(TRAJ, 0, env_b)
+    env_a.advance(), env_b.advance()
+    a.teacher_force(env_a, "MoveAhead_25", None, True)
+    b.teacher_force(env_b, "PickupObject", np.zeros(C.MASK_SHAPE, bool), True)
+    assert torch.equal(a.state.h, b.state.h)  # same frames so far: same decoder state
+    assert torch.equal(a.state.e_prev, a.model.dec.emb.weight[C.ACTION_LOW_VOCAB.index("MoveAhead_25")].unsqueeze(0))
+    assert not torch.equal(a.state.e_prev, b.state.e_prev)
+    assert isinstance(a.act(env_a)[0], str)
