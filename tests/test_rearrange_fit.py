@@ -10,6 +10,7 @@ from pathlib import Path
 
 import gym
 import numpy as np
+import pytest
 import torch
 
 from rearrange import imitation as im
@@ -75,3 +76,14 @@ def test_official_simpleconv_is_unchanged_by_the_flag_when_off():
     assert torch.equal(a._encode(batch["observations"]), feats)  # off: the official forward
     assert not torch.allclose(b._encode(batch["observations"]), feats)
     assert torch.allclose(b._encode(batch["observations"]).std(-1), torch.ones(3, 2), atol=1e-2)
+
+
+def test_config_kwarg_reaches_the_model():
+    from rearrange.eval import load_config
+
+    path = str(Path(__file__).resolve().parents[1] / "baseline_configs" / "one_phase" / "one_phase_rgb_dagger.py")
+    kwargs = {"screen_size": 64, "train_split": "train_subset", "num_train_processes": 1}
+    assert load_config(path, {**kwargs, "visual_layer_norm": True}).create_model().visual_layer_norm is True
+    assert load_config(path, kwargs).create_model().visual_layer_norm is False  # official by default
+    with pytest.raises(ValueError, match="visual_layer_norm"):
+        load_config(path, {**kwargs, "visual_layer_norm": "yes"})
