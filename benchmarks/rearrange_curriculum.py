@@ -65,6 +65,9 @@ def parse(argv=None) -> argparse.Namespace:
     ap.add_argument("--encoder", choices=sorted(TRAINED), default="simpleconv",
                     help="simpleconv: the config's SimpleConv GRU; resnet18: ResNetRearrangeActorCriticRNN on "
                          "features of a seeded, randomly initialised, frozen torchvision ResNet-18")
+    ap.add_argument("--visual-layer-norm", action="store_true",
+                    help="simpleconv: the model's parameter-free LayerNorm on the SimpleCNN features, without which "
+                         "Adam at lr >= 1e-3 saturates the GRU (benchmarks/rearrange_fit_diagnosis.py)")
     ap.add_argument("--no-baselines", action="store_true", help="evaluate only the trained agent")
     ap.add_argument("--data-dir", type=Path, default=REPO / "data" / "rearrange_curriculum")
     ap.add_argument("--out", type=Path, default=RESULTS_DIR / "rearrange_curriculum")
@@ -211,6 +214,8 @@ def main(argv=None) -> int:
     torch.set_num_threads(1)
     train_eps, held = cur.make_slice(spec, args.data_dir)
     config_kwargs = {"screen_size": args.screen_size, "train_split": "train_subset", "num_train_processes": 1}
+    if args.visual_layer_norm:
+        config_kwargs["visual_layer_norm"] = True
     config = load_config(str(REPO / CONFIG), config_kwargs)
     if spec.max_expert_steps:
         train_eps = cur.keep_short(config, train_eps, spec.max_expert_steps)

@@ -62,7 +62,7 @@ def sequence_ce(model, batch, size: int) -> torch.Tensor:
         goal[:k, j] = torch.from_numpy(g.astype(np.float32))
         acts[:k, j] = torch.from_numpy(a)
         valid[:k, j] = 1
-    x = model.visual_encoder({"rgb": rgb, "unshuffled_rgb": goal})
+    x = model._encode({"rgb": rgb, "unshuffled_rgb": goal})  # the model's own front-end (incl. its feature norm)
     hidden = torch.zeros(model.num_recurrent_layers, n, model.hidden_size)
     masks = torch.ones(t_max, n, 1)
     masks[0] = 0
@@ -80,13 +80,15 @@ def main(argv=None) -> int:
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--screen-size", type=int, default=64)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--visual-layer-norm", action="store_true",
+                    help="the model's parameter-free LayerNorm on the SimpleCNN features (keeps the GRU out of saturation)")
     ap.add_argument("--out", type=Path, default=RESULTS_DIR / "rearrange_il_probe.json")
     args = ap.parse_args(argv)
     if args.episodes <= args.held_out:
         ap.error("--episodes must exceed --held-out")
     torch.manual_seed(args.seed)
     config = load_config(str(CONFIG), {"screen_size": args.screen_size, "train_split": "train_subset",
-                                       "num_train_processes": 1})
+                                       "num_train_processes": 1, "visual_layer_norm": args.visual_layer_norm})
     episodes = collect(config, args.episodes)
     acts = np.concatenate([e[2] for e in episodes])
     p = np.bincount(acts, minlength=len(config.actions())) / len(acts)

@@ -122,16 +122,29 @@ class ConcatRGBSimpleCNN(SimpleCNN):
 
 
 class _SimpleConvVisual:
-    """Visual front-end: `ConcatRGBSimpleCNN` on (rgb, unshuffled_rgb) as ``visual_encoder``."""
+    """Visual front-end: `ConcatRGBSimpleCNN` on (rgb, unshuffled_rgb) as ``visual_encoder``.
+
+    ``visual_layer_norm`` (a model constructor flag; off = the official model):
+    a parameter-free LayerNorm on the encoder's output. Why: `SimpleCNN` ends in an unbounded
+    ReLU, and from random init Adam at lr >= 1e-3 scales those features up ~10^3-fold within
+    ~10 updates; the GRU's gates then saturate, its output no longer depends on the frames, the
+    encoder gets zero gradient and the policy is stuck at the expert's action marginal
+    (benchmarks/rearrange_fit_diagnosis.py). The norm has no parameters, so the state-dict
+    keys stay the official ones.
+    """
 
     visual_encoder: ConcatRGBSimpleCNN
+    visual_layer_norm: bool = False
 
     def _build_visual(self, space: SpaceDict, uuid_a: str, uuid_b: str, output_size: int) -> int:
         self.visual_encoder = ConcatRGBSimpleCNN(space, uuid_a, uuid_b, output_size=output_size)
         return output_size
 
     def _encode(self, observations: ObservationType) -> torch.Tensor:
-        return self.visual_encoder(observations)
+        x = self.visual_encoder(observations)
+        if self.visual_layer_norm:
+            x = nn.functional.layer_norm(x, x.shape[-1:])
+        return x
 
 
 class _ResNetPairVisual:
@@ -243,7 +256,9 @@ class RearrangeActorCriticSimpleConvRNN(_SimpleConvVisual, _OnePhaseRNNActorCrit
     ``rgb`` and ``unshuffled_rgb`` (H×W×3 each) are stacked into 6 channels and
     encoded by AllenAct's `SimpleCNN` (→ `hidden_size`), followed by an RNN
     (GRU by default) and linear actor/critic heads. The walkthrough-only configs
-    pass the same uuid twice.
+    pass the same uuid twice. ``visual_layer_norm=True`` normalises the encoder's output
+    (parameter-free; see `_SimpleConvVisual`) so training from scratch at lr >= 1e-3 does not
+    saturate the GRU; leave it off to run the official checkpoints as trained.
     Memory: ``"rnn"`` of shape ``[layers, samplers, hidden_size]``.
     """
 
@@ -256,9 +271,11 @@ class RearrangeActorCriticSimpleConvRNN(_SimpleConvVisual, _OnePhaseRNNActorCrit
         hidden_size: int = 512,
         num_rnn_layers: int = 1,
         rnn_type: str = "GRU",
+        visual_layer_norm: bool = False,
     ):
         super().__init__(action_space, observation_space, rgb_uuid, unshuffled_rgb_uuid,
                          hidden_size, num_rnn_layers, rnn_type)
+        self.visual_layer_norm = bool(visual_layer_norm)
 
 
 class ResNetRearrangeActorCriticRNN(_ResNetPairVisual, _OnePhaseRNNActorCritic):

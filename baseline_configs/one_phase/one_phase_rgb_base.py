@@ -1,7 +1,7 @@
 """1-phase track, raw RGB: the current view and the goal-state view from the same pose."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 import gym
 from allenact.base_abstractions.sensor import Sensor
@@ -15,10 +15,18 @@ class OnePhaseRGBBaseExperimentConfig(RearrangeBaseExperimentConfig):
     run_walkthrough_phase = False
     run_unshuffle_phase = True
 
+    def __init__(self, visual_layer_norm: bool = False, **kwargs: Any) -> None:
+        """`visual_layer_norm`: the model's parameter-free LayerNorm on the SimpleCNN features
+        (see `RearrangeActorCriticSimpleConvRNN`); off reproduces the official model exactly."""
+        super().__init__(**kwargs)
+        if not isinstance(visual_layer_norm, bool):
+            raise ValueError(f"visual_layer_norm must be true or false, not {visual_layer_norm!r}")
+        self.visual_layer_norm = visual_layer_norm
+
     def sensors(self) -> Sequence[Sensor]:
         return self.rgb_sensors(UnshuffledRGBRearrangeSensor)
 
     def create_model(self, **kwargs):
         return RearrangeActorCriticSimpleConvRNN(
             action_space=gym.spaces.Discrete(len(self.actions())), observation_space=self.observation_space(kwargs),
-            rgb_uuid="rgb", unshuffled_rgb_uuid="unshuffled_rgb")
+            rgb_uuid="rgb", unshuffled_rgb_uuid="unshuffled_rgb", visual_layer_norm=self.visual_layer_norm)
