@@ -23,7 +23,7 @@ import argparse
 import io
 import sys
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, Tuple
 
 import torch
 
@@ -140,8 +140,8 @@ def alfred_to_allenact(src: Path, out: Path, visual_encoder: str = "imagenet") -
                                      seed=int(seed) if isinstance(seed, int) else 0), out)
 
 
-def allenact_to_alfred(src: Path, out: Path, vocab_path: Optional[Path] = None) -> Path:
-    """AllenAct checkpoint of our wrapper -> ALFRED ``model.pth`` ({model, optim, args, vocab})."""
+def _read_wrapper_checkpoint(src: Path) -> Tuple[dict, dict]:
+    """(checkpoint, ALFRED-named state dict) of an AllenAct checkpoint of our Seq2Seq wrapper."""
     from .models.actor_critic import AlfredSeq2SeqActorCritic
 
     data = _read(src)
@@ -150,6 +150,12 @@ def allenact_to_alfred(src: Path, out: Path, vocab_path: Optional[Path] = None) 
     state = AlfredSeq2SeqActorCritic.alfred_state_dict(data["model_state_dict"])
     if not state:
         raise ConversionError(f"{src}: no 'seq2seq.' parameters; not a checkpoint of AlfredSeq2SeqActorCritic")
+    return data, state
+
+
+def allenact_to_alfred(src: Path, out: Path, vocab_path: Optional[Path] = None) -> Path:
+    """AllenAct checkpoint of our wrapper -> ALFRED ``model.pth`` ({model, optim, args, vocab})."""
+    data, state = _read_wrapper_checkpoint(src)
     meta = data.get("alfred") or {}
     stored = (data.get("kwargs") or {}).get("vocab")
     if vocab_path is not None:
@@ -172,14 +178,7 @@ def allenact_to_alfred(src: Path, out: Path, vocab_path: Optional[Path] = None) 
 def attach_metadata(src: Path, out: Path, vocab_path: Path, visual_encoder: str = "imagenet") -> Path:
     """A checkpoint written by an AllenAct run of our wrapper + what evaluation needs (model_kwargs
     read off the tensors, the run's vocabulary, the visual encoder); AllenAct's fields are kept."""
-    from .models.actor_critic import AlfredSeq2SeqActorCritic
-
-    data = _read(src)
-    if not isinstance(data.get("model_state_dict"), dict):
-        raise ConversionError(f"{src}: missing 'model_state_dict'; not an AllenAct checkpoint")
-    state = AlfredSeq2SeqActorCritic.alfred_state_dict(data["model_state_dict"])
-    if not state:
-        raise ConversionError(f"{src}: no 'seq2seq.' parameters; not a checkpoint of AlfredSeq2SeqActorCritic")
+    data, state = _read_wrapper_checkpoint(src)
     vocab = AlfredVocab.load(vocab_path)
     kwargs = dict(model_kwargs_from_alfred(state, {}, vocab, str(src)), mask_lang_padding=True)
     try:

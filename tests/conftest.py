@@ -34,3 +34,15 @@ def load_script(path: Path, name: str = "") -> ModuleType:
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: starts real multiprocess runs (tens of seconds each); "
                                        "deselect with -m 'not slow'")
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """One torch thread per test module: small CPU models on the 2-core CI machine run faster
+    without intra-op threads fighting each other; the previous setting is restored afterwards."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

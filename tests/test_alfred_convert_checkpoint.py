@@ -16,12 +16,7 @@ from alfred_task.vocabulary import AlfredVocab, Vocab, lookup
 KEYS_JSON = Path(__file__).resolve().parents[2] / "shared" / "reference" / "alfred_seq2seq_official_state_dict_keys.json"
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _vocab(n_words: int) -> AlfredVocab:

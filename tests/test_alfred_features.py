@@ -11,12 +11,7 @@ import torch
 from alfred_task.features import RANDOM_ENCODER, ResnetFeatures, check_encoder, imagenet_weights_path
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture()

@@ -29,13 +29,7 @@ KEYS_JSON = Path(__file__).resolve().parents[2] / "shared" / "reference" / "alfr
 LITE = dict(demb=16, dhid=24, dframe=40)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    """Small CPU models run fastest on one thread (the 2-core CI machine is shared by the suite)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def official_shapes() -> dict:

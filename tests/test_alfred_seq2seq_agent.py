@@ -17,12 +17,7 @@ from alfred_task.vocabulary import AlfredVocab, lookup
 KW = dict(num_words=30, demb=8, dhid=16, dframe=24, progress_monitor=True, mask_lang_padding=False)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 class _Ev:
