@@ -268,11 +268,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = ap.parse_args(argv)
     out = args.out
     with report_usage_errors(ap.prog):
-        check_input_dir("--data", args.data)
         check_int("--limit", args.limit, 1)
         check_int("--processes", args.processes, 1)
         check_output_file("--out", out)
         check_output_file("--out (json next to it)", out.with_suffix(".json"))
+        check_input_dir("--data", args.data)
         files = find_trajectories(args.data, args.limit, args.seed)
         if not files:
             raise UsageError(f"--data {args.data}: no traj_data.json with a plan below it")
