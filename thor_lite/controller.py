@@ -189,7 +189,7 @@ class Controller:
                 ret, partial = None, e
             if partial is None and w.held is not None and name in _NAV_ACTIONS:
                 carry_held(w)
-            check_world(w, snap[0], snap[2])
+            check_world(w, snap[0], snap[2], spec.bounded)
             if partial is not None:
                 raise partial
             ok, err, code = True, "", None

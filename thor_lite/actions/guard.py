@@ -52,13 +52,13 @@ def _fmt(p) -> str:
     return "(" + ", ".join(f"{float(v):.4f}" for v in p) + ")"
 
 
-def _check_object(o: SimObject, lo: np.ndarray, hi: np.ndarray) -> None:
+def _check_object(o: SimObject, lo: np.ndarray, hi: np.ndarray, bounded: bool) -> None:
     vals = (*o.position, *o.rotation, o.openness)
     if not all(math.isfinite(v) for v in vals):
         raise ActionFailed(f"{o.object_id} would get a non-finite pose or openness; action undone.")
     if not 0.0 <= o.openness <= 1.0:
         raise ActionFailed("openness must be in [0:1]")
-    if not o.enabled:
+    if not o.enabled or not bounded:
         return
     a, b = o.aabb
     centre = (a + b) / 2
@@ -67,8 +67,12 @@ def _check_object(o: SimObject, lo: np.ndarray, hi: np.ndarray) -> None:
                            f"bounds ({_fmt(lo)} to {_fmt(hi)}); action undone.")
 
 
-def check_world(w: World, before: Dict[str, SimObject], agent_before) -> None:
-    """Raise ActionFailed if the step left NaN/inf, out-of-house poses or a bad hand behind."""
+def check_world(w: World, before: Dict[str, SimObject], agent_before, bounded: bool = True) -> None:
+    """Raise ActionFailed if the step left NaN/inf, out-of-house poses or a bad hand behind.
+
+    `bounded=False` (caller-given object poses, see `ActionSpec.bounded`) skips only the
+    house-bounds check on objects; non-finite values still fail.
+    """
     lo, hi = house_bounds(w)
     a = w.agent
     if a is not agent_before:
@@ -80,7 +84,7 @@ def check_world(w: World, before: Dict[str, SimObject], agent_before) -> None:
     if w.objects is not before:
         for oid, o in w.objects.items():
             if before.get(oid) is not o:
-                _check_object(o, lo, hi)
+                _check_object(o, lo, hi, bounded)
     if w.held is not None:
         h = w.objects.get(w.held)
         if h is None or not h.enabled:

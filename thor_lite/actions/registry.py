@@ -44,18 +44,21 @@ class ActionSpec:
     params: Dict[str, Any]
     lenient: bool  # THOR's ServerAction-style actions ignore unknown kwargs
     kinds: Dict[str, "Kind"] = field(default_factory=dict)  # what each parameter accepts
+    # False for actions that put objects exactly where the caller says (SetObjectPoses): THOR
+    # checks no bounds there, and official data holds objects that fell out of the world.
+    bounded: bool = True
 
 
 ACTIONS: Dict[str, ActionSpec] = {}
 
 
 def action(*names: str, lenient: bool = False, kinds: Optional[Dict[str, "Kind"]] = None,
-           **params: Any) -> Callable:
+           bounded: bool = True, **params: Any) -> Callable:
     """Register `fn` under THOR action `names`; `kinds` overrides `DEFAULT_KINDS` by name."""
     def deco(fn: Callable) -> Callable:
         for n in names:
             ACTIONS[n] = ActionSpec(n, fn, dict(params), lenient,
-                                    resolve_kinds(n, params, kinds or {}))
+                                    resolve_kinds(n, params, kinds or {}), bounded)
         return fn
 
     return deco

@@ -111,8 +111,8 @@ def match_pose_entries(w: World, entries: List[Dict[str, Any]]) -> List[Optional
     return out
 
 
-@action("SetObjectPoses", lenient=True, kinds=dict(objectPoses=_ObjectPoses()), objectPoses=REQUIRED, placeStationary=True,
-        skipMoveable=False)
+@action("SetObjectPoses", lenient=True, kinds=dict(objectPoses=_ObjectPoses()), bounded=False,
+        objectPoses=REQUIRED, placeStationary=True, skipMoveable=False)
 def set_object_poses(w: World, objectPoses, placeStationary=True, skipMoveable=False, **_) -> None:
     if not isinstance(objectPoses, (list, tuple)) or any(not isinstance(p, dict) for p in objectPoses):
         raise ActionFailed("objectPoses was not initialized correctly. Please make sure each element in the objectPoses list is initialized.")
