@@ -33,6 +33,11 @@ CAMERA_FAR = 20.0
 
 GRID_SIZE = 0.25  # THOR's default grid; also the fixed step of Event.pose_discrete
 LAYOUT_CELL_SIZE = 0.25  # cell of the recorded reachable-grid layouts (independent of gridSize)
+# THOR 2.1.0 (ALFRED, layoutClearsMoveables) moved its agent into cells its own recorded
+# layout leaves out: that layout was made with a wider body than the moving capsule, and
+# furniture meshes fill less than their boxes. Off the layout the agent's body may overlap a
+# furniture box by this much (real ALFRED trajectories step 1-6 cm into box footprints).
+LAYOUT_MODE_BOX_OVERLAP = 0.07
 VISIBILITY_DISTANCE = 1.5
 
 DEFAULT_INIT = {

@@ -14,7 +14,7 @@ import numpy as np
 
 from .constants import (
     AGENT_HEIGHT, AGENT_RADIUS, AGENT_Y_OFFSET, CAMERA_CROUCH_OFFSET, CAMERA_STANDING_OFFSET,
-    FLOOR_EXTENDED_TYPES, GRID_SIZE, HAND_LOCAL_POSITION, IN_RECEPTACLES, LAYOUT_CELL_SIZE, NON_BLOCKING_TYPES,
+    FLOOR_EXTENDED_TYPES, GRID_SIZE, HAND_LOCAL_POSITION, IN_RECEPTACLES, LAYOUT_CELL_SIZE, LAYOUT_MODE_BOX_OVERLAP, NON_BLOCKING_TYPES,
     OPEN_TOP_RECEPTACLES,
     SEE_THROUGH_TYPES, VISIBILITY_DISTANCE,
 )
@@ -96,6 +96,7 @@ class World:
         self.layout_dilation = scene_layout_dilation() if layout_dilation is None else int(layout_dilation)
         self.room_cells = _dilate(self.layout, self.layout_dilation)
         self.layout_clears_moveables = bool(layout_clears_moveables)
+        self._layout_xz: Optional[np.ndarray] = None  # layout cell centres, built when first needed
         self._init_openable_fronts()
         self._init_surfaces()
         self._init_counter_holes()
@@ -295,9 +296,22 @@ class World:
                 else:
                     out.append(((lo + hi)[[0, 2]] / 2, (hi - lo)[[0, 2]] / 2, np.eye(2)))
                 out[-1] = out[-1] + (o.is_static or self._scene_poses.get(o.object_id) == (o.position, o.rotation),)
+            if self.layout_clears_moveables and self.layout:
+                out = [f for f in out if not self._layout_contradicts(*f[:3])]
             return out
 
         return self._cached("footprints", build, self._obstacle_version())
+
+    def _layout_contradicts(self, centre: np.ndarray, half: np.ndarray, rot: np.ndarray) -> bool:
+        """Does the recorded layout hold a cell whose centre lies inside this footprint?
+
+        THOR's agent could not stand there if the box were solid, so the box is not the
+        object's shape (an L-shaped or island counter as one box): in THOR 2.1.0 layout mode
+        such a box blocks nothing and the layout alone says where the agent may go."""
+        if self._layout_xz is None:
+            self._layout_xz = np.array(sorted(self.layout), dtype=np.float64) * LAYOUT_CELL_SIZE
+        local = (self._layout_xz - centre) @ rot
+        return bool(np.any(np.all(np.abs(local) < half - 1e-3, axis=1)))
 
     def _obstacle_version(self) -> int:
         # Only non-pickupable objects block; hash their poses so pickups don't invalidate.
@@ -319,12 +333,13 @@ class World:
             return False
         trusted = self.layout is not None and cell in self.layout
         p = np.array([x, z])
+        clear = r - (LAYOUT_MODE_BOX_OVERLAP if self.layout_clears_moveables else 1e-3)
         for c, h, rot, in_layout in self.obstacle_footprints():
             if trusted and (in_layout or self.layout_clears_moveables):
                 continue  # furniture where the scene puts it is already carved out of the layout
             local = rot.T @ (p - c)
             q = np.maximum(np.abs(local) - h, 0.0)
-            if q @ q < (r - 1e-3) ** 2:
+            if q @ q < clear ** 2:
                 return False
         return True
 
