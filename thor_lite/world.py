@@ -217,7 +217,7 @@ class World:
                 bottoms.setdefault(o.parents[-1] if len(o.parents) > 1 else o.parents[0], []).append(float(o.aabb[0][1]))
         for rid, ys in bottoms.items():
             r = self.objects.get(rid)
-            if r is None or r.object_type in IN_RECEPTACLES or r.object_type == "Floor":
+            if r is None or (r.object_type in IN_RECEPTACLES and r.object_type != "Fridge") or r.object_type == "Floor":
                 continue
             lo, hi = r.aabb
             y = float(np.median(ys))
