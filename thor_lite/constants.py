@@ -38,6 +38,8 @@ LAYOUT_CELL_SIZE = 0.25  # cell of the recorded reachable-grid layouts (independ
 # furniture meshes fill less than their boxes. Off the layout the agent's body may overlap a
 # furniture box by this much (real ALFRED trajectories step 1-6 cm into box footprints).
 LAYOUT_MODE_BOX_OVERLAP = 0.07
+# How far a counter slab reaches past the front of the cabinets and drawers under it.
+COUNTER_OVERHANG = 0.03
 VISIBILITY_DISTANCE = 1.5
 
 DEFAULT_INIT = {

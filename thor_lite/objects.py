@@ -130,7 +130,10 @@ class SimObject:
         # Sinks and bathtubs are basins even when THOR flags only their *Basin child as the
         # receptacle; a solid box would hide (and block placement into) the basin inside.
         if t in OPEN_TOP_RECEPTACLES and (self.flags.get("receptacle") or t in ("Sink", "Bathtub")):
-            return _hollow_parts(b, open_faces=("top",))
+            # a sink whose *Basin child is the receptacle leaves the floor to the basin: two
+            # coincident bottoms would fight over the basin's pixels
+            basin_child = t in ("Sink", "Bathtub") and not self.flags.get("receptacle")
+            return _hollow_parts(b, open_faces=("top", "bottom") if basin_child else ("top",))
         up = b.upright()
         if t == "CoffeeMachine" and up is not None:
             return _coffee_machine_parts(*self.aabb, self.rotation[1])

@@ -14,7 +14,7 @@ import numpy as np
 
 from .constants import (
     AGENT_HEIGHT, AGENT_RADIUS, AGENT_Y_OFFSET, CAMERA_CROUCH_OFFSET, CAMERA_STANDING_OFFSET,
-    FLOOR_EXTENDED_TYPES, GRID_SIZE, HAND_LOCAL_POSITION, IN_RECEPTACLES, LAYOUT_CELL_SIZE, LAYOUT_MODE_BOX_OVERLAP, NON_BLOCKING_TYPES,
+    FLOOR_EXTENDED_TYPES, GRID_SIZE, HAND_LOCAL_POSITION, IN_RECEPTACLES, LAYOUT_CELL_SIZE, LAYOUT_MODE_BOX_OVERLAP, COUNTER_OVERHANG, NON_BLOCKING_TYPES,
     OPEN_TOP_RECEPTACLES,
     SEE_THROUGH_TYPES, VISIBILITY_DISTANCE,
 )
@@ -240,8 +240,63 @@ class World:
                     continue
                 if b.object_type == "SinkBasin" or not any(x.object_id.startswith(b.object_id + "|") for x in basins):
                     holes.append((float(blo[0]), float(bhi[0]), float(blo[2]), float(bhi[2])))
+            if self.layout_clears_moveables:
+                holes += self._layout_holes(lo, hi)
+                holes += self._overhang_holes(lo, hi)
             if holes:
                 self.objects[o.object_id] = o.with_changes(holes=tuple(holes))
+
+    def _layout_holes(self, lo: np.ndarray, hi: np.ndarray) -> List[Tuple[float, float, float, float]]:
+        """Floor the recorded layout walks on, inside a counter's box: an L-shaped or island
+        counter is one box in THOR's metadata, and its slab must not roof the floor (and the
+        cabinets) the agent stands at. One xz rectangle per row run of such cells, each cell
+        widened by the agent's radius (the real counter edge is at least that far away)."""
+        if not self.layout:
+            return []
+        g, r = LAYOUT_CELL_SIZE, AGENT_RADIUS
+        rows: Dict[int, List[int]] = {}
+        for i, k in sorted(self.layout):
+            if lo[0] < i * g < hi[0] and lo[2] < k * g < hi[2]:
+                rows.setdefault(k, []).append(i)
+        holes = []
+        for k, cols in rows.items():
+            start = prev = cols[0]
+            for i in cols[1:] + [None]:
+                if i is not None and i == prev + 1:
+                    prev = i
+                    continue
+                holes.append((start * g - r, prev * g + r, k * g - r, k * g + r))
+                if i is not None:
+                    start = prev = i
+        return holes
+
+    def _overhang_holes(self, lo: np.ndarray, hi: np.ndarray) -> List[Tuple[float, float, float, float]]:
+        """A counter overhangs the cabinets and drawers under it by COUNTER_OVERHANG only: the
+        strip from there to the layout floor in front of them (at most LAYOUT_CELL_SIZE + the
+        agent radius away, where `_layout_holes` starts) is open, so their fronts show."""
+        if not self.layout:
+            return []
+        g, r, reach = LAYOUT_CELL_SIZE, AGENT_RADIUS, LAYOUT_CELL_SIZE + AGENT_RADIUS
+        holes = []
+        for o in self.objects.values():
+            if o.object_type not in ("Cabinet", "Drawer") or not o.is_static:
+                continue
+            clo, chi = o.aabb
+            if not (lo[1] - 0.3 <= chi[1] <= lo[1] + 0.01) or chi[0] <= lo[0] or clo[0] >= hi[0] \
+                    or chi[2] <= lo[2] or clo[2] >= hi[2]:
+                continue  # not a cabinet right under this counter
+            fx, fz = o.front
+            k, s = (0, fx) if abs(fx) > abs(fz) else (2, fz)
+            face = (chi if s > 0 else clo)[k] + s * COUNTER_OVERHANG
+            lat = 2 - k
+            cells = [c for c in self.layout if clo[lat] <= c[lat // 2] * g <= chi[lat]
+                     and 0 < s * (c[k // 2] * g - face) <= reach]
+            if not cells:
+                continue
+            edge = min(s * (c[k // 2] * g) for c in cells) * s - s * r
+            a, b = sorted((face, edge))
+            holes.append((a, b, clo[2], chi[2]) if k == 0 else (clo[0], chi[0], a, b))
+        return holes
 
     def _settle_all(self) -> None:
         from .physics import settle
