@@ -11,11 +11,11 @@ import numpy as np
 
 from .constants import (
     ALWAYS_PLACE_UPRIGHT, BREAK_DROP_HEIGHT, COFFEE_MUG_BASE, COFFEE_MUG_FRONT, COLD_SOURCES, FRIDGE_SHELF_HEIGHT, HEAT_SOURCES,
-    IN_RECEPTACLES, OBJECT_SPECIFIC_RECEPTACLES,
+    IN_RECEPTACLES, OBJECT_SPECIFIC_RECEPTACLES, OPEN_TOP_RECEPTACLES,
     SOFT_TYPES,
 )
 from .geometry import Box, euler_to_matrix
-from .objects import SimObject, yaw_front
+from .objects import WALL, SimObject, yaw_front
 from .world import World
 
 REST_GAP = 0.002  # objects rest this far above the surface they are placed on
@@ -56,6 +56,8 @@ def surface_height(w: World, rec: SimObject) -> float:
     if rec.object_type in IN_RECEPTACLES or rec.object_type == "Floor":
         return float(lo[1] + 0.02) if rec.object_type != "Floor" else float(hi[1])
     if rec.surface_offset is not None:
+        if rec.object_type in OPEN_TOP_RECEPTACLES:  # never inside the drawn bottom wall
+            return float(max(hi[1] - rec.surface_offset, lo[1] + WALL))
         return float(hi[1] - rec.surface_offset)
     if rec.object_type == "Shelf":  # only the board at the bottom of its box is drawn
         return float(lo[1] + min(0.02, hi[1] - lo[1]))
