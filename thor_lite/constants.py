@@ -33,6 +33,13 @@ CAMERA_FAR = 20.0
 
 GRID_SIZE = 0.25  # THOR's default grid; also the fixed step of Event.pose_discrete
 LAYOUT_CELL_SIZE = 0.25  # cell of the recorded reachable-grid layouts (independent of gridSize)
+# THOR 2.1.0 (ALFRED, layoutClearsMoveables) moved its agent into cells its own recorded
+# layout leaves out: that layout was made with a wider body than the moving capsule, and
+# furniture meshes fill less than their boxes. Off the layout the agent's body may overlap a
+# furniture box by this much (real ALFRED trajectories step 1-6 cm into box footprints).
+LAYOUT_MODE_BOX_OVERLAP = 0.07
+# How far a counter slab reaches past the front of the cabinets and drawers under it.
+COUNTER_OVERHANG = 0.03
 VISIBILITY_DISTANCE = 1.5
 
 DEFAULT_INIT = {
@@ -113,6 +120,18 @@ OBJECT_SPECIFIC_RECEPTACLES: Dict[str, FrozenSet[str]] = {
     "TowelHolder": frozenset({"Towel"}),
     "HandTowelHolder": frozenset({"HandTowel"}),
 }
+# A fridge is one box here but shelves in THOR: things put in rest on the level where THOR's
+# scene keeps its contents, else at this height above its bottom (the median of that level
+# over the 25 kitchen fridges whose scene records contents).
+FRIDGE_SHELF_HEIGHT = 0.95
+# Where a CoffeeMachine holds its Mug, from THOR's own scenes (FloorPlan4/7/9/15/19 record a
+# Mug in the machine): on a base 6 cm above the box bottom, centred 0.56 half-depths in front
+# of the box centre along the machine's local +z. The machine is drawn with that bay open
+# (front 40 % of its depth, up to 60 % of its height), so the mug is seen there as in THOR.
+COFFEE_MUG_BASE = 0.06
+COFFEE_MUG_FRONT = 0.56
+COFFEE_BAY_BACK = 0.2  # the bay starts this many half-depths in front of the centre
+COFFEE_BAY_TOP = 0.6  # fraction of the machine's height
 # PutObject tries these types upright only; any other type may also be laid on its side
 # (tilted 90 degrees about a horizontal axis), e.g. a fork standing in a cup.
 ALWAYS_PLACE_UPRIGHT: FrozenSet[str] = frozenset({

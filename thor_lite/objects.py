@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from .constants import IN_RECEPTACLES, OPEN_TOP_RECEPTACLES, TABLE_LIKE
+from .constants import COFFEE_BAY_BACK, COFFEE_BAY_TOP, COFFEE_MUG_BASE, IN_RECEPTACLES, OPEN_TOP_RECEPTACLES, TABLE_LIKE
 from .geometry import AABB_CORNER_SIGNS, Box, euler_to_matrix
 from .scene_data import ObjectRecord
 
@@ -130,8 +130,13 @@ class SimObject:
         # Sinks and bathtubs are basins even when THOR flags only their *Basin child as the
         # receptacle; a solid box would hide (and block placement into) the basin inside.
         if t in OPEN_TOP_RECEPTACLES and (self.flags.get("receptacle") or t in ("Sink", "Bathtub")):
-            return _hollow_parts(b, open_faces=("top",))
+            # a sink whose *Basin child is the receptacle leaves the floor to the basin: two
+            # coincident bottoms would fight over the basin's pixels
+            basin_child = t in ("Sink", "Bathtub") and not self.flags.get("receptacle")
+            return _hollow_parts(b, open_faces=("top", "bottom") if basin_child else ("top",))
         up = b.upright()
+        if t == "CoffeeMachine" and up is not None:
+            return _coffee_machine_parts(*self.aabb, self.rotation[1])
         if t == "ShelvingUnit" and up is not None:
             return _shelving_parts(up)
         if t in TABLE_LIKE and up is not None:
@@ -296,6 +301,31 @@ def _table_parts(b: Box, offset: Optional[float], object_type: str) -> Tuple[Box
                 c[1] = lo[1] + leg_h / 2
                 parts.append(Box(c, leg, b.rot))
     return tuple(parts)
+
+
+def yaw_front(yaw_deg: float) -> np.ndarray:
+    """An object's local +z (its front) in world xz for a yaw in degrees (Unity's convention)."""
+    th = np.radians(yaw_deg)
+    return np.array([np.sin(th), np.cos(th)])
+
+
+def _coffee_machine_parts(lo: np.ndarray, hi: np.ndarray, yaw: float) -> Tuple[Box, ...]:
+    """A coffee machine with its mug bay open at the front (see COFFEE_MUG_* constants):
+    the back block, the head over the bay and the base under it."""
+    d = yaw_front(yaw)
+    k, s = (0, np.sign(d[0]) or 1.0) if abs(d[0]) >= abs(d[1]) else (2, np.sign(d[1]) or 1.0)
+    c, h = (lo[k] + hi[k]) / 2, (hi[k] - lo[k]) / 2
+    split = c + s * COFFEE_BAY_BACK * h
+    back_lo, back_hi, bay_lo, bay_hi = lo.copy(), hi.copy(), lo.copy(), hi.copy()
+    if s > 0:
+        back_hi[k], bay_lo[k] = split, split
+    else:
+        back_lo[k], bay_hi[k] = split, split
+    head_lo, base_hi = bay_lo.copy(), bay_hi.copy()
+    head_lo[1] = lo[1] + COFFEE_BAY_TOP * (hi[1] - lo[1])
+    base_hi[1] = lo[1] + COFFEE_MUG_BASE
+    return (Box.axis_aligned(back_lo, back_hi), Box.axis_aligned(head_lo, bay_hi),
+            Box.axis_aligned(bay_lo, base_hi))
 
 
 def _front_face_name(fx: float, fz: float) -> str:

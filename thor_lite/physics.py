@@ -10,11 +10,12 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .constants import (
-    ALWAYS_PLACE_UPRIGHT, BREAK_DROP_HEIGHT, COLD_SOURCES, HEAT_SOURCES, IN_RECEPTACLES, OBJECT_SPECIFIC_RECEPTACLES,
+    ALWAYS_PLACE_UPRIGHT, BREAK_DROP_HEIGHT, COFFEE_MUG_BASE, COFFEE_MUG_FRONT, COLD_SOURCES, FRIDGE_SHELF_HEIGHT, HEAT_SOURCES,
+    IN_RECEPTACLES, OBJECT_SPECIFIC_RECEPTACLES, OPEN_TOP_RECEPTACLES,
     SOFT_TYPES,
 )
 from .geometry import Box, euler_to_matrix
-from .objects import SimObject
+from .objects import WALL, SimObject, yaw_front
 from .world import World
 
 REST_GAP = 0.002  # objects rest this far above the surface they are placed on
@@ -48,9 +49,15 @@ def move_with_contents(w: World, oid: str, position: Sequence[float],
 
 def surface_height(w: World, rec: SimObject) -> float:
     lo, hi = rec.aabb
+    if rec.object_type == "Fridge":  # its shelf (see FRIDGE_SHELF_HEIGHT)
+        if rec.surface_offset is not None:
+            return float(hi[1] - rec.surface_offset)
+        return float(min(lo[1] + FRIDGE_SHELF_HEIGHT, hi[1] - 0.3))
     if rec.object_type in IN_RECEPTACLES or rec.object_type == "Floor":
         return float(lo[1] + 0.02) if rec.object_type != "Floor" else float(hi[1])
     if rec.surface_offset is not None:
+        if rec.object_type in OPEN_TOP_RECEPTACLES:  # never inside the drawn bottom wall
+            return float(max(hi[1] - rec.surface_offset, lo[1] + WALL))
         return float(hi[1] - rec.surface_offset)
     if rec.object_type == "Shelf":  # only the board at the bottom of its box is drawn
         return float(lo[1] + min(0.02, hi[1] - lo[1]))
@@ -146,6 +153,8 @@ def snap_to_attach_point(w: World, obj: SimObject, rec: SimObject):
         raise_full = False
     if raise_full:
         return "full"
+    if rec.object_type == "CoffeeMachine":
+        return _coffee_attach(rec, obj)
     rot = (0.0, obj.rotation[1], 0.0)
     b0 = pose_box(obj, (0.0, 0.0, 0.0), rot)
     lo0, _ = b0.aabb()
@@ -153,6 +162,21 @@ def snap_to_attach_point(w: World, obj: SimObject, rec: SimObject):
     c = rec.box.center
     top = surface_height(w, rec)
     pos = (float(c[0] - b0.center[0]), float(top - lo0[1] + REST_GAP), float(c[2] - b0.center[2]))
+    return pos, rot
+
+
+def _coffee_attach(rec: SimObject, obj: SimObject):
+    """The mug bay of a coffee machine (constants COFFEE_MUG_*), facing as the machine does."""
+    rlo, rhi = rec.aabb
+    d = yaw_front(rec.rotation[1])
+    half = (rhi - rlo) / 2
+    reach = abs(d[0]) * half[0] + abs(d[1]) * half[2]
+    target = (rlo + rhi)[[0, 2]] / 2 + d * COFFEE_MUG_FRONT * reach
+    rot = (0.0, float(rec.rotation[1]) % 360.0, 0.0)
+    b0 = pose_box(obj, (0.0, 0.0, 0.0), rot)
+    lo0, _ = b0.aabb()
+    pos = (float(target[0] - b0.center[0]), float(rlo[1] + COFFEE_MUG_BASE - lo0[1] + REST_GAP),
+           float(target[1] - b0.center[2]))
     return pos, rot
 
 

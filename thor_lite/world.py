@@ -14,7 +14,7 @@ import numpy as np
 
 from .constants import (
     AGENT_HEIGHT, AGENT_RADIUS, AGENT_Y_OFFSET, CAMERA_CROUCH_OFFSET, CAMERA_STANDING_OFFSET,
-    FLOOR_EXTENDED_TYPES, GRID_SIZE, HAND_LOCAL_POSITION, IN_RECEPTACLES, LAYOUT_CELL_SIZE, NON_BLOCKING_TYPES,
+    FLOOR_EXTENDED_TYPES, GRID_SIZE, HAND_LOCAL_POSITION, IN_RECEPTACLES, LAYOUT_CELL_SIZE, LAYOUT_MODE_BOX_OVERLAP, COUNTER_OVERHANG, NON_BLOCKING_TYPES,
     OPEN_TOP_RECEPTACLES,
     SEE_THROUGH_TYPES, VISIBILITY_DISTANCE,
 )
@@ -96,6 +96,7 @@ class World:
         self.layout_dilation = scene_layout_dilation() if layout_dilation is None else int(layout_dilation)
         self.room_cells = _dilate(self.layout, self.layout_dilation)
         self.layout_clears_moveables = bool(layout_clears_moveables)
+        self._layout_xz: Optional[np.ndarray] = None  # layout cell centres, built when first needed
         self._init_openable_fronts()
         self._init_surfaces()
         self._init_counter_holes()
@@ -216,7 +217,7 @@ class World:
                 bottoms.setdefault(o.parents[-1] if len(o.parents) > 1 else o.parents[0], []).append(float(o.aabb[0][1]))
         for rid, ys in bottoms.items():
             r = self.objects.get(rid)
-            if r is None or r.object_type in IN_RECEPTACLES or r.object_type == "Floor":
+            if r is None or (r.object_type in IN_RECEPTACLES and r.object_type != "Fridge") or r.object_type == "Floor":
                 continue
             lo, hi = r.aabb
             y = float(np.median(ys))
@@ -239,8 +240,63 @@ class World:
                     continue
                 if b.object_type == "SinkBasin" or not any(x.object_id.startswith(b.object_id + "|") for x in basins):
                     holes.append((float(blo[0]), float(bhi[0]), float(blo[2]), float(bhi[2])))
+            if self.layout_clears_moveables:
+                holes += self._layout_holes(lo, hi)
+                holes += self._overhang_holes(lo, hi)
             if holes:
                 self.objects[o.object_id] = o.with_changes(holes=tuple(holes))
+
+    def _layout_holes(self, lo: np.ndarray, hi: np.ndarray) -> List[Tuple[float, float, float, float]]:
+        """Floor the recorded layout walks on, inside a counter's box: an L-shaped or island
+        counter is one box in THOR's metadata, and its slab must not roof the floor (and the
+        cabinets) the agent stands at. One xz rectangle per row run of such cells, each cell
+        widened by the agent's radius (the real counter edge is at least that far away)."""
+        if not self.layout:
+            return []
+        g, r = LAYOUT_CELL_SIZE, AGENT_RADIUS
+        rows: Dict[int, List[int]] = {}
+        for i, k in sorted(self.layout):
+            if lo[0] < i * g < hi[0] and lo[2] < k * g < hi[2]:
+                rows.setdefault(k, []).append(i)
+        holes = []
+        for k, cols in rows.items():
+            start = prev = cols[0]
+            for i in cols[1:] + [None]:
+                if i is not None and i == prev + 1:
+                    prev = i
+                    continue
+                holes.append((start * g - r, prev * g + r, k * g - r, k * g + r))
+                if i is not None:
+                    start = prev = i
+        return holes
+
+    def _overhang_holes(self, lo: np.ndarray, hi: np.ndarray) -> List[Tuple[float, float, float, float]]:
+        """A counter overhangs the cabinets and drawers under it by COUNTER_OVERHANG only: the
+        strip from there to the layout floor in front of them (at most LAYOUT_CELL_SIZE + the
+        agent radius away, where `_layout_holes` starts) is open, so their fronts show."""
+        if not self.layout:
+            return []
+        g, r, reach = LAYOUT_CELL_SIZE, AGENT_RADIUS, LAYOUT_CELL_SIZE + AGENT_RADIUS
+        holes = []
+        for o in self.objects.values():
+            if o.object_type not in ("Cabinet", "Drawer") or not o.is_static:
+                continue
+            clo, chi = o.aabb
+            if not (lo[1] - 0.3 <= chi[1] <= lo[1] + 0.01) or chi[0] <= lo[0] or clo[0] >= hi[0] \
+                    or chi[2] <= lo[2] or clo[2] >= hi[2]:
+                continue  # not a cabinet right under this counter
+            fx, fz = o.front
+            k, s = (0, fx) if abs(fx) > abs(fz) else (2, fz)
+            face = (chi if s > 0 else clo)[k] + s * COUNTER_OVERHANG
+            lat = 2 - k
+            cells = [c for c in self.layout if clo[lat] <= c[lat // 2] * g <= chi[lat]
+                     and 0 < s * (c[k // 2] * g - face) <= reach]
+            if not cells:
+                continue
+            edge = min(s * (c[k // 2] * g) for c in cells) * s - s * r
+            a, b = sorted((face, edge))
+            holes.append((a, b, clo[2], chi[2]) if k == 0 else (clo[0], chi[0], a, b))
+        return holes
 
     def _settle_all(self) -> None:
         from .physics import settle
@@ -295,9 +351,22 @@ class World:
                 else:
                     out.append(((lo + hi)[[0, 2]] / 2, (hi - lo)[[0, 2]] / 2, np.eye(2)))
                 out[-1] = out[-1] + (o.is_static or self._scene_poses.get(o.object_id) == (o.position, o.rotation),)
+            if self.layout_clears_moveables and self.layout:
+                out = [f for f in out if not self._layout_contradicts(*f[:3])]
             return out
 
         return self._cached("footprints", build, self._obstacle_version())
+
+    def _layout_contradicts(self, centre: np.ndarray, half: np.ndarray, rot: np.ndarray) -> bool:
+        """Does the recorded layout hold a cell whose centre lies inside this footprint?
+
+        THOR's agent could not stand there if the box were solid, so the box is not the
+        object's shape (an L-shaped or island counter as one box): in THOR 2.1.0 layout mode
+        such a box blocks nothing and the layout alone says where the agent may go."""
+        if self._layout_xz is None:
+            self._layout_xz = np.array(sorted(self.layout), dtype=np.float64) * LAYOUT_CELL_SIZE
+        local = (self._layout_xz - centre) @ rot
+        return bool(np.any(np.all(np.abs(local) < half - 1e-3, axis=1)))
 
     def _obstacle_version(self) -> int:
         # Only non-pickupable objects block; hash their poses so pickups don't invalidate.
@@ -319,12 +388,13 @@ class World:
             return False
         trusted = self.layout is not None and cell in self.layout
         p = np.array([x, z])
+        clear = r - (LAYOUT_MODE_BOX_OVERLAP if self.layout_clears_moveables else 1e-3)
         for c, h, rot, in_layout in self.obstacle_footprints():
             if trusted and (in_layout or self.layout_clears_moveables):
                 continue  # furniture where the scene puts it is already carved out of the layout
             local = rot.T @ (p - c)
             q = np.maximum(np.abs(local) - h, 0.0)
-            if q @ q < (r - 1e-3) ** 2:
+            if q @ q < clear ** 2:
                 return False
         return True
 
