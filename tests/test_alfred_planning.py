@@ -20,7 +20,6 @@ from alfred_task.planning import (
     SceneObject as O,
     UnsolvableError,
     apply_plan,
-    distances_from_coords,
     find_fast_downward,
     goal_reached,
     high_pddl,
