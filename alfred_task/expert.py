@@ -42,6 +42,10 @@ class ExpertError(RuntimeError):
     """The expert cannot continue (no plan, target not visible, unreachable spot, ...)."""
 
 
+class _NoPath(ExpertError):
+    """The grid has no path to a spot of the current plan (a MoveAhead failed on the way)."""
+
+
 @dataclass(frozen=True)
 class LowStep:
     """One low-level action of an expansion: ALFRED action name, target object, subgoal."""
@@ -92,6 +96,14 @@ class AlfredExpert:
     # --- public -----------------------------------------------------------------------------
     def next_action(self) -> ExpertAction:
         """The next expert action from the env's current state."""
+        try:
+            return self._next_action()
+        except _NoPath:  # a failed MoveAhead cut the way to the spot: plan with what is reachable
+            self._emitted = None
+            self._replan()
+            return self._next_action()
+
+    def _next_action(self) -> ExpertAction:
         if not self._on_track():
             self._replan()
         for _ in range(4):
@@ -320,7 +332,7 @@ class AlfredExpert:
             try:
                 out += self.nav.path_actions(start, (gi, gk, gr))
             except Exception as e:  # networkx: no path / node not found
-                raise ExpertError(f"no path from {start} to {a.location}: {e}") from e
+                raise _NoPath(f"no path from {start} to {a.location}: {e}") from e
         out += look_actions(horizon, gh)
         return [LowStep(x, None, i) for x in out]
 

@@ -49,12 +49,16 @@ class LocationIndex:
     def _key(obj: Mapping) -> tuple:
         return obj["objectId"], tuple(round(v, 2) for v in _xyz(obj["position"])), bool(obj.get("isOpen"))
 
-    def location(self, obj: Mapping) -> Optional[str]:
+    def location(self, obj: Mapping, agent: Optional[Node] = None) -> Optional[str]:
+        """The best spot not rejected; with `agent`, the best one a path from there reaches
+        (cells a MoveAhead failed into are gone from the grid since the ranking)."""
         key = self._key(obj)
         if key not in self._ranked:
             self._ranked[key] = self._rank(obj)
         bad = self._rejected.get(obj["objectId"], ())
-        return next((loc for loc in self._ranked[key] if loc not in bad), None)
+        reach = self.nav.distances_from(agent) if agent is not None else None
+        return next((loc for loc in self._ranked[key] if loc not in bad
+                     and (reach is None or parse_location(loc)[:3] in reach)), None)
 
     def reject(self, object_id: str, loc: str) -> int:
         """Never offer `loc` for `object_id` again this episode; returns how many are rejected."""
@@ -174,6 +178,7 @@ def build_problem_state(metadata: Mapping, index: LocationIndex, task_type: str,
     agent = agent_location or location_string(*agent_node(metadata["agent"]),
                                               metadata["agent"]["cameraHorizon"])
     state = ProblemState(agent_location=agent, objects=scene, held=held)
+    here = parse_location(agent)[:3]
     task = parse_task(task_type, pddl_params)
     items, _ = relevant_objects(state, task)
     # spots (a visibility query each) only for the receptacles the task can involve: the goal
@@ -188,7 +193,7 @@ def build_problem_state(metadata: Mapping, index: LocationIndex, task_type: str,
             p = scene[p].parent
     for oid, so in scene.items():  # open ones too: the plan must go and close them
         if so.is_fixed_receptacle and (so.object_type in wanted or oid in wanted or so.is_open):
-            scene[oid] = SceneObject(**{**so.__dict__, "location": index.location(objs[oid])})
+            scene[oid] = SceneObject(**{**so.__dict__, "location": index.location(objs[oid], here)})
     for oid in items:
         so = scene[oid]
         if oid == held:
@@ -198,7 +203,7 @@ def build_problem_state(metadata: Mapping, index: LocationIndex, task_type: str,
             continue  # reached through its container
         if parent is not None and parent.openable and not parent.is_open:
             continue  # reached by opening the parent at the parent's spot
-        loc = index.location(objs[oid])
+        loc = index.location(objs[oid], here)
         if loc is None and parent is None:
             continue
         scene[oid] = SceneObject(**{**so.__dict__, "location": loc})
@@ -208,9 +213,9 @@ def build_problem_state(metadata: Mapping, index: LocationIndex, task_type: str,
         if so.is_movable_receptacle and so.location is None and oid != held:
             parent = scene.get(so.parent) if so.parent else None
             if parent is None or not (parent.openable and not parent.is_open):
-                scene[oid] = SceneObject(**{**so.__dict__, "location": index.location(objs[oid])})
+                scene[oid] = SceneObject(**{**so.__dict__, "location": index.location(objs[oid], here)})
     state.distances = _distances(index.nav, [agent] + sorted({o.location for o in scene.values() if o.location}))
-    reach = {a for a, _ in state.distances} | {agent}
+    reach = {b for a, b in state.distances if a == agent} | {agent}  # reachable from the agent
     for oid, so in scene.items():  # unreachable spots are unknown spots
         if so.location is not None and so.location not in reach:
             scene[oid] = SceneObject(**{**so.__dict__, "location": None})
