@@ -44,6 +44,7 @@ class LocationIndex:
         self._ranked: Dict[tuple, List[str]] = {}
         self._rejected: Dict[str, set] = {}
         self._abandoned: set = set()
+        self._extended: set = set()  # keys whose ranking has the fallback poses appended
 
     @staticmethod
     def _key(obj: Mapping) -> tuple:
@@ -57,8 +58,18 @@ class LocationIndex:
             self._ranked[key] = self._rank(obj)
         bad = self._rejected.get(obj["objectId"], ())
         reach = self.nav.distances_from(agent) if agent is not None else None
-        return next((loc for loc in self._ranked[key] if loc not in bad
-                     and (reach is None or parse_location(loc)[:3] in reach)), None)
+        for extended in (False, True):
+            if extended:  # the queried poses are used up: add the fallback ones (once)
+                if key in self._extended:
+                    break
+                self._extended.add(key)
+                seen = set(self._ranked[key])
+                self._ranked[key] += [loc for loc in self._near_box_poses(obj) if loc not in seen]
+            loc = next((loc for loc in self._ranked[key] if loc not in bad
+                        and (reach is None or parse_location(loc)[:3] in reach)), None)
+            if loc is not None:
+                return loc
+        return None
 
     def reject(self, object_id: str, loc: str) -> int:
         """Never offer `loc` for `object_id` again this episode; returns how many are rejected."""
@@ -76,7 +87,7 @@ class LocationIndex:
         return frozenset(self._abandoned)
 
     def _rank(self, obj: Mapping) -> List[str]:
-        """Reachable interaction poses, best first (distance >= MIN_DISTANCE, facing, ideal tilt)."""
+        """Reachable queried interaction poses, best first (distance >= MIN_DISTANCE, facing, ideal tilt)."""
         ev = query(self.controller, "GetInteractablePoses", objectId=obj["objectId"], horizons=HORIZONS,
                    standings=[True], rotations=[0.0, 90.0, 180.0, 270.0])
         if not ev.metadata["lastActionSuccess"]:
@@ -98,11 +109,9 @@ class LocationIndex:
             score = (round(d if d >= MIN_DISTANCE else 10.0 + MIN_DISTANCE - d, 2),
                      round(turn / 45.0), abs(h - h_ideal), i, k, r, h)
             scored.append((score, location_string(i, k, r, h)))
-        ranked = [loc for _, loc in sorted(scored)]
-        seen = set(ranked)
-        return ranked + [loc for loc in self._near_box_poses(obj, reach) if loc not in seen]
+        return [loc for _, loc in sorted(scored)]
 
-    def _near_box_poses(self, obj: Mapping, reach: Mapping[Node, int]) -> List[str]:
+    def _near_box_poses(self, obj: Mapping) -> List[str]:
         """Fallback spots after the queried ones: reachable poses within visibility distance of
         the object's box that face it, tilted towards its centre. The query can miss an object
         the frame shows (a box whose test points are all covered, e.g. a dresser under its
@@ -116,7 +125,7 @@ class LocationIndex:
         cam_y = float(self.controller.last_event.metadata["agent"]["position"]["y"]) + CAMERA_STANDING_OFFSET
         g = self.nav.grid
         scored = []
-        for i, k, r in reach:
+        for i, k, r in self.nav.distances_from(self.start):
             x, z = i * g, k * g
             gap = math.hypot(max(abs(x - cx) - hx, 0.0), max(abs(z - cz) - hz, 0.0))
             if gap > C.VISIBILITY_DISTANCE or gap <= 0.0:
