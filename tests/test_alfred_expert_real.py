@@ -101,3 +101,16 @@ def test_an_unsolvable_episode_records_why(env):
         pytest.skip("solved now (the simulator no longer hides the table behind the held Box)")
     assert "CoffeeTable|" in rec["failure"] and f"from each of {MAX_SPOT_TRIES} interaction spots" in rec["failure"]
     assert rec["failure"].endswith("no plan without it")
+
+
+def test_a_start_pose_just_off_the_grid_counts_as_reachable(env):
+    """FloorPlan421's recorded start (-2.00, 3.25) is not among GetReachablePositions, so nothing
+    was reachable and the expert found no plan; the cell the agent stands on is reachable."""
+    from alfred_task.navigation import GridNavigator, agent_node
+
+    traj = _traj("pick_and_place_simple-SprayBottle-None-GarbageCan-421")
+    env.init_episode(traj)
+    start = agent_node(env.last_event.metadata["agent"])
+    assert len(GridNavigator.from_controller(env.controller).distances_from(start)) > 4
+    rec, _ = _run(env, "pick_and_place_simple-SprayBottle-None-GarbageCan-421")
+    assert rec["success"], rec["failure"]
