@@ -21,20 +21,29 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from typing import Deque, List, Mapping, Optional, Tuple
+from typing import Deque, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
 from . import constants as C
 from .agents import Agent
 from .environment import AlfredEnv
-from .navigation import FORWARD, NAV_HORIZON, GridNavigator, Node, agent_node, look_actions, parse_location
+from .navigation import (FORWARD, NAV_HORIZON, GridNavigator, Node, agent_node, location_string, look_actions,
+                         parse_location)
 from .planning import HighLevelAction, PlanningError, ProblemState, arg_name, template_plan
 from .scene_state import LocationIndex, build_problem_state
 
 
+MAX_SPOT_TRIES = 8  # interaction spots tried per object before the expert gives up on seeing it
+MAX_FAILED_TRIES = 3  # failed interactions per object before it is given up (ALFRED's budget is 10)
+
+
 class ExpertError(RuntimeError):
     """The expert cannot continue (no plan, target not visible, unreachable spot, ...)."""
+
+
+class _NoPath(ExpertError):
+    """The grid has no path to a spot of the current plan (a MoveAhead failed on the way)."""
 
 
 @dataclass(frozen=True)
@@ -80,11 +89,21 @@ class AlfredExpert:
         self.replans = 0
         self._emitted: Optional[Tuple[int, LowStep]] = None  # (env.num_actions at emission, step)
         self._plan_start: Optional[str] = None
+        self._unseen: Optional[str] = None  # why an object was given up (see _drop_pose)
+        self._failed: Dict[str, int] = {}  # failed interactions per target object
         self._replan()
 
     # --- public -----------------------------------------------------------------------------
     def next_action(self) -> ExpertAction:
         """The next expert action from the env's current state."""
+        try:
+            return self._next_action()
+        except _NoPath:  # a failed MoveAhead cut the way to the spot: plan with what is reachable
+            self._emitted = None
+            self._replan()
+            return self._next_action()
+
+    def _next_action(self) -> ExpertAction:
         if not self._on_track():
             self._replan()
         for _ in range(4):
@@ -99,8 +118,7 @@ class AlfredExpert:
             if mask is not None:
                 self._emitted = (self.env.num_actions, step)
                 return ExpertAction(step.action, mask, step.object_id, step.high_idx)
-            # target not visible from here: plan afresh once before giving up
-            self._replan()
+            self._look_elsewhere(step.action, step.object_id)
         raise ExpertError(f"{step.action}: {step.object_id} is not visible with >= "
                           f"{self.min_visible_pixels} pixels from the interaction spot")
 
@@ -114,9 +132,11 @@ class AlfredExpert:
     def _on_track(self) -> bool:
         """Can the expert keep its expansion? Replan only when objects changed.
 
-        The agent followed the last suggestion and it worked: continue. Otherwise, if only the
-        pose changed (a different navigation action, or any failed action), re-route to where
-        the expansion expects the agent and continue; a failed expert MoveAhead also marks that
+        The agent followed the last suggestion and it worked: continue. The suggested
+        interaction failed: it fails from this pose (THOR's checks differ from what the frame
+        shows), so drop the pose and replan from another spot. Otherwise, if only the pose
+        changed (a different navigation action, or any failed action), re-route to where the
+        expansion expects the agent and continue; a failed expert MoveAhead also marks that
         cell impossible (ALFRED). An interaction that succeeded against the plan means the
         symbolic state changed: replan.
         """
@@ -129,6 +149,10 @@ class AlfredExpert:
         followed = name == step.action and (step.object_id is None or target == step.object_id)
         if followed and ok:
             return True
+        if followed and step.object_id is not None:  # the interaction failed from this pose
+            self._failed[step.object_id] = self._failed.get(step.object_id, 0) + 1
+            self._drop_pose(step.action, step.object_id)
+            return False
         if followed and step.action == "MoveAhead_25":
             i, k, r = self._node()
             di, dk = FORWARD[r]
@@ -137,6 +161,26 @@ class AlfredExpert:
             self._reroute(step)
             return True
         return False
+
+    def _look_elsewhere(self, action: str, object_id: str) -> None:
+        """The target shows too few pixels from this pose: drop the pose and plan again."""
+        self._drop_pose(action, object_id)
+        self._replan()
+
+    def _drop_pose(self, action: str, object_id: str) -> None:
+        """`action` on the target cannot work from this pose (too few pixels, or it failed): drop
+        the pose for the target and for every object whose spot it is, so the next plan uses
+        the next-ranked spots; after MAX_SPOT_TRIES the target is given up."""
+        here = location_string(*self._node(), self.env.last_event.metadata["agent"]["cameraHorizon"])
+        owners = {object_id} | {k for k, o in self._state.objects.items() if o.location == here}
+        tried = self.index.reject(object_id, here)
+        if tried >= MAX_SPOT_TRIES or self._failed.get(object_id, 0) >= MAX_FAILED_TRIES:
+            # seen from nowhere: plan without it (another instance of its class, if any)
+            self.index.abandon(object_id)
+            self._unseen = (f"{action}: {object_id} is not visible with >= {self.min_visible_pixels} "
+                            f"pixels, or {action} fails, from each of {tried} interaction spots")
+        for oid in sorted(owners - {object_id}):
+            self.index.reject(oid, here)
 
     def _spot(self, high_idx: int) -> Optional[str]:
         """Where the expansion expects the agent during subgoal `high_idx`."""
@@ -161,6 +205,7 @@ class AlfredExpert:
         ev = self.env.last_event
         state = build_problem_state(ev.metadata, self.index, self.task_type, self.pddl_params,
                                     self.env.cleaned_objects, self.env.heated_objects, self.env.cooled_objects)
+        self._state = state
         start = state.agent_location
         prefix = self._close_open_receptacles(state)
         try:
@@ -171,6 +216,8 @@ class AlfredExpert:
 
                 plan = solve(load_domain(), make_problem(state, self.task_type, self.pddl_params))
         except PlanningError as e:
+            if self._unseen is not None:  # the reason there is no plan any more
+                raise ExpertError(f"{self._unseen}; no plan without it") from e
             raise ExpertError(f"no plan from the current state: {e}") from e
         self.plan = prefix + list(plan)
         self._plan_start = start
@@ -285,7 +332,7 @@ class AlfredExpert:
             try:
                 out += self.nav.path_actions(start, (gi, gk, gr))
             except Exception as e:  # networkx: no path / node not found
-                raise ExpertError(f"no path from {start} to {a.location}: {e}") from e
+                raise _NoPath(f"no path from {start} to {a.location}: {e}") from e
         out += look_actions(horizon, gh)
         return [LowStep(x, None, i) for x in out]
 

@@ -86,7 +86,10 @@ class GridNavigator:
         ev = query(controller, "GetReachablePositions")
         if not ev.metadata["lastActionSuccess"]:
             raise RuntimeError(f"GetReachablePositions failed: {ev.metadata['errorMessage']}")
-        return cls([(p["x"], p["z"]) for p in ev.metadata["actionReturn"]])
+        # the cell the agent stands on is reachable even when the query leaves it out (ALFRED's
+        # recorded start poses, e.g. FloorPlan421's, can sit just off today's grid)
+        here = controller.last_event.metadata["agent"]["position"]
+        return cls([(p["x"], p["z"]) for p in ev.metadata["actionReturn"]] + [(here["x"], here["z"])])
 
     def has(self, node: Node) -> bool:
         return node in self.graph

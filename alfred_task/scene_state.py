@@ -29,28 +29,72 @@ def _xyz(p: Mapping) -> Tuple[float, float, float]:
 
 
 class LocationIndex:
-    """Interaction spot of each object, cached by (objectId, position, openness)."""
+    """Interaction spot of each object, cached by (objectId, position, openness).
+
+    The spot is the best-ranked pose of ``GetInteractablePoses``. That query tests a few points
+    of the object against boxes, so from a pose it accepts the rendered frame can still show too
+    few of the object's pixels for a mask; the expert then calls :meth:`reject` and the next
+    planning step gets the next-ranked pose (what a person does: step elsewhere and look again).
+    """
 
     def __init__(self, controller, nav: GridNavigator, start: Node) -> None:
         self.controller = controller
         self.nav = nav
         self.start = start
-        self._cache: Dict[tuple, Optional[str]] = {}
+        self._ranked: Dict[tuple, List[str]] = {}
+        self._rejected: Dict[str, set] = {}
+        self._abandoned: set = set()
+        self._extended: set = set()  # keys whose ranking has the fallback poses appended
 
-    def location(self, obj: Mapping) -> Optional[str]:
-        key = (obj["objectId"], tuple(round(v, 2) for v in _xyz(obj["position"])), bool(obj.get("isOpen")))
-        if key not in self._cache:
-            self._cache[key] = self._choose(obj)
-        return self._cache[key]
+    @staticmethod
+    def _key(obj: Mapping) -> tuple:
+        return obj["objectId"], tuple(round(v, 2) for v in _xyz(obj["position"])), bool(obj.get("isOpen"))
 
-    def _choose(self, obj: Mapping) -> Optional[str]:
+    def location(self, obj: Mapping, agent: Optional[Node] = None) -> Optional[str]:
+        """The best spot not rejected; with `agent`, the best one a path from there reaches
+        (cells a MoveAhead failed into are gone from the grid since the ranking)."""
+        key = self._key(obj)
+        if key not in self._ranked:
+            self._ranked[key] = self._rank(obj)
+        bad = self._rejected.get(obj["objectId"], ())
+        reach = self.nav.distances_from(agent) if agent is not None else None
+        for extended in (False, True):
+            if extended:  # the queried poses are used up: add the fallback ones (once)
+                if key in self._extended:
+                    break
+                self._extended.add(key)
+                seen = set(self._ranked[key])
+                self._ranked[key] += [loc for loc in self._near_box_poses(obj) if loc not in seen]
+            loc = next((loc for loc in self._ranked[key] if loc not in bad
+                        and (reach is None or parse_location(loc)[:3] in reach)), None)
+            if loc is not None:
+                return loc
+        return None
+
+    def reject(self, object_id: str, loc: str) -> int:
+        """Never offer `loc` for `object_id` again this episode; returns how many are rejected."""
+        bad = self._rejected.setdefault(object_id, set())
+        bad.add(loc)
+        return len(bad)
+
+    def abandon(self, object_id: str) -> None:
+        """Leave `object_id` out of later problems (the planner then uses another instance of its
+        class if the task allows)."""
+        self._abandoned.add(object_id)
+
+    @property
+    def abandoned(self) -> frozenset:
+        return frozenset(self._abandoned)
+
+    def _rank(self, obj: Mapping) -> List[str]:
+        """Reachable queried interaction poses, best first (distance >= MIN_DISTANCE, facing, ideal tilt)."""
         ev = query(self.controller, "GetInteractablePoses", objectId=obj["objectId"], horizons=HORIZONS,
-                                  standings=[True], rotations=[0.0, 90.0, 180.0, 270.0])
+                   standings=[True], rotations=[0.0, 90.0, 180.0, 270.0])
         if not ev.metadata["lastActionSuccess"]:
-            return None
+            return []
         reach = self.nav.distances_from(self.start)
         ox, oy, oz = _xyz(obj["position"])
-        best = None
+        scored = []
         for p in ev.metadata["actionReturn"] or []:
             i, k = round(p["x"] / self.nav.grid), round(p["z"] / self.nav.grid)
             r = int(round(p["rotation"] / 90.0)) % 4
@@ -64,9 +108,35 @@ class LocationIndex:
             h_ideal = ideal_horizon(cam_y, oy, d)
             score = (round(d if d >= MIN_DISTANCE else 10.0 + MIN_DISTANCE - d, 2),
                      round(turn / 45.0), abs(h - h_ideal), i, k, r, h)
-            if best is None or score < best[0]:
-                best = (score, location_string(i, k, r, h))
-        return None if best is None else best[1]
+            scored.append((score, location_string(i, k, r, h)))
+        return [loc for _, loc in sorted(scored)]
+
+    def _near_box_poses(self, obj: Mapping) -> List[str]:
+        """Fallback spots after the queried ones: reachable poses within visibility distance of
+        the object's box that face it, tilted towards its centre. The query can miss an object
+        the frame shows (a box whose test points are all covered, e.g. a dresser under its
+        contents); the expert's pixel check at arrival decides, and PutObject runs forced."""
+        box = obj.get("axisAlignedBoundingBox") or {}
+        centre, size = box.get("center"), box.get("size")
+        if not centre or not size:
+            return []
+        cx, cy, cz = _xyz(centre)
+        hx, hz = float(size["x"]) / 2, float(size["z"]) / 2
+        cam_y = float(self.controller.last_event.metadata["agent"]["position"]["y"]) + CAMERA_STANDING_OFFSET
+        g = self.nav.grid
+        scored = []
+        for i, k, r in self.nav.distances_from(self.start):
+            x, z = i * g, k * g
+            gap = math.hypot(max(abs(x - cx) - hx, 0.0), max(abs(z - cz) - hz, 0.0))
+            if gap > C.VISIBILITY_DISTANCE or gap <= 0.0:
+                continue
+            facing = math.degrees(math.atan2(cx - x, cz - z)) % 360.0
+            turn = abs((facing - 90.0 * r + 180.0) % 360.0 - 180.0)
+            if turn > 45.0:
+                continue
+            h = ideal_horizon(cam_y, cy, max(gap, MIN_DISTANCE))
+            scored.append(((round(gap, 2), round(turn / 45.0), i, k, r), location_string(i, k, r, h)))
+        return [loc for _, loc in sorted(scored)]
 
 
 def _immediate_parent(obj: Mapping, known: Mapping[str, Mapping]) -> Optional[str]:
@@ -95,7 +165,7 @@ def build_problem_state(metadata: Mapping, index: LocationIndex, task_type: str,
     scene: Dict[str, SceneObject] = {}
     for oid, o in objs.items():
         t = o["objectType"]
-        if t == "Floor":
+        if t == "Floor" or (oid in index.abandoned and oid != held):
             continue
         fixed = bool(o.get("receptacle")) and not o.get("pickupable")
         if fixed and t not in C.RECEPTACLE_CLASS_SET:
@@ -117,6 +187,7 @@ def build_problem_state(metadata: Mapping, index: LocationIndex, task_type: str,
     agent = agent_location or location_string(*agent_node(metadata["agent"]),
                                               metadata["agent"]["cameraHorizon"])
     state = ProblemState(agent_location=agent, objects=scene, held=held)
+    here = parse_location(agent)[:3]
     task = parse_task(task_type, pddl_params)
     items, _ = relevant_objects(state, task)
     # spots (a visibility query each) only for the receptacles the task can involve: the goal
@@ -131,7 +202,7 @@ def build_problem_state(metadata: Mapping, index: LocationIndex, task_type: str,
             p = scene[p].parent
     for oid, so in scene.items():  # open ones too: the plan must go and close them
         if so.is_fixed_receptacle and (so.object_type in wanted or oid in wanted or so.is_open):
-            scene[oid] = SceneObject(**{**so.__dict__, "location": index.location(objs[oid])})
+            scene[oid] = SceneObject(**{**so.__dict__, "location": index.location(objs[oid], here)})
     for oid in items:
         so = scene[oid]
         if oid == held:
@@ -141,7 +212,7 @@ def build_problem_state(metadata: Mapping, index: LocationIndex, task_type: str,
             continue  # reached through its container
         if parent is not None and parent.openable and not parent.is_open:
             continue  # reached by opening the parent at the parent's spot
-        loc = index.location(objs[oid])
+        loc = index.location(objs[oid], here)
         if loc is None and parent is None:
             continue
         scene[oid] = SceneObject(**{**so.__dict__, "location": loc})
@@ -151,9 +222,9 @@ def build_problem_state(metadata: Mapping, index: LocationIndex, task_type: str,
         if so.is_movable_receptacle and so.location is None and oid != held:
             parent = scene.get(so.parent) if so.parent else None
             if parent is None or not (parent.openable and not parent.is_open):
-                scene[oid] = SceneObject(**{**so.__dict__, "location": index.location(objs[oid])})
+                scene[oid] = SceneObject(**{**so.__dict__, "location": index.location(objs[oid], here)})
     state.distances = _distances(index.nav, [agent] + sorted({o.location for o in scene.values() if o.location}))
-    reach = {a for a, _ in state.distances} | {agent}
+    reach = {b for a, b in state.distances if a == agent} | {agent}  # reachable from the agent
     for oid, so in scene.items():  # unreachable spots are unknown spots
         if so.location is not None and so.location not in reach:
             scene[oid] = SceneObject(**{**so.__dict__, "location": None})

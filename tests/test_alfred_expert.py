@@ -240,10 +240,12 @@ def test_problem_state_survives_parent_cycles():
     nav = GridNavigator([(x * 0.25, z * 0.25) for x in range(4) for z in range(4)])
 
     class Spots:
+        abandoned = frozenset()
+
         def __init__(self):
             self.nav = nav
 
-        def location(self, obj):
+        def location(self, obj, agent=None):
             return {"CounterTop|1": "loc|1|1|0|30", "DiningTable|1": "loc|2|2|1|30"}.get(obj["objectId"])
 
     def obj(oid, t, parents, receptacle=False, pickupable=False):

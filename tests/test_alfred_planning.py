@@ -3,12 +3,12 @@ symbolic executor, goal-condition counting (alfred.md §3, planning.md)."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
 
 from alfred_task import goal_conditions as gc
+from alfred_task.planning.examples import CASES, P, kitchen  # the synthetic scene, shared with the benchmark
 from alfred_task.planning import (
     DOMAIN_PATH,
     EXISTS_SEARCH,
@@ -20,7 +20,6 @@ from alfred_task.planning import (
     SceneObject as O,
     UnsolvableError,
     apply_plan,
-    distances_from_coords,
     find_fast_downward,
     goal_reached,
     high_pddl,
@@ -33,65 +32,6 @@ from alfred_task.planning import (
 )
 
 FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "alfred" / "json_2.1.0"
-
-# ------------------------------------------------------------------ synthetic scene
-
-COORDS = {
-    "start": (0, 0), "counter1": (2, 0), "counter2": (6, 4), "fridge": (8, 0),
-    "microwave": (4, 6), "sink": (0, 6), "cabinet1": (3, 3), "table": (5, 1),
-    "desk": (9, 8), "lamp": (9, 9), "shelf": (1, 9),
-}
-
-
-def kitchen(**overrides) -> ProblemState:
-    objs = [
-        O("CounterTop|1", "CounterTop", location="counter1", receptacle=True),
-        O("CounterTop|2", "CounterTop", location="counter2", receptacle=True),
-        O("Fridge|1", "Fridge", location="fridge", receptacle=True, openable=True),
-        O("Microwave|1", "Microwave", location="microwave", receptacle=True, openable=True),
-        O("Sink|1|SinkBasin", "SinkBasin", location="sink", receptacle=True),
-        O("Cabinet|1", "Cabinet", location="cabinet1", receptacle=True, openable=True),
-        O("DiningTable|1", "DiningTable", location="table", receptacle=True),
-        O("Desk|1", "Desk", location="desk", receptacle=True),
-        O("Shelf|1", "Shelf", location="shelf", receptacle=True),
-        O("DeskLamp|1", "DeskLamp", location="lamp"),
-        O("Apple|1", "Apple", parent="CounterTop|1", pickupable=True),
-        O("Apple|2", "Apple", parent="DiningTable|1", pickupable=True),
-        O("Potato|1", "Potato", parent="CounterTop|2", pickupable=True),
-        O("Knife|1", "Knife", parent="DiningTable|1", pickupable=True),
-        O("Cup|1", "Cup", parent="DiningTable|1", pickupable=True, receptacle=True),
-        O("Fork|1", "Fork", parent="CounterTop|1", pickupable=True),
-        O("Mug|1", "Mug", parent="Shelf|1", pickupable=True, receptacle=True),
-        O("Pencil|1", "Pencil", parent="Desk|1", pickupable=True),
-        O("SoapBar|1", "SoapBar", parent="Shelf|1", pickupable=True),
-    ]
-    st = ProblemState("start", objs, distances_from_coords(COORDS))
-    for k, v in overrides.items():
-        setattr(st, k, v)
-    return st
-
-
-def P(obj, parent="", toggle="", mrecep="", sliced=False):
-    return {"object_target": obj, "object_sliced": sliced, "parent_target": parent,
-            "toggle_target": toggle, "mrecep_target": mrecep}
-
-
-CASES = {
-    "simple": ("pick_and_place_simple", P("Apple", "Fridge")),
-    "look": ("look_at_obj_in_light", P("Pencil", toggle="DeskLamp")),
-    "clean": ("pick_clean_then_place_in_recep", P("SoapBar", "DiningTable")),
-    "heat": ("pick_heat_then_place_in_recep", P("Potato", "CounterTop")),
-    "cool": ("pick_cool_then_place_in_recep", P("Mug", "Cabinet")),
-    "two": ("pick_two_obj_and_place", P("Apple", "Fridge")),
-    "movable": ("pick_and_place_with_movable_recep", P("Fork", "SinkBasin", mrecep="Cup")),
-    "heat_sliced": ("pick_heat_then_place_in_recep", P("Potato", "SinkBasin", sliced=True)),
-    "simple_sliced": ("pick_and_place_simple", P("Apple", "Fridge", sliced=True)),
-    "two_sliced": ("pick_two_obj_and_place", P("Apple", "Fridge", sliced=True)),
-    "cool_sliced": ("pick_cool_then_place_in_recep", P("Apple", "Cabinet", sliced=True)),
-    "movable_sliced": ("pick_and_place_with_movable_recep",
-                       P("Apple", "CounterTop", mrecep="Cup", sliced=True)),
-}
-
 
 def gc_of(state: ProblemState, task_type: str, params: dict) -> tuple[int, int]:
     m = to_thor_metadata(state)
@@ -141,15 +81,8 @@ def test_fd_and_template_plans(case, domain):
     st = kitchen()
     problem = make_problem(st, task_type, params)
 
-    t0 = time.perf_counter()
-    fd_plan = solve(domain, problem)
-    fd_s = time.perf_counter() - t0
-    assert fd_s < 5.0, f"planner took {fd_s:.2f} s"
-
-    t0 = time.perf_counter()
+    fd_plan = solve(domain, problem)  # how long each planner takes: benchmarks/alfred_planner_time.py
     tp_plan = template_plan(st, task_type, params)
-    tp_s = time.perf_counter() - t0
-    assert tp_s < 0.5
 
     for plan in (fd_plan, tp_plan):
         assert plan[-1].action == "NoOp"
