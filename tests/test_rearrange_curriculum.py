@@ -39,3 +39,25 @@ def test_shipped_slice_is_one_object_and_held_out_is_disjoint():
         return json.dumps([e["agent_position"], e["target_poses"], e["openable_data"]], sort_keys=True)
 
     assert not {key(e) for v in train.values() for e in v} & {key(e) for v in held.values() for e in v}
+
+
+def test_asking_for_more_episodes_than_the_files_hold_never_overwrites_them(tmp_path):
+    """The slice files are tracked data: a slice bigger than they hold is a clear error naming
+    the file and the shortfall, and both files keep their bytes (no regeneration over them)."""
+    import shutil
+
+    for name in ("train.pkl.gz", "val.pkl.gz"):
+        shutil.copy(SLICE / name, tmp_path / name)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    held = cur.load_slice(SLICE, "val")
+    have = sum(cur.episode_kind(e) == "open" for e in held["FloorPlan401"])
+    spec = cur.SliceSpec(("FloorPlan401",), 1, have + 1, ("open",))
+    with pytest.raises(cur.SliceDataError, match=rf"val.pkl.gz: FloorPlan401 has {have} episodes of kinds open, "
+                                                 rf"the slice asks for {have + 1}"):
+        cur.make_slice(spec, tmp_path)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+    (tmp_path / "train.pkl.gz").unlink()
+    with pytest.raises(cur.SliceDataError, match="exists without its partner"):
+        cur.make_slice(spec, tmp_path)
+    train, val = cur.make_slice(cur.SliceSpec(("FloorPlan401",), 0, have, ("open",)), SLICE)
+    assert len(val["FloorPlan401"]) == have and all(cur.episode_kind(e) == "open" for e in val["FloorPlan401"])
