@@ -253,6 +253,7 @@ class RearrangeBaseExperimentConfig(ExperimentConfig):
             "discrete_actions": self.actions(),
             "require_done_action": self.REQUIRE_DONE_ACTION,
             "force_axis_aligned_start": self.FORCE_AXIS_ALIGNED_START,
+            "randomize_start_rotation": stage == "train" and self.RANDOMIZE_START_ROTATION_DURING_TRAINING,
             "epochs": float("inf") if stage == "train" else 1,
             "seed": seed if seeds is None else seeds[process_ind],
         }
