@@ -111,14 +111,14 @@ def slice_episodes(spec: SliceSpec, out_dir: Path):
         return None
     if len(present) == 1:
         raise SliceDataError(f"{present[0]} exists without its partner {(set(paths.values()) - set(present)).pop()}; "
-                             f"pass --data-dir to a new folder to generate the slice there")
+                             f"generate the slice into a new folder (benchmarks/rearrange_curriculum.py --data-dir)")
     found = []
     for part, per_scene in (("train", spec.train_per_scene), ("val", spec.held_out_per_scene)):
         data = load_dataset(paths[part])
         why = _shortfall(data, spec, per_scene)
         if why is not None:
-            raise SliceDataError(f"{paths[part]}: {why}; pass --data-dir to a new folder to generate this slice "
-                                 f"there (existing files are never overwritten)")
+            raise SliceDataError(f"{paths[part]}: {why}; existing slice files are never overwritten: generate this "
+                                 f"slice into a new folder (benchmarks/rearrange_curriculum.py --data-dir)")
         found.append(_select(data, spec, per_scene))
     return found[0], found[1]
 
