@@ -70,6 +70,17 @@ def simple_cnn_min_size() -> int:
     return need
 
 
+def checked_visual_layer_norm(config: Any, simpleconv_base: type, value: Any) -> bool:
+    """The `visual_layer_norm` config kwarg, checked: a bool, and only where the config builds the
+    SimpleConv model of `simpleconv_base` (the ResNet/map configs derived from it have no such
+    norm, and silently ignoring the kwarg would mislabel their results)."""
+    if not isinstance(value, bool):
+        raise ValueError(f"visual_layer_norm must be true or false, not {value!r}")
+    if value and type(config).create_model is not simpleconv_base.create_model:
+        raise ValueError(f"visual_layer_norm applies to the SimpleConv configs only, not {type(config).__name__}")
+    return value
+
+
 def partition_sequence(seq: Sequence[Any], parts: int) -> List[List[Any]]:
     """Split into `parts` contiguous chunks whose sizes differ by at most one."""
     out, start = [], 0
@@ -242,6 +253,7 @@ class RearrangeBaseExperimentConfig(ExperimentConfig):
             "discrete_actions": self.actions(),
             "require_done_action": self.REQUIRE_DONE_ACTION,
             "force_axis_aligned_start": self.FORCE_AXIS_ALIGNED_START,
+            "randomize_start_rotation": stage == "train" and self.RANDOMIZE_START_ROTATION_DURING_TRAINING,
             "epochs": float("inf") if stage == "train" else 1,
             "seed": seed if seeds is None else seeds[process_ind],
         }

@@ -212,7 +212,10 @@ def main(argv=None) -> int:
                          args.horizon, args.max_expert_steps)
     print("slice:", spec.describe(), flush=True)
     torch.set_num_threads(1)
-    train_eps, held = cur.make_slice(spec, args.data_dir)
+    try:
+        train_eps, held = cur.make_slice(spec, args.data_dir)
+    except cur.SliceDataError as e:
+        raise SystemExit(f"rearrange_curriculum: {e}")
     config_kwargs = {"screen_size": args.screen_size, "train_split": "train_subset", "num_train_processes": 1}
     if args.visual_layer_norm:
         config_kwargs["visual_layer_norm"] = True

@@ -141,7 +141,10 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
     spec = cur.SliceSpec(SCENES, args.per_scene, 1)
-    train, _ = cur.make_slice(spec, REPO / "data" / "rearrange_curriculum")
+    try:
+        train, _ = cur.make_slice(spec, REPO / "data" / "rearrange_curriculum")
+    except cur.SliceDataError as e:
+        raise SystemExit(f"rearrange_fit_diagnosis: {e}")
     kwargs = {"screen_size": args.screen_size, "train_split": "train_subset", "num_train_processes": 1}
     config = load_config(str(CONFIG), kwargs)
     torch.manual_seed(0)

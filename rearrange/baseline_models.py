@@ -484,12 +484,15 @@ class TwoPhaseRearrangeActorCriticSimpleConvRNN(_SimpleConvVisual, _TwoPhaseRNNA
     """2-phase SimpleConv baseline: `SimpleCNN` on cat[rgb, unshuffled_rgb] + the 2-phase recurrence.
 
     See `_TwoPhaseRNNActorCritic` for the recurrence, heads and walkthrough masking;
-    every keyword of that class is accepted.
+    every keyword of that class is accepted. ``visual_layer_norm`` as in the 1-phase
+    `RearrangeActorCriticSimpleConvRNN` (parameter-free, so the state-dict keys do not change).
     """
 
     def __init__(self, action_space: gym.spaces.Discrete, observation_space: SpaceDict,
-                 rgb_uuid: str = "rgb", unshuffled_rgb_uuid: str = "unshuffled_rgb", **kwargs) -> None:
+                 rgb_uuid: str = "rgb", unshuffled_rgb_uuid: str = "unshuffled_rgb",
+                 visual_layer_norm: bool = False, **kwargs) -> None:
         super().__init__(action_space, observation_space, rgb_uuid, unshuffled_rgb_uuid, **kwargs)
+        self.visual_layer_norm = bool(visual_layer_norm)
 
 
 class ResNetTwoPhaseRearrangeActorCriticRNN(_ResNetPairVisual, _TwoPhaseRNNActorCritic):

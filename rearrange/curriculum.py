@@ -81,6 +81,19 @@ def _select(data, spec: SliceSpec, per_scene: int):
     return out
 
 
+def _shortfall(data, spec: SliceSpec, per_scene: int) -> Optional[str]:
+    """Why `data` cannot hold the slice's `per_scene` episodes (first short scene), or None."""
+    for scene in spec.scenes:
+        have = sum(episode_kind(e) in spec.kinds for e in data.get(scene, []))
+        if have < per_scene:
+            return f"{scene} has {have} episodes of kinds {'+'.join(spec.kinds)}, the slice asks for {per_scene}"
+    return None
+
+
+class SliceDataError(ValueError):
+    """The slice files exist but do not hold the requested slice (they are never overwritten)."""
+
+
 def held_out_of(spec: SliceSpec, data) -> "OrderedDict[str, List[Dict[str, Any]]]":
     """The slice's part of a held-out file (its scenes and kinds, at most its count per scene)."""
     return OrderedDict((s, [e for e in data[s] if episode_kind(e) in spec.kinds][:spec.held_out_per_scene])
@@ -88,19 +101,31 @@ def held_out_of(spec: SliceSpec, data) -> "OrderedDict[str, List[Dict[str, Any]]
 
 
 def slice_episodes(spec: SliceSpec, out_dir: Path):
-    """(train, held-out) episodes of the slice from the files under `out_dir`, or None when the
-    files do not hold them (a narrower slice - fewer scenes, kinds or episodes - is a subset)."""
-    train_p, val_p = Path(out_dir) / "train.pkl.gz", Path(out_dir) / "val.pkl.gz"
-    if not (train_p.exists() and val_p.exists()):
+    """(train, held-out) episodes of the slice from the files under `out_dir`, or None when
+    neither file exists. Raises SliceDataError when they exist but do not hold the slice (a
+    narrower slice - fewer scenes, kinds or episodes - is a subset), so that asking for more
+    episodes than a tracked file holds never regenerates and overwrites it."""
+    paths = {"train": Path(out_dir) / "train.pkl.gz", "val": Path(out_dir) / "val.pkl.gz"}
+    present = [p for p in paths.values() if p.exists()]
+    if not present:
         return None
-    tr = _select(load_dataset(train_p), spec, spec.train_per_scene)
-    va = _select(load_dataset(val_p), spec, spec.held_out_per_scene)
-    return None if tr is None or va is None else (tr, va)
+    if len(present) == 1:
+        raise SliceDataError(f"{present[0]} exists without its partner {(set(paths.values()) - set(present)).pop()}; "
+                             f"generate the slice into a new folder (benchmarks/rearrange_curriculum.py --data-dir)")
+    found = []
+    for part, per_scene in (("train", spec.train_per_scene), ("val", spec.held_out_per_scene)):
+        data = load_dataset(paths[part])
+        why = _shortfall(data, spec, per_scene)
+        if why is not None:
+            raise SliceDataError(f"{paths[part]}: {why}; existing slice files are never overwritten: generate this "
+                                 f"slice into a new folder (benchmarks/rearrange_curriculum.py --data-dir)")
+        found.append(_select(data, spec, per_scene))
+    return found[0], found[1]
 
 
 def make_slice(spec: SliceSpec, out_dir: Path):
-    """(train, held-out) episodes of the slice; generated into `out_dir` (`train.pkl.gz`,
-    `val.pkl.gz`) unless the files there already hold them (generation is seeded, so the
+    """(train, held-out) episodes of the slice: read from `out_dir` (`train.pkl.gz`,
+    `val.pkl.gz`) when the files exist, else generated into it (generation is seeded, so the
     episodes never change)."""
     found = slice_episodes(spec, out_dir)
     if found is not None:
@@ -314,6 +339,6 @@ def noop_reset(task) -> None:
     """Agents without per-task state."""
 
 
-__all__ = ["SliceSpec", "make_slice", "slice_episodes", "held_out_of", "load_slice", "wilson_ci", "run_episodes", "summarize_ci",
+__all__ = ["SliceSpec", "SliceDataError", "make_slice", "slice_episodes", "held_out_of", "load_slice", "wilson_ci", "run_episodes", "summarize_ci",
            "seeded_random_act", "done_act", "beats", "noop_reset", "episode_kind", "evaluate_agents", "ci_table", "load_agent", "keep_short", "expert_steps", "resnet18_features", "RESNET_UUIDS",
            "MODEL_UUIDS"]

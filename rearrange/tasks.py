@@ -401,7 +401,7 @@ class RearrangeTaskSampler(TaskSampler):
                  require_done_action: bool = True, force_axis_aligned_start: bool = True,
                  epochs: Union[int, float] = float("inf"), seed: Optional[int] = None,
                  task_spec_in_metrics: bool = False, expert_kwargs: Optional[Dict[str, Any]] = None,
-                 **_: Any) -> None:  # allenact adds mp_ctx etc.
+                 randomize_start_rotation: bool = False, **_: Any) -> None:  # allenact adds mp_ctx etc.
         if not (run_walkthrough_phase or run_unshuffle_phase):
             raise ValueError("at least one of the two phases must run")
         self.run_walkthrough_phase = run_walkthrough_phase
@@ -411,6 +411,9 @@ class RearrangeTaskSampler(TaskSampler):
         self.discrete_actions = tuple(discrete_actions)
         self.require_done_action = require_done_action
         self.force_axis_aligned_start = force_axis_aligned_start
+        # The official walkthrough configs start training episodes at a uniform random yaw from
+        # an RNG seeded with 1 (the same sequence in every sampler); None: the dataset's rotation.
+        self._start_rotation_rng = random.Random(1) if randomize_start_rotation else None
         self.task_spec_in_metrics = task_spec_in_metrics
         self.max_steps = (max_steps if isinstance(max_steps, dict)
                           else {"walkthrough": max_steps, "unshuffle": max_steps})
@@ -482,9 +485,12 @@ class RearrangeTaskSampler(TaskSampler):
             return None
         spec.stage = spec.stage or self.stage
         self.current_task_spec = spec
-        self.walkthrough_env.reset(spec, force_axis_aligned_start=self.force_axis_aligned_start)
+        axis_aligned = self.force_axis_aligned_start
+        if self._start_rotation_rng is not None:
+            spec.agent_rotation, axis_aligned = 360.0 * self._start_rotation_rng.random(), False
+        self.walkthrough_env.reset(spec, force_axis_aligned_start=axis_aligned)
         if self.run_unshuffle_phase:
-            self.unshuffle_env.reset(spec, force_axis_aligned_start=self.force_axis_aligned_start)
+            self.unshuffle_env.reset(spec, force_axis_aligned_start=axis_aligned)
             self.unshuffle_env.shuffle()
         if self.run_walkthrough_phase:
             task = WalkthroughTask(

@@ -60,7 +60,8 @@ def test_shipped_checkpoint_is_small_and_loads_strictly(main_job):
 
 
 def test_main_job_evaluates_the_shipped_agent(tmp_path, main_job):
-    """The default path on two held-out episodes: table with CIs for the three agents, GIF, JSON."""
+    """The default path on two held-out episodes (the first 2 of 3, `--held-out-per-scene 2`):
+    table with CIs for the three agents, GIF, JSON."""
     from rearrange.dataset import load_dataset, save_dataset
 
     from rearrange.curriculum import episode_kind, load_agent, SliceSpec
@@ -69,8 +70,9 @@ def test_main_job_evaluates_the_shipped_agent(tmp_path, main_job):
     held = load_dataset(main_job.HELD_OUT)
     scene = next(iter(held))
     small = tmp_path / "held.pkl.gz"
-    save_dataset({scene: [e for e in held[scene] if episode_kind(e) in kinds][:2]}, small)
-    assert main_job.main(["--out", str(tmp_path / "o"), "--held-out", str(small), "--skip-alfred"]) == 0
+    save_dataset({scene: [e for e in held[scene] if episode_kind(e) in kinds][:3]}, small)
+    assert main_job.main(["--out", str(tmp_path / "o"), "--held-out", str(small), "--skip-alfred",
+                          "--held-out-per-scene", "2"]) == 0
     text = (tmp_path / "o" / "results.md").read_text()
     rows = json.loads((tmp_path / "o" / "results.json").read_text())
     assert len(rows) == 3 and {"random", "done at step 0"} < set(rows)

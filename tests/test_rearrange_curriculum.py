@@ -9,6 +9,7 @@ import pytest
 from rearrange import curriculum as cur
 
 SLICE = Path(__file__).resolve().parents[1] / "data" / "rearrange_curriculum"
+OPEN_SLICE = SLICE.with_name("rearrange_curriculum_open")  # the shipped agent's slice (openness changes only)
 
 
 def test_wilson_interval_matches_the_formula():
@@ -27,15 +28,38 @@ def test_summary_and_beats_use_the_intervals():
     assert cur.beats(strong, weak) and not cur.beats(close, weak) and not cur.beats(weak, strong)
 
 
-def test_shipped_slice_is_one_object_and_held_out_is_disjoint():
-    train, held = cur.load_slice(SLICE, "train"), cur.load_slice(SLICE, "val")
+@pytest.mark.parametrize("folder, kinds", [(SLICE, {"move", "open"}), (OPEN_SLICE, {"open"})])
+def test_shipped_slice_is_one_object_and_held_out_is_disjoint(folder, kinds):
+    train, held = cur.load_slice(folder, "train"), cur.load_slice(folder, "val")
     assert list(train) == list(held)
     for data in (train, held):
         for eps in data.values():
             assert all(e["position_diff_count"] + e["open_diff_count"] == 1 for e in eps)
-            assert {cur.episode_kind(e) for e in eps} == {"move", "open"}
+            assert {cur.episode_kind(e) for e in eps} == kinds
 
     def key(e):
         return json.dumps([e["agent_position"], e["target_poses"], e["openable_data"]], sort_keys=True)
 
     assert not {key(e) for v in train.values() for e in v} & {key(e) for v in held.values() for e in v}
+
+
+def test_asking_for_more_episodes_than_the_files_hold_never_overwrites_them(tmp_path):
+    """The slice files are tracked data: a slice bigger than they hold is a clear error naming
+    the file and the shortfall, and both files keep their bytes (no regeneration over them)."""
+    import shutil
+
+    for name in ("train.pkl.gz", "val.pkl.gz"):
+        shutil.copy(SLICE / name, tmp_path / name)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    held = cur.load_slice(SLICE, "val")
+    have = sum(cur.episode_kind(e) == "open" for e in held["FloorPlan401"])
+    spec = cur.SliceSpec(("FloorPlan401",), 1, have + 1, ("open",))
+    with pytest.raises(cur.SliceDataError, match=rf"val.pkl.gz: FloorPlan401 has {have} episodes of kinds open, "
+                                                 rf"the slice asks for {have + 1}"):
+        cur.make_slice(spec, tmp_path)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+    (tmp_path / "train.pkl.gz").unlink()
+    with pytest.raises(cur.SliceDataError, match="exists without its partner"):
+        cur.make_slice(spec, tmp_path)
+    train, val = cur.make_slice(cur.SliceSpec(("FloorPlan401",), 0, have, ("open",)), SLICE)
+    assert len(val["FloorPlan401"]) == have and all(cur.episode_kind(e) == "open" for e in val["FloorPlan401"])

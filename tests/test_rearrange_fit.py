@@ -87,3 +87,26 @@ def test_config_kwarg_reaches_the_model():
     assert load_config(path, kwargs).create_model().visual_layer_norm is False  # official by default
     with pytest.raises(ValueError, match="visual_layer_norm"):
         load_config(path, {**kwargs, "visual_layer_norm": "yes"})
+
+
+def test_two_phase_simpleconv_has_the_same_norm_flag():
+    """The 2-phase SimpleConv config takes `visual_layer_norm` as the 1-phase one does: same
+    parameters (official keys load both ways), normalised features only when on; the ResNet
+    config derived from it rejects the flag instead of ignoring it."""
+    from rearrange.eval import load_config
+
+    root = Path(__file__).resolve().parents[1] / "baseline_configs" / "two_phase"
+    kwargs = {"screen_size": SIZE, "train_split": "train_subset", "num_train_processes": 1}
+    torch.manual_seed(0)
+    off = load_config(str(root / "two_phase_rgb_ppowalkthrough_ilunshuffle.py"), kwargs).create_model()
+    on = load_config(str(root / "two_phase_rgb_ppowalkthrough_ilunshuffle.py"),
+                     {**kwargs, "visual_layer_norm": True}).create_model()
+    assert (off.visual_layer_norm, on.visual_layer_norm) == (False, True)
+    on.load_state_dict(off.state_dict(), strict=True)
+    obs = {u: torch.from_numpy(v.astype(np.float32))[:, None] for u, v in _data(1, 3, seed=2)[0].obs.items()}
+    feats = off.visual_encoder(obs)
+    assert torch.equal(off._encode(obs), feats)
+    assert torch.allclose(on._encode(obs), torch.nn.functional.layer_norm(feats, feats.shape[-1:]))
+    with pytest.raises(ValueError, match="SimpleConv configs only"):
+        load_config(str(root / "two_phase_rgb_resnet_ppowalkthrough_ilunshuffle.py"),
+                    {**kwargs, "visual_layer_norm": True, "pretrained": False})

@@ -6,7 +6,7 @@ from typing import Any, Sequence
 import gym
 from allenact.base_abstractions.sensor import Sensor
 
-from baseline_configs.rearrange_base import RearrangeBaseExperimentConfig
+from baseline_configs.rearrange_base import RearrangeBaseExperimentConfig, checked_visual_layer_norm
 from rearrange.baseline_models import RearrangeActorCriticSimpleConvRNN
 from rearrange.sensors import UnshuffledRGBRearrangeSensor
 
@@ -19,9 +19,7 @@ class OnePhaseRGBBaseExperimentConfig(RearrangeBaseExperimentConfig):
         """`visual_layer_norm`: the model's parameter-free LayerNorm on the SimpleCNN features
         (see `RearrangeActorCriticSimpleConvRNN`); off reproduces the official model exactly."""
         super().__init__(**kwargs)
-        if not isinstance(visual_layer_norm, bool):
-            raise ValueError(f"visual_layer_norm must be true or false, not {visual_layer_norm!r}")
-        self.visual_layer_norm = visual_layer_norm
+        self.visual_layer_norm = checked_visual_layer_norm(self, OnePhaseRGBBaseExperimentConfig, visual_layer_norm)
 
     def sensors(self) -> Sequence[Sensor]:
         return self.rgb_sensors(UnshuffledRGBRearrangeSensor)

@@ -3,8 +3,9 @@
 Used upstream to study exploration and to pretrain the map. The agent sees one image, the
 walkthrough env's frame under the uuid ``unshuffled_rgb`` (the models read it twice, as the
 official configs do), and has the 11 navigation actions (`NAVIGATION_ACTIONS`, `done` first).
-As officially, the controller runs with ``snapToGrid=False``. Not reproduced: the official
-random start rotation during training (episodes start at the dataset's axis-aligned rotation).
+As officially, the controller runs with ``snapToGrid=False`` and training episodes start at a
+uniform random yaw (``RANDOMIZE_START_ROTATION_DURING_TRAINING``: 360 * U from an RNG seeded
+with 1 in every sampler); validation and test episodes start at the dataset's rotation.
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ class WalkthroughBaseExperimentConfig(RearrangeBaseExperimentConfig):
     run_walkthrough_phase = True
     run_unshuffle_phase = False
     ACTIONS: Tuple[str, ...] = NAVIGATION_ACTIONS
+    RANDOMIZE_START_ROTATION_DURING_TRAINING = True
 
     def sensors(self) -> Sequence[Sensor]:
         size = self.SCREEN_SIZE
