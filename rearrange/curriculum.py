@@ -249,22 +249,57 @@ def evaluate_agents(config, model, held, horizon: int, seed: int, trained_name: 
                     preprocess=None, baselines: bool = True) -> Dict[str, Dict[str, Any]]:
     """The argmax policy of `model`, a seeded uniform random agent and "done at step 0" (unless
     `baselines` is false) on the same held-out episodes; CIs overall and per episode kind."""
-    from .imitation import PolicyRunner
+    names = [trained_name, "random", "done at step 0"] if baselines else [trained_name]
+    runs = [_evaluate_one((name, name == trained_name, (config, model, preprocess), held, horizon, seed))
+            for name in names]
+    return _agent_rows(names, runs)
 
-    runner = PolicyRunner(model, MODEL_UUIDS, preprocess)
-    agents = {
-        trained_name: (lambda task, obs: runner.act(obs), lambda task: runner.reset()),
-        "random": (seeded_random_act(seed), noop_reset),
-        "done at step 0": (done_act, noop_reset),
-    }
-    if not baselines:
-        agents = {trained_name: agents[trained_name]}
-    out = {}
-    for name, (act, reset) in agents.items():
-        res = run_episodes(config, held, act, reset, horizon, desc=name)
-        out[name] = {"all": summarize_ci(res),
-                     **{k: summarize_ci([x for x in res if x["kind"] == k]) for k in ("move", "open")}}
-    return out
+
+def evaluate_checkpoint(checkpoint: Path, repo: Path, held, horizon: int, seed: int, trained_name: str,
+                        processes: int = 1) -> Dict[str, Dict[str, Any]]:
+    """`evaluate_agents` for a saved agent, the three agents side by side in `processes` worker
+    processes (each loads the checkpoint; each agent plays its episodes in the serial order, so
+    the numbers do not depend on `processes`)."""
+    names = [trained_name, "random", "done at step 0"]
+    jobs = [(name, name == trained_name, (Path(checkpoint), Path(repo)), held, horizon, seed) for name in names]
+    if processes > 1:
+        import multiprocessing as mp
+
+        with mp.get_context("forkserver").Pool(min(processes, len(jobs))) as pool:
+            runs = pool.map(_evaluate_one, jobs, chunksize=1)
+    else:
+        runs = [_evaluate_one(job) for job in jobs]
+    return _agent_rows(names, runs)
+
+
+def _agent_rows(names: Sequence[str], runs: Sequence[List[Dict[str, Any]]]) -> Dict[str, Dict[str, Any]]:
+    return {name: {"all": summarize_ci(res), **{k: summarize_ci([x for x in res if x["kind"] == k])
+                                                for k in ("move", "open")}}
+            for name, res in zip(names, runs)}
+
+
+def _evaluate_one(job: Tuple[Any, ...]) -> List[Dict[str, Any]]:
+    """One agent over the held-out episodes; `source` is (config, model, preprocess) or, in a
+    worker process, (checkpoint, repo) to load them from (module-level, so a pool can run it)."""
+    name, is_trained, source, held, horizon, seed = job
+    if isinstance(source[0], Path):
+        config, model, _ = load_agent(*source)
+        preprocess = None
+    else:
+        config, model, preprocess = source
+    if is_trained:
+        import torch
+
+        from .imitation import PolicyRunner
+
+        torch.set_num_threads(1)  # small policy steps; more threads fight the simulator
+        runner = PolicyRunner(model, MODEL_UUIDS, preprocess)
+        act, reset = (lambda task, obs: runner.act(obs)), (lambda task: runner.reset())
+    elif name == "random":
+        act, reset = seeded_random_act(seed), noop_reset
+    else:
+        act, reset = done_act, noop_reset
+    return run_episodes(config, held, act, reset, horizon, desc=name)
 
 
 def ci_table(rows: Dict[str, Dict[str, Any]]) -> str:
@@ -340,5 +375,5 @@ def noop_reset(task) -> None:
 
 
 __all__ = ["SliceSpec", "SliceDataError", "make_slice", "slice_episodes", "held_out_of", "load_slice", "wilson_ci", "run_episodes", "summarize_ci",
-           "seeded_random_act", "done_act", "beats", "noop_reset", "episode_kind", "evaluate_agents", "ci_table", "load_agent", "keep_short", "expert_steps", "resnet18_features", "RESNET_UUIDS",
+           "seeded_random_act", "done_act", "beats", "noop_reset", "episode_kind", "evaluate_agents", "evaluate_checkpoint", "ci_table", "load_agent", "keep_short", "expert_steps", "resnet18_features", "RESNET_UUIDS",
            "MODEL_UUIDS"]

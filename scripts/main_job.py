@@ -131,7 +131,8 @@ def evaluate_shipped(args: argparse.Namespace, out: Path) -> None:
     horizon = int(meta["slice"]["max_steps"])
     t0 = time.time()
     name = f"shipped DAgger ({args.checkpoint.name}, argmax)"
-    rows = cur.evaluate_agents(config, model, held, horizon, args.seed, name)
+    with stop_children_on_signals("main job"):
+        rows = cur.evaluate_checkpoint(args.checkpoint, REPO, held, horizon, args.seed, name, args.processes)
     frames: list = []
     cur.run_episodes(config, type(held)(list(held.items())[:1]), *_argmax_agent(model), horizon, "gif", frames)
     write_gif(frames, out / "episode.gif")

@@ -79,3 +79,7 @@ def test_main_job_evaluates_the_shipped_agent(tmp_path, main_job):
     assert all(r["all"]["episodes"] == 2 for r in rows.values())
     assert rows["done at step 0"]["all"]["fixed_strict"]["pct"] == 0.0
     assert "% Fixed Strict [95% CI]" in text and (tmp_path / "o" / "episode.gif").stat().st_size > 0
+    # the agents ran in 2 worker processes (the default); one process gives the same numbers
+    assert main_job.main(["--out", str(tmp_path / "o1"), "--held-out", str(small), "--skip-alfred",
+                          "--held-out-per-scene", "2", "--processes", "1"]) == 0
+    assert json.loads((tmp_path / "o1" / "results.json").read_text()) == rows
