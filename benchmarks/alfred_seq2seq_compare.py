@@ -11,7 +11,8 @@ One seeded command, resumable stage by stage (a finished training run or evaluat
    "no_language"``);
 2. evaluates them and a seeded random agent with ALFRED's evaluator (`alfred_task.eval`): task
    evaluation (SR, GC, PLW-SR, PLW-GC) and subgoal evaluation (teacher-forced prefix) on every
-   requested split, ALFRED's max_fails 10 and the given max_steps;
+   requested split, ALFRED's max_fails 10; ALFRED's max_steps is 1000, ``--max-steps`` /
+   ``--subgoal-max-steps`` lower it where CPU time is short (the report names the caps);
 3. writes ``<out>/compare.md`` and ``compare.json`` (every number with a 95 % CI: Wilson for
    success rates, seeded percentile bootstrap over episodes for the ratio metrics GC/PLW), a PNG of
    the three training curves from AllenAct's TensorBoard logs, and ALFRED's result files per agent.
@@ -89,28 +90,38 @@ def ship(ckpt: Path, dest: Path) -> Path:
 
 
 # --- evaluation ----------------------------------------------------------------------------------
+def _cached(path: Path, compute) -> list:
+    """Records from `path`, or computed and written there (atomically) first."""
+    from common.atomic_io import write_json_atomic
+
+    if path.is_file():
+        return json.loads(path.read_text())
+    recs = compute()
+    write_json_atomic(path, recs, sort_keys=False)
+    return recs
+
+
 def evaluate(agent: str, factory_kwargs: Dict[str, Any], split: str, args: argparse.Namespace) -> Dict[str, list]:
-    """Task and subgoal records of one agent on one split (cached in <out>/eval/<agent>/<split>.json)."""
+    """Task and subgoal records of one agent on one split, each cached under <out>/eval/<agent>/
+    (a rerun resumes), plus ALFRED's result files next to them."""
     from alfred_task import eval as ev
     from alfred_task.agents import agent_factory
     from common.atomic_io import write_json_atomic
 
-    path = args.out / "eval" / agent / f"{split}.json"
-    if path.is_file():
-        return json.loads(path.read_text())
-    kind = "random" if agent == "random" else "checkpoint"
-    factory = agent_factory(kind, **factory_kwargs)
+    folder = args.out / "eval" / agent
+    factory = agent_factory("random" if agent == "random" else "checkpoint", **factory_kwargs)
     entries = ev.resolve_entries(args.data, args.data / "splits.json", [split], args.limit)
-    common = dict(max_steps=args.max_steps, max_fails=args.max_fails, num_workers=args.workers, progress=True)
-    tasks = ev.evaluate_tasks(factory, entries, args.data, **common)
-    subgoals = ev.evaluate_subgoals(factory, entries, args.data, args.subgoals, **common)
-    res = {"task": tasks, "subgoal": subgoals}
-    write_json_atomic(path, res, sort_keys=False)
-    # ALFRED's own result files next to it
-    write_json_atomic(path.with_name(f"task_results_{split}.json"), ev.task_results(tasks), sort_keys=False)
-    write_json_atomic(path.with_name(f"subgoal_results_{split}.json"), ev.subgoal_results(subgoals, split),
-                      sort_keys=False)
-    return res
+    common = dict(max_fails=args.max_fails, num_workers=args.workers, progress=True)
+    tasks = _cached(folder / f"{split}_task.json", lambda: ev.evaluate_tasks(
+        factory, entries, args.data, max_steps=args.max_steps, **common))
+    write_json_atomic(folder / f"task_results_{split}.json", ev.task_results(tasks), sort_keys=False)
+    if args.subgoals == "none":
+        return {"task": tasks, "subgoal": []}
+    sub_entries = entries[:args.subgoal_limit] if args.subgoal_limit else entries
+    subgoals = _cached(folder / f"{split}_subgoal.json", lambda: ev.evaluate_subgoals(
+        factory, sub_entries, args.data, args.subgoals, max_steps=args.subgoal_max_steps, **common))
+    write_json_atomic(folder / f"subgoal_results_{split}.json", ev.subgoal_results(subgoals, split), sort_keys=False)
+    return {"task": tasks, "subgoal": subgoals}
 
 
 # --- statistics ----------------------------------------------------------------------------------
@@ -178,6 +189,8 @@ def report(summary: Dict[str, Dict[str, Any]], split: str, subgoal_types: Sequen
              "% with 95 % CI)", ""]
     rows = [[a, summary[a]["task"]["n"], *(_pct(summary[a]["task"][m]) for m in TASK_METRICS)] for a in agents]
     lines += markdown_table(["agent", "N", "SR", "GC", "PLW-SR", "PLW-GC"], rows, "lrrrrr")
+    if not subgoal_types:
+        return lines + [""]
     lines += ["", "Subgoal SR per subgoal type (teacher-forced expert prefix; % with 95 % Wilson CI, N evals)", ""]
     rows = []
     for a in agents:
@@ -248,8 +261,10 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--training-frames", type=int, default=20000)
     ap.add_argument("--batch-size", type=int, default=8)
     ap.add_argument("--limit", type=int, default=None, help="first K episodes of each split")
-    ap.add_argument("--subgoals", default="all")
-    ap.add_argument("--max-steps", type=int, default=1000, help="ALFRED: 1000")
+    ap.add_argument("--subgoals", default="all", help="'all', types (GotoLocation,PickupObject) or 'none'")
+    ap.add_argument("--subgoal-limit", type=int, default=None, help="subgoal evaluation on the first K episodes only")
+    ap.add_argument("--max-steps", type=int, default=1000, help="task episode step cap (ALFRED: 1000)")
+    ap.add_argument("--subgoal-max-steps", type=int, default=1000, help="steps after the prefix (ALFRED: 1000)")
     ap.add_argument("--max-fails", type=int, default=10, help="ALFRED: 10")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0, help="training, random agent and bootstrap seed")
@@ -268,9 +283,10 @@ def _check(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         unknown = [v for v in args.variants.split(",") if v not in VARIANTS]
         if unknown:
             raise UsageError(f"--variants: unknown {unknown} (expected some of {','.join(VARIANTS)})")
-        for name in ("training_frames", "batch_size", "max_steps", "max_fails", "workers"):
+        for name in ("training_frames", "batch_size", "max_steps", "subgoal_max_steps", "max_fails", "workers"):
             check_int("--" + name.replace("_", "-"), getattr(args, name), 1)
         check_int("--limit", args.limit, 1)
+        check_int("--subgoal-limit", args.subgoal_limit, 1)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -285,10 +301,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"shipped {ship(ckpts['seq2seq_pm'], args.ship)}")
     agents = {v: {"path": str(c)} for v, c in ckpts.items()}
     agents["random"] = {"seed": args.seed}
-    types = parse_subgoals(args.subgoals)
+    types = [] if args.subgoals == "none" else parse_subgoals(args.subgoals)
     result: Dict[str, Any] = {"args": {k: str(v) for k, v in vars(args).items()},
                               "checkpoints": {v: str(c) for v, c in ckpts.items()}, "splits": {}}
     lines = ["# ALFRED Seq2Seq baselines on thor_lite (lite models, visual encoder " f"{args.encoder})", "",
+             f"Caps: task max_steps {args.max_steps}, subgoal max_steps {args.subgoal_max_steps} (after the "
+             f"prefix), max_fails {args.max_fails}; training {args.training_frames} teacher-forced frames, "
+             f"batch {args.batch_size}, seed {args.seed}.", "",
              "Command: `python benchmarks/alfred_seq2seq_compare.py " + " ".join(argv or sys.argv[1:]) + "`", ""]
     for split in args.splits.split(","):
         summary = {}
