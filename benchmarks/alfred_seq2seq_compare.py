@@ -124,6 +124,20 @@ def evaluate(agent: str, factory_kwargs: Dict[str, Any], split: str, args: argpa
     return {"task": tasks, "subgoal": subgoals}
 
 
+def common_episodes(recs: Dict[str, Dict[str, list]]) -> Dict[str, Dict[str, list]]:
+    """Every agent's records restricted to the episodes all agents were evaluated on (a resumed
+    or --limit'ed run may cover fewer), so the table compares the same episodes."""
+    keys = {"task": lambda r: (r["task"], r["repeat_idx"]),
+            "subgoal": lambda r: (r["task"], r["repeat_idx"], r["subgoal_idx"])}
+    out: Dict[str, Dict[str, list]] = {a: {} for a in recs}
+    for kind, key in keys.items():
+        sets = [{key(r) for r in by_kind[kind]} for by_kind in recs.values() if by_kind[kind]]
+        shared = set.intersection(*sets) if sets else set()
+        for a, by_kind in recs.items():
+            out[a][kind] = [r for r in by_kind[kind] if key(r) in shared]
+    return out
+
+
 # --- statistics ----------------------------------------------------------------------------------
 def wilson(k: int, n: int) -> Tuple[float, float]:
     """95 % Wilson interval of a success rate k/n ((0, 1) when n = 0)."""
@@ -310,10 +324,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
              f"batch {args.batch_size}, seed {args.seed}.", "",
              "Command: `python benchmarks/alfred_seq2seq_compare.py " + " ".join(argv or sys.argv[1:]) + "`", ""]
     for split in args.splits.split(","):
-        summary = {}
-        for name, kw in agents.items():
-            recs = evaluate(name, kw, split, args)
-            summary[name] = {"task": task_summary(recs["task"], args.seed), "subgoal": subgoal_summary(recs["subgoal"])}
+        recs = common_episodes({name: evaluate(name, kw, split, args) for name, kw in agents.items()})
+        summary = {name: {"task": task_summary(r["task"], args.seed), "subgoal": subgoal_summary(r["subgoal"])}
+                   for name, r in recs.items()}
         result["splits"][split] = {"summary": summary, "claims": claims(summary)}
         lines += report(summary, split, [t for t in types if any(t in s["subgoal"] for s in summary.values())])
         lines += [f"- {c}: {'yes' if ok else 'NO'} (beyond 95 % CIs)" for c, ok in claims(summary)] + [""]
