@@ -37,10 +37,10 @@ CONFIG = "baseline_configs/one_phase/one_phase_rgb_dagger.py"
 SHIPPED = REPO / "pretrained_model_ckpts" / "one_phase_rgb_dagger" / "thor_lite_one_object_slice.pt"
 HELD_OUT = SHIPPED.parent / "held_out.pkl.gz"  # the slice's held-out episodes it was measured on
 ALFRED_SHIPPED = REPO / "pretrained_model_ckpts" / "alfred_seq2seq_pm_il" / "alfred_seq2seq_pm_lite.pt"
-#: the shipped (barely trained) agent mostly turns and walks without failing, so its episodes run
-#: to the step cap at about 0.1 CPU-s per step (ResNet-18 + thor_lite); ALFRED's 1000 would cost
-#: over an hour on 2 cores for the 39 episodes, 100 keeps it to a few minutes (expert plans here:
-#: 41 steps on average)
+#: a learned agent that turns or walks without failing runs to the step cap at up to 0.1 CPU-s per
+#: step (ResNet-18 + thor_lite): ALFRED's 1000 could cost an hour for the 39 episodes on 2 cores,
+#: 100 bounds it to minutes (expert plans: about 41 steps). The shipped one ends by ALFRED's 10
+#: failed interactions after 35-45 steps (measured: 6 episodes, 17 CPU-s with start-up).
 ALFRED_CKPT_MAX_STEPS = 100
 
 
