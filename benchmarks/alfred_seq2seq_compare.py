@@ -96,6 +96,8 @@ def _cached(path: Path, compute) -> list:
 
     if path.is_file():
         return json.loads(path.read_text())
+    if compute is None:
+        return []
     recs = compute()
     write_json_atomic(path, recs, sort_keys=False)
     return recs
@@ -112,15 +114,19 @@ def evaluate(agent: str, factory_kwargs: Dict[str, Any], split: str, args: argpa
     factory = agent_factory("random" if agent == "random" else "checkpoint", **factory_kwargs)
     entries = ev.resolve_entries(args.data, args.data / "splits.json", [split], args.limit)
     common = dict(max_fails=args.max_fails, num_workers=args.workers, progress=True)
-    tasks = _cached(folder / f"{split}_task.json", lambda: ev.evaluate_tasks(
+    only = args.report_only  # cached records only, nothing evaluated
+    tasks = _cached(folder / f"{split}_task.json", None if only else lambda: ev.evaluate_tasks(
         factory, entries, args.data, max_steps=args.max_steps, **common))
-    write_json_atomic(folder / f"task_results_{split}.json", ev.task_results(tasks), sort_keys=False)
+    if tasks:
+        write_json_atomic(folder / f"task_results_{split}.json", ev.task_results(tasks), sort_keys=False)
     if args.subgoals == "none":
         return {"task": tasks, "subgoal": []}
     sub_entries = entries[:args.subgoal_limit] if args.subgoal_limit else entries
-    subgoals = _cached(folder / f"{split}_subgoal.json", lambda: ev.evaluate_subgoals(
+    subgoals = _cached(folder / f"{split}_subgoal.json", None if only else lambda: ev.evaluate_subgoals(
         factory, sub_entries, args.data, args.subgoals, max_steps=args.subgoal_max_steps, **common))
-    write_json_atomic(folder / f"subgoal_results_{split}.json", ev.subgoal_results(subgoals, split), sort_keys=False)
+    if subgoals:
+        write_json_atomic(folder / f"subgoal_results_{split}.json", ev.subgoal_results(subgoals, split),
+                          sort_keys=False)
     return {"task": tasks, "subgoal": subgoals}
 
 
@@ -283,6 +289,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0, help="training, random agent and bootstrap seed")
     ap.add_argument("--out", type=Path, default=RESULTS_DIR / "alfred_seq2seq_compare")
+    ap.add_argument("--report-only", action="store_true",
+                    help="table from the cached evaluations only (no training, no evaluation)")
     ap.add_argument("--ship", type=Path, default=None, help="copy the trained Seq2Seq+PM checkpoint (slim) here")
     return ap
 
@@ -310,7 +318,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from alfred_task.eval import parse_subgoals
 
     variants = args.variants.split(",")
-    ckpts = {v: train_variant(v, args) for v in variants}
+    if args.report_only:
+        ckpts = {v: c for v in variants if (c := latest_checkpoint(args.out / "train" / v)) is not None}
+    else:
+        ckpts = {v: train_variant(v, args) for v in variants}
     if args.ship and "seq2seq_pm" in ckpts:
         print(f"shipped {ship(ckpts['seq2seq_pm'], args.ship)}")
     agents = {v: {"path": str(c)} for v, c in ckpts.items()}
@@ -324,7 +335,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
              f"batch {args.batch_size}, seed {args.seed}.", "",
              "Command: `python benchmarks/alfred_seq2seq_compare.py " + " ".join(argv or sys.argv[1:]) + "`", ""]
     for split in args.splits.split(","):
-        recs = common_episodes({name: evaluate(name, kw, split, args) for name, kw in agents.items()})
+        found = {name: evaluate(name, kw, split, args) for name, kw in agents.items()}
+        recs = common_episodes({name: r for name, r in found.items() if r["task"]})  # --report-only: cached ones
         summary = {name: {"task": task_summary(r["task"], args.seed), "subgoal": subgoal_summary(r["subgoal"])}
                    for name, r in recs.items()}
         result["splits"][split] = {"summary": summary, "claims": claims(summary)}
