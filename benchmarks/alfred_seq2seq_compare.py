@@ -296,7 +296,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _check(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    from common.cli import UsageError, check_int, report_usage_errors
+    from common.cli import UsageError, check_int, check_output_dir, report_usage_errors
 
     with report_usage_errors(ap.prog):
         if not (args.data / "splits.json").is_file():
@@ -309,6 +309,7 @@ def _check(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
             check_int("--" + name.replace("_", "-"), getattr(args, name), 1)
         check_int("--limit", args.limit, 1)
         check_int("--subgoal-limit", args.subgoal_limit, 1)
+        check_output_dir("--out", args.out)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
