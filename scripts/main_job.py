@@ -8,9 +8,11 @@
 2. with --train-from-scratch instead: a short allenact DAgger training on the full task,
    `allenact --eval` on val, the same random/done comparison and a submission.json.gz (the
    previous main job; a few CPU minutes do not beat random there);
-3. ALFRED: the online expert and a random agent on the shipped valid splits (ALFRED's result
-   files `task_results_*.json` in out/main_job/alfred/<agent>/ and SR, GC, PLW tables built
-   from them; skip with --skip-alfred).
+3. ALFRED: the online expert, a random agent and the shipped lite Seq2Seq+PM checkpoint
+   (pretrained_model_ckpts/alfred_seq2seq_pm_il/, `--agent checkpoint`, task episodes capped at
+   ALFRED_CKPT_MAX_STEPS) on the shipped valid splits (ALFRED's result files
+   `task_results_*.json` in out/main_job/alfred/<agent>/ and SR, GC, PLW tables built from them;
+   skip with --skip-alfred).
 
 Everything goes to out/main_job/. Exits non-zero if any stage fails.
 """
@@ -35,6 +37,12 @@ REPO = Path(__file__).resolve().parents[1]
 CONFIG = "baseline_configs/one_phase/one_phase_rgb_dagger.py"
 SHIPPED = REPO / "pretrained_model_ckpts" / "one_phase_rgb_dagger" / "thor_lite_one_object_slice.pt"
 HELD_OUT = SHIPPED.parent / "held_out.pkl.gz"  # the slice's held-out episodes it was measured on
+ALFRED_SHIPPED = REPO / "pretrained_model_ckpts" / "alfred_seq2seq_pm_il" / "alfred_seq2seq_pm_lite.pt"
+#: a learned agent that turns or walks without failing runs to the step cap at up to 0.1 CPU-s per
+#: step (ResNet-18 + thor_lite): ALFRED's 1000 could cost an hour for the 39 episodes on 2 cores,
+#: 100 bounds it to minutes (expert plans: about 41 steps). The shipped one ends by ALFRED's 10
+#: failed interactions after 35-45 steps (measured: 6 episodes, 17 CPU-s with start-up).
+ALFRED_CKPT_MAX_STEPS = 100
 
 
 def run(cmd, log: Path) -> None:
@@ -215,18 +223,22 @@ ALFRED_SPLITS = ("valid_seen", "valid_unseen")
 
 
 def alfred_part(out: Path, workers: int, limit: Optional[int] = None) -> None:
-    """ALFRED on thor_lite: the online expert and a random agent on the shipped valid splits
-    (task_results_*.json per agent, tables in results.md built from those files).
+    """ALFRED on thor_lite: the online expert, a random agent and the shipped Seq2Seq+PM
+    checkpoint on the shipped valid splits (task_results_*.json per agent, tables in results.md
+    built from those files).
 
     `limit` keeps the first episodes of each split (quick checks; the main job runs them all).
     """
     data = REPO / "data" / "alfred_lite"
     sections = []
-    for agent in ("expert", "random"):
+    agents = {"expert": [], "random": [],
+              "seq2seq_pm_checkpoint": ["--checkpoint", str(ALFRED_SHIPPED), "--max-steps", str(ALFRED_CKPT_MAX_STEPS)]}
+    for agent, extra in agents.items():
         agent_out = out / agent
         out.mkdir(parents=True, exist_ok=True)
         existing = set(agent_out.glob("task_results_*.json"))
-        cmd = [sys.executable, "-m", "alfred_task.eval", "--agent", agent, "--data", str(data),
+        kind = "checkpoint" if extra else agent
+        cmd = [sys.executable, "-m", "alfred_task.eval", "--agent", kind, *extra, "--data", str(data),
                "--splits", str(data / "splits.json"), "--split", ",".join(ALFRED_SPLITS),
                "--num-workers", str(workers), "--out", str(agent_out), "--quiet"]
         if limit is not None:

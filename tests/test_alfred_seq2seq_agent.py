@@ -104,3 +104,27 @@ def test_teacher_forced_steps_set_previous_action(tmp_path):
     assert torch.equal(a.state.e_prev, a.model.dec.emb.weight[C.ACTION_LOW_VOCAB.index("MoveAhead_25")].unsqueeze(0))
     assert not torch.equal(a.state.e_prev, b.state.e_prev)
     assert isinstance(a.act(env_a)[0], str)
+
+
+def test_repeated_frames_are_featurised_once_with_identical_features(tmp_path):
+    """Subgoal evaluation replays the same expert prefix once per subgoal: the agent's feature
+    cache must run ResNet once per distinct frame and return exactly what ResNet returns."""
+    path, _ = _checkpoint(tmp_path)
+    inner = CheckpointAgent(path).inner
+    calls = []
+    encoder = inner.features
+
+    def counting(frames):
+        calls.append(len(frames))
+        return encoder(frames)
+
+    inner.features = counting
+    env = FrameEnv()
+    first = env.last_event.frame
+    a = inner._featurize(first)
+    env.advance()
+    b = inner._featurize(env.last_event.frame)
+    again = inner._featurize(first.copy())  # equal content, another array
+    assert calls == [1, 1]
+    assert torch.equal(again, a) and not torch.equal(a, b)
+    assert torch.equal(a, encoder([first]))

@@ -13,6 +13,8 @@ decoder reads the frame before the expert action and the expert action becomes t
 """
 from __future__ import annotations
 
+import hashlib
+from collections import OrderedDict
 from typing import Optional
 
 import numpy as np
@@ -27,6 +29,9 @@ __all__ = ["AGENT_REF", "Seq2SeqAgent"]
 
 #: how checkpoints name this class (`CheckpointAgent`'s "agent" field)
 AGENT_REF = "alfred_task.models.agent:Seq2SeqAgent"
+#: ResNet feature maps kept per agent (≈100 kB each): subgoal evaluation replays the same expert
+#: prefix once per subgoal, so without the cache ResNet runs O(len²) times per trajectory
+FEATURE_CACHE_SIZE = 512
 
 
 class Seq2SeqAgent(Agent):
@@ -47,6 +52,7 @@ class Seq2SeqAgent(Agent):
         self.allowed = self.policy.task_to_vocab  # agent actions' ids in the action_low vocabulary
         self.state: Optional[StepState] = None
         self._frame: Optional[np.ndarray] = None
+        self._cache: "OrderedDict[bytes, torch.Tensor]" = OrderedDict()
 
     def load_state_dict(self, state: dict) -> None:
         """Weights of the wrapper (``seq2seq.``-prefixed keys), loaded strictly."""
@@ -65,8 +71,23 @@ class Seq2SeqAgent(Agent):
             self.state = self.model.start(torch.tensor([goal]), torch.tensor([instr]))
         self._frame = np.asarray(env.last_event.frame)
 
+    def _featurize(self, frame: np.ndarray) -> torch.Tensor:
+        """ResNet features of one frame, memoised by the frame's bytes (identical frames give
+        identical features, so results do not change; only repeated work is skipped)."""
+        frame = np.ascontiguousarray(frame)
+        key = hashlib.blake2b(frame.tobytes(), digest_size=16, person=repr(frame.shape).encode()[:16]).digest()
+        feat = self._cache.get(key)
+        if feat is None:
+            feat = self.features([frame])
+            self._cache[key] = feat
+            if len(self._cache) > FEATURE_CACHE_SIZE:
+                self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(key)
+        return feat
+
     def _decode(self, frame: np.ndarray):
-        feat = self.features([frame])
+        feat = self._featurize(frame)
         lo, cont, (h, c), _, _ = self.model.dec.step(self.state.enc, feat, self.state.e_prev,
                                                     (self.state.h, self.state.c), self.state.valid)
         return lo, cont, h, c

@@ -1,0 +1,356 @@
+"""Issue #10 must-show 3: Seq2Seq+PM vs Seq2Seq vs no-language vs random on thor_lite valid splits.
+
+    python benchmarks/alfred_seq2seq_compare.py --data out/alfred_s2s_small --encoder random_resnet18 \\
+        --training-frames 20000 --max-steps 1000 --workers 2 --out benchmarks/results/alfred_seq2seq_compare
+
+One seeded command, resumable stage by stage (a finished training run or evaluation file is reused):
+
+1. trains the three lite variants with ``allenact`` (the configs of ``baseline_configs/alfred/``,
+   same seed, data and frame budget): ``seq2seq_pm`` (alfred_seq2seq_pm_il.py), ``seq2seq``
+   (alfred_seq2seq_il.py) and ``no_language`` (alfred_seq2seq_pm_il.py with ``"ablation":
+   "no_language"``);
+2. evaluates them and a seeded random agent with ALFRED's evaluator (`alfred_task.eval`): task
+   evaluation (SR, GC, PLW-SR, PLW-GC) and subgoal evaluation (teacher-forced prefix) on every
+   requested split, ALFRED's max_fails 10; ALFRED's max_steps is 1000, ``--max-steps`` /
+   ``--subgoal-max-steps`` lower it where CPU time is short (the report names the caps);
+3. writes ``<out>/compare.md`` and ``compare.json`` (every number with a 95 % CI: Wilson for
+   success rates, seeded percentile bootstrap over episodes for the ratio metrics GC/PLW), a PNG of
+   the three training curves from AllenAct's TensorBoard logs, and ALFRED's result files per agent.
+
+``--ship DIR`` copies the trained Seq2Seq+PM checkpoint without optimizer state into DIR.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from _common import REPO, RESULTS_DIR, write_json, write_markdown
+
+#: variant -> (config file, ablation)
+VARIANTS = {"seq2seq_pm": ("alfred_seq2seq_pm_il.py", "none"),
+            "seq2seq": ("alfred_seq2seq_il.py", "none"),
+            "no_language": ("alfred_seq2seq_pm_il.py", "no_language")}
+TASK_METRICS = ("sr", "gc", "plw_sr", "plw_gc")
+CURVE_TAGS = ("train-il-losses/seq2seq/action_low", "train-il-losses/seq2seq/action_low_mask")
+#: what the shipped checkpoint keeps of AllenAct's file (`allenact --eval -c` reads these)
+SHIP_KEYS = ("model_state_dict", "total_steps", "trainer_seed", "training_pipeline_state_dict")
+
+
+# --- training ------------------------------------------------------------------------------------
+def latest_checkpoint(run_dir: Path) -> Optional[Path]:
+    """The last AllenAct checkpoint of a run folder (None before it finished one)."""
+    found = sorted(run_dir.glob("checkpoints/*/*/*.pt"), key=lambda p: (p.stat().st_mtime, p.name))
+    return found[-1] if found else None
+
+
+def train_variant(name: str, args: argparse.Namespace) -> Path:
+    """Train one variant with allenact (skipped when its run folder already holds a checkpoint)."""
+    run_dir = args.out / "train" / name
+    done = latest_checkpoint(run_dir)
+    if done is not None:
+        print(f"{name}: reusing {done}", flush=True)
+        return done
+    cfg, ablation = VARIANTS[name]
+    kwargs = {"data_root": str(args.data), "visual_encoder": args.encoder, "model_size": "lite",
+              "ablation": ablation, "training_frames": args.training_frames, "batch_size": args.batch_size}
+    cmd = [str(Path(sys.executable).with_name("allenact")), "-b", ".", f"baseline_configs/alfred/{cfg}",
+           "-o", str(run_dir), "-s", str(args.seed), "--config_kwargs", json.dumps(kwargs)]
+    print("+", " ".join(cmd), flush=True)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with open(run_dir / "train.log", "w") as log:
+        rc = subprocess.run(cmd, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
+                            env={**os.environ, "PYTHONPATH": str(REPO)}).returncode
+    ckpt = latest_checkpoint(run_dir)
+    if rc != 0 or ckpt is None:
+        raise SystemExit(f"{name}: allenact training failed (exit {rc}); see {run_dir / 'train.log'}")
+    return ckpt
+
+
+def ship(ckpt: Path, dest: Path) -> Path:
+    """The checkpoint without optimizer/scheduler state (an AllenAct file `--eval -c` and
+    `--agent checkpoint` both read), written atomically."""
+    import torch
+
+    from common.atomic_io import atomic_open
+
+    full = torch.load(ckpt, map_location="cpu", weights_only=True)
+    slim = {k: full[k] for k in SHIP_KEYS if k in full}
+    dest.mkdir(parents=True, exist_ok=True)
+    out = dest / "alfred_seq2seq_pm_lite.pt"
+    with atomic_open(out, "wb") as f:
+        torch.save(slim, f)
+    return out
+
+
+# --- evaluation ----------------------------------------------------------------------------------
+def _cached(path: Path, compute) -> list:
+    """Records from `path`, or computed and written there (atomically) first."""
+    from common.atomic_io import write_json_atomic
+
+    if path.is_file():
+        return json.loads(path.read_text())
+    if compute is None:
+        return []
+    recs = compute()
+    write_json_atomic(path, recs, sort_keys=False)
+    return recs
+
+
+def evaluate(agent: str, factory_kwargs: Dict[str, Any], split: str, args: argparse.Namespace) -> Dict[str, list]:
+    """Task and subgoal records of one agent on one split, each cached under <out>/eval/<agent>/
+    (a rerun resumes), plus ALFRED's result files next to them."""
+    from alfred_task import eval as ev
+    from alfred_task.agents import agent_factory
+    from common.atomic_io import write_json_atomic
+
+    folder = args.out / "eval" / agent
+    factory = agent_factory("random" if agent == "random" else "checkpoint", **factory_kwargs)
+    entries = ev.resolve_entries(args.data, args.data / "splits.json", [split], args.limit)
+    common = dict(max_fails=args.max_fails, num_workers=args.workers, progress=True)
+    only = args.report_only  # cached records only, nothing evaluated
+    tasks = _cached(folder / f"{split}_task.json", None if only else lambda: ev.evaluate_tasks(
+        factory, entries, args.data, max_steps=args.max_steps, **common))
+    if tasks:
+        write_json_atomic(folder / f"task_results_{split}.json", ev.task_results(tasks), sort_keys=False)
+    if args.subgoals == "none":
+        return {"task": tasks, "subgoal": []}
+    sub_entries = entries[:args.subgoal_limit] if args.subgoal_limit else entries
+    subgoals = _cached(folder / f"{split}_subgoal.json", None if only else lambda: ev.evaluate_subgoals(
+        factory, sub_entries, args.data, args.subgoals, max_steps=args.subgoal_max_steps, **common))
+    if subgoals:
+        write_json_atomic(folder / f"subgoal_results_{split}.json", ev.subgoal_results(subgoals, split),
+                          sort_keys=False)
+    return {"task": tasks, "subgoal": subgoals}
+
+
+def common_episodes(recs: Dict[str, Dict[str, list]]) -> Dict[str, Dict[str, list]]:
+    """Every agent's records restricted to the episodes all agents were evaluated on (a resumed
+    or --limit'ed run may cover fewer), so the table compares the same episodes."""
+    keys = {"task": lambda r: (r["task"], r["repeat_idx"]),
+            "subgoal": lambda r: (r["task"], r["repeat_idx"], r["subgoal_idx"])}
+    out: Dict[str, Dict[str, list]] = {a: {} for a in recs}
+    for kind, key in keys.items():
+        sets = [{key(r) for r in by_kind[kind]} for by_kind in recs.values() if by_kind[kind]]
+        shared = set.intersection(*sets) if sets else set()
+        for a, by_kind in recs.items():
+            out[a][kind] = [r for r in by_kind[kind] if key(r) in shared]
+    return out
+
+
+# --- statistics ----------------------------------------------------------------------------------
+def wilson(k: int, n: int) -> Tuple[float, float]:
+    """95 % Wilson interval of a success rate k/n ((0, 1) when n = 0)."""
+    from scipy.stats import binomtest
+
+    if n == 0:
+        return 0.0, 1.0
+    ci = binomtest(int(k), int(n)).proportion_ci(confidence_level=0.95, method="wilson")
+    return float(ci.low), float(ci.high)
+
+
+def ratio_ci(num: Sequence[float], den: Sequence[float], seed: int, n_boot: int = 2000) -> Tuple[float, float]:
+    """95 % percentile-bootstrap interval of sum(num)/sum(den), resampling episodes (seeded)."""
+    num_a, den_a = np.asarray(num, float), np.asarray(den, float)
+    if len(num_a) == 0:
+        return 0.0, 1.0
+    idx = np.random.default_rng(seed).integers(0, len(num_a), size=(n_boot, len(num_a)))
+    d = den_a[idx].sum(1)
+    stats = np.divide(num_a[idx].sum(1), d, out=np.zeros(n_boot), where=d > 0)
+    return float(np.percentile(stats, 2.5)), float(np.percentile(stats, 97.5))
+
+
+def task_summary(recs: Sequence[dict], seed: int) -> Dict[str, Any]:
+    """SR / GC / PLW-SR / PLW-GC (ALFRED's aggregate formulas) with 95 % CIs."""
+    from alfred_task.metrics import aggregate
+
+    agg = aggregate(recs)
+    w = [r["path_len_weight"] for r in recs]
+    cis = {"sr": wilson(agg["success"]["num_successes"], len(recs)),
+           "gc": ratio_ci([r["completed_goal_conditions"] for r in recs],
+                          [r["total_goal_conditions"] for r in recs], seed),
+           "plw_sr": ratio_ci([r["path_len_weighted_success_spl"] for r in recs], w, seed),
+           "plw_gc": ratio_ci([r["path_len_weighted_goal_condition_spl"] for r in recs], w, seed)}
+    return {"n": len(recs), **{m: {"value": agg[m], "ci": cis[m]} for m in TASK_METRICS}}
+
+
+def subgoal_summary(recs: Sequence[dict]) -> Dict[str, Any]:
+    """Subgoal SR per subgoal type (and all) with Wilson 95 % CIs."""
+    from alfred_task.metrics import aggregate_subgoals
+
+    out = {}
+    for t, m in aggregate_subgoals(recs).items():
+        out[t] = {"n": m["evals"], "value": m["sr"], "ci": wilson(m["successes"], m["evals"]), "sr_plw": m["sr_plw"]}
+    return out
+
+
+def beats(a: Dict[str, Any], b: Dict[str, Any]) -> bool:
+    """a beats b beyond the 95 % CIs: a's lower bound above b's upper bound."""
+    return a["ci"][0] > b["ci"][1]
+
+
+# --- report --------------------------------------------------------------------------------------
+def _pct(m: Dict[str, Any]) -> str:
+    return f"{100 * m['value']:.1f} [{100 * m['ci'][0]:.1f}, {100 * m['ci'][1]:.1f}]"
+
+
+def report(summary: Dict[str, Dict[str, Any]], split: str, subgoal_types: Sequence[str]) -> List[str]:
+    """Markdown lines: one task table and one subgoal table of every agent on `split`."""
+    from _common import markdown_table
+
+    agents = list(summary)
+    lines = [f"### {split}", "", f"Task evaluation ({summary[agents[0]]['task']['n']} episodes per agent; "
+             "% with 95 % CI)", ""]
+    rows = [[a, summary[a]["task"]["n"], *(_pct(summary[a]["task"][m]) for m in TASK_METRICS)] for a in agents]
+    lines += markdown_table(["agent", "N", "SR", "GC", "PLW-SR", "PLW-GC"], rows, "lrrrrr")
+    if not subgoal_types:
+        return lines + [""]
+    lines += ["", "Subgoal SR per subgoal type (teacher-forced expert prefix; % with 95 % Wilson CI, N evals)", ""]
+    rows = []
+    for a in agents:
+        sg = summary[a]["subgoal"]
+        rows.append([a, *(f"{_pct(sg[t])} (N={sg[t]['n']})" if t in sg else "–" for t in subgoal_types)])
+    lines += markdown_table(["agent", *subgoal_types], rows, "l" + "r" * len(subgoal_types))
+    return lines + [""]
+
+
+def claims(summary: Dict[str, Dict[str, Any]]) -> List[Tuple[str, bool]]:
+    """The issue's must-show-3 comparisons (Seq2Seq+PM vs random / no-language), beyond the CIs."""
+    pm = summary.get("seq2seq_pm")
+    if pm is None:
+        return []
+    out = []
+    for other in ("random", "no_language"):
+        if other not in summary:
+            continue
+        for sg in ("GotoLocation", "PickupObject"):
+            if sg in pm["subgoal"] and sg in summary[other]["subgoal"]:
+                out.append((f"seq2seq_pm > {other}: {sg} subgoal SR",
+                            beats(pm["subgoal"][sg], summary[other]["subgoal"][sg])))
+        out.append((f"seq2seq_pm > {other}: task GC", beats(pm["task"]["gc"], summary[other]["task"]["gc"])))
+    return out
+
+
+def plot_curves(runs: Dict[str, Path], png: Path) -> Dict[str, Dict[str, list]]:
+    """Action CE and mask loss over training steps of every variant (AllenAct's TensorBoard logs)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    curves: Dict[str, Dict[str, list]] = {}
+    fig, axes = plt.subplots(1, len(CURVE_TAGS), figsize=(11, 4))
+    for name, run_dir in runs.items():
+        events = sorted(run_dir.glob("tb/*/*/events.out.tfevents.*"))
+        if not events:
+            continue
+        acc = EventAccumulator(str(events[-1].parent))
+        acc.Reload()
+        curves[name] = {}
+        for ax, tag in zip(axes, CURVE_TAGS):
+            pts = [(e.step, e.value) for e in acc.Scalars(tag)] if tag in acc.Tags()["scalars"] else []
+            curves[name][tag] = pts
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], label=name)
+            ax.set_title(tag.rsplit("/", 1)[-1] + " (train)"), ax.set_xlabel("teacher-forced frames")
+    for ax in axes:
+        ax.legend()
+    fig.tight_layout()
+    png.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(png, dpi=100)
+    plt.close(fig)
+    return curves
+
+
+# --- main ----------------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    from common.cli import OneLineArgumentParser
+
+    ap = OneLineArgumentParser(prog="benchmarks/alfred_seq2seq_compare.py", description=__doc__,
+                               formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", type=Path, required=True, help="dataset of scripts/gen_alfred_dataset.sh")
+    ap.add_argument("--encoder", default="random_resnet18", help="visual encoder that made the dataset's features")
+    ap.add_argument("--splits", default="valid_seen,valid_unseen")
+    ap.add_argument("--variants", default=",".join(VARIANTS), help=f"subset of {','.join(VARIANTS)}")
+    ap.add_argument("--training-frames", type=int, default=20000)
+    ap.add_argument("--batch-size", type=int, default=8)
+    ap.add_argument("--limit", type=int, default=None, help="first K episodes of each split")
+    ap.add_argument("--subgoals", default="all", help="'all', types (GotoLocation,PickupObject) or 'none'")
+    ap.add_argument("--subgoal-limit", type=int, default=None, help="subgoal evaluation on the first K episodes only")
+    ap.add_argument("--max-steps", type=int, default=1000, help="task episode step cap (ALFRED: 1000)")
+    ap.add_argument("--subgoal-max-steps", type=int, default=1000, help="steps after the prefix (ALFRED: 1000)")
+    ap.add_argument("--max-fails", type=int, default=10, help="ALFRED: 10")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=0, help="training, random agent and bootstrap seed")
+    ap.add_argument("--out", type=Path, default=RESULTS_DIR / "alfred_seq2seq_compare")
+    ap.add_argument("--report-only", action="store_true",
+                    help="table from the cached evaluations only (no training, no evaluation)")
+    ap.add_argument("--ship", type=Path, default=None, help="copy the trained Seq2Seq+PM checkpoint (slim) here")
+    return ap
+
+
+def _check(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    from common.cli import UsageError, check_int, check_output_dir, report_usage_errors
+
+    with report_usage_errors(ap.prog):
+        if not (args.data / "splits.json").is_file():
+            raise UsageError(f"--data: {args.data / 'splits.json'} not found "
+                             f"(bash scripts/gen_alfred_dataset.sh {args.data} {args.encoder})")
+        unknown = [v for v in args.variants.split(",") if v not in VARIANTS]
+        if unknown:
+            raise UsageError(f"--variants: unknown {unknown} (expected some of {','.join(VARIANTS)})")
+        for name in ("training_frames", "batch_size", "max_steps", "subgoal_max_steps", "max_fails", "workers"):
+            check_int("--" + name.replace("_", "-"), getattr(args, name), 1)
+        check_int("--limit", args.limit, 1)
+        check_int("--subgoal-limit", args.subgoal_limit, 1)
+        check_output_dir("--out", args.out)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = build_parser()
+    args = ap.parse_args(argv)
+    _check(ap, args)
+    from alfred_task.eval import parse_subgoals
+
+    variants = args.variants.split(",")
+    if args.report_only:
+        ckpts = {v: c for v in variants if (c := latest_checkpoint(args.out / "train" / v)) is not None}
+    else:
+        ckpts = {v: train_variant(v, args) for v in variants}
+    if args.ship and "seq2seq_pm" in ckpts:
+        print(f"shipped {ship(ckpts['seq2seq_pm'], args.ship)}")
+    agents = {v: {"path": str(c)} for v, c in ckpts.items()}
+    agents["random"] = {"seed": args.seed}
+    types = [] if args.subgoals == "none" else parse_subgoals(args.subgoals)
+    result: Dict[str, Any] = {"args": {k: str(v) for k, v in vars(args).items()},
+                              "checkpoints": {v: str(c) for v, c in ckpts.items()}, "splits": {}}
+    lines = ["# ALFRED Seq2Seq baselines on thor_lite (lite models, visual encoder " f"{args.encoder})", "",
+             f"Caps: task max_steps {args.max_steps}, subgoal max_steps {args.subgoal_max_steps} (after the "
+             f"prefix), max_fails {args.max_fails}; training {args.training_frames} teacher-forced frames, "
+             f"batch {args.batch_size}, seed {args.seed}.", "",
+             "Command: `python benchmarks/alfred_seq2seq_compare.py " + " ".join(argv or sys.argv[1:]) + "`", ""]
+    for split in args.splits.split(","):
+        found = {name: evaluate(name, kw, split, args) for name, kw in agents.items()}
+        recs = common_episodes({name: r for name, r in found.items() if r["task"]})  # --report-only: cached ones
+        summary = {name: {"task": task_summary(r["task"], args.seed), "subgoal": subgoal_summary(r["subgoal"])}
+                   for name, r in recs.items()}
+        result["splits"][split] = {"summary": summary, "claims": claims(summary)}
+        lines += report(summary, split, [t for t in types if any(t in s["subgoal"] for s in summary.values())])
+        lines += [f"- {c}: {'yes' if ok else 'NO'} (beyond 95 % CIs)" for c, ok in claims(summary)] + [""]
+    result["curves"] = plot_curves({v: args.out / "train" / v for v in variants}, args.out / "training_curves.png")
+    lines += ["![training curves](training_curves.png)", ""]
+    write_json(args.out / "compare.json", result)
+    write_markdown(args.out / "compare.md", "\n".join(lines))
+    print("\n".join(lines))
+    print(f"wrote {args.out / 'compare.md'}, compare.json, training_curves.png")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

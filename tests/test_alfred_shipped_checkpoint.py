@@ -1,0 +1,44 @@
+"""The shipped lite Seq2Seq+PM checkpoint (pretrained_model_ckpts/alfred_seq2seq_pm_il/) stays
+loadable: at most 20 MB, AllenAct's layout without optimizer state, strict load through
+`--agent checkpoint`, the encoder and dimensions its README names, and it acts."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from alfred_task import constants as C
+from alfred_task.agents import CheckpointAgent
+
+SHIPPED = Path(__file__).resolve().parents[1] / "pretrained_model_ckpts" / "alfred_seq2seq_pm_il" / \
+    "alfred_seq2seq_pm_lite.pt"
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+
+class _Env:
+    class last_event:  # noqa: N801 - what the agent reads
+        frame = np.random.default_rng(0).integers(0, 256, (300, 300, 3), dtype=np.uint8)
+
+
+def test_shipped_file_is_small_allenact_format_without_optimizer_state():
+    assert SHIPPED.stat().st_size <= 20 * 1000 * 1000
+    ckpt = torch.load(SHIPPED, map_location="cpu", weights_only=True)
+    assert "model_state_dict" in ckpt and "total_steps" in ckpt
+    assert "optimizer_state_dict" not in ckpt
+
+
+def test_shipped_checkpoint_loads_strictly_and_acts():
+    agent = CheckpointAgent(SHIPPED).inner  # Seq2SeqAgent.load_state_dict is strict
+    assert agent.visual_encoder["name"] == "random_resnet18" and agent.visual_encoder["seed"] == 0
+    assert agent.model.dec.emb.weight.shape[1] == 64  # lite demb
+    assert agent.model.dec.progress_monitor  # Seq2Seq+PM: subgoal and progress heads
+    traj = {"turk_annotations": {"anns": [{"task_desc": "Put a cold apple on the table.",
+                                           "high_descs": ["Walk to the fridge.", "Pick up the apple."]}]}}
+    agent.reset(traj, 0, _Env)
+    action, mask = agent.act(_Env)
+    assert action in C.AGENT_ACTIONS
+    assert (mask is None) == (not C.has_interaction(action))
+    assert mask is None or mask.shape == C.MASK_SHAPE
