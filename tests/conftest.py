@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 from types import ModuleType
 
@@ -46,3 +47,25 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+# The real ALFRED train sample in ../shared (tests that need it skip when it is absent).
+ALFRED_SAMPLE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "alfred_train_sample" / "json_2.1.0" / "train"
+
+
+def alfred_sample_traj(task_dir: str) -> dict:
+    """The first trial's traj_data.json of a task folder of the sample; skip if it is not there."""
+    paths = sorted((ALFRED_SAMPLE / task_dir).glob("*/traj_data.json"))
+    if not paths:
+        pytest.skip(f"{task_dir} not in the sample")
+    return json.loads(paths[0].read_text())
+
+
+@pytest.fixture(scope="module")
+def alfred_env():
+    """One AlfredEnv per test module."""
+    from alfred_task.environment import AlfredEnv
+
+    e = AlfredEnv()
+    yield e
+    e.stop()

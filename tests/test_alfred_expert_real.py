@@ -6,30 +6,19 @@ The expert runs under the evaluation harness (1000 steps, 10 failed actions), as
 """
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
+from conftest import ALFRED_SAMPLE, alfred_sample_traj
 
-REPO = Path(__file__).resolve().parents[1]
-SAMPLE = REPO.parent / "shared" / "data" / "alfred_train_sample" / "json_2.1.0" / "train"
+SAMPLE = ALFRED_SAMPLE
 pytestmark = pytest.mark.skipif(not SAMPLE.is_dir(), reason="../shared ALFRED train sample absent")
 
 
-def _traj(task_dir: str) -> dict:
-    paths = sorted((SAMPLE / task_dir).glob("*/traj_data.json"))
-    if not paths:
-        pytest.skip(f"{task_dir} not in the sample")
-    return json.loads(paths[0].read_text())
+_traj = alfred_sample_traj
 
 
 @pytest.fixture(scope="module")
-def env():
-    from alfred_task.environment import AlfredEnv
-
-    e = AlfredEnv()
-    yield e
-    e.stop()
+def env(alfred_env):
+    return alfred_env
 
 
 class _Counting:

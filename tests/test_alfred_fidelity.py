@@ -5,33 +5,25 @@ benchmark (benchmarks/alfred_fidelity.py) gives the before -> after numbers.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
+from conftest import ALFRED_SAMPLE, alfred_sample_traj
 
 from alfred_task.planning.state import slice_id, sliced_type
 from conftest import load_script
 
 REPO = Path(__file__).resolve().parents[1]
-SAMPLE = REPO.parent / "shared" / "data" / "alfred_train_sample" / "json_2.1.0" / "train"
+SAMPLE = ALFRED_SAMPLE
 needs_sample = pytest.mark.skipif(not SAMPLE.is_dir(), reason="../shared ALFRED train sample absent")
 
 
-def _traj(task_dir: str) -> dict:
-    paths = sorted((SAMPLE / task_dir).glob("*/traj_data.json"))
-    if not paths:
-        pytest.skip(f"{task_dir} not in the sample")
-    return json.loads(paths[0].read_text())
+_traj = alfred_sample_traj
 
 
 @pytest.fixture(scope="module")
-def env():
-    from alfred_task.environment import AlfredEnv
-
-    e = AlfredEnv()
-    yield e
-    e.stop()
+def env(alfred_env):
+    return alfred_env
 
 
 def test_slice_ids_follow_the_one_sliced_type_table():
