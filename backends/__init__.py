@@ -13,6 +13,7 @@ from .objects import find_object, position_from_object_id
 from .thor_facts import (
     AGENT_Y_OFFSET,
     CAMERA_STANDING_OFFSET,
+    OBJECT_SPECIFIC_RECEPTACLES,
     RECEPTACLE_ALLOWED,
     REQUIRED_THOR_VERSION,
     RESTRICTED_HELD_TYPES,
@@ -29,6 +30,7 @@ __all__ = [
     "BACKENDS",
     "CAMERA_STANDING_OFFSET",
     "DEFAULT_BACKEND",
+    "OBJECT_SPECIFIC_RECEPTACLES",
     "RECEPTACLE_ALLOWED",
     "REQUIRED_THOR_VERSION",
     "RESTRICTED_HELD_TYPES",

@@ -98,6 +98,16 @@ RESTRICTED_HELD_TYPES: FrozenSet[str] = frozenset(
     t for allowed in RECEPTACLE_ALLOWED.values() for t in allowed
 )
 
+# Object-specific receptacles snap one allowed object to an attach point; holding one, they
+# are full (THOR's ObjectSpecificReceptacle: "<name> is full right now").
+OBJECT_SPECIFIC_RECEPTACLES: Dict[str, FrozenSet[str]] = {
+    "StoveBurner": frozenset({"Pot", "Pan", "Kettle"}),
+    "CoffeeMachine": frozenset({"Mug"}),
+    "ToiletPaperHanger": frozenset({"ToiletPaper"}),
+    "TowelHolder": frozenset({"Towel"}),
+    "HandTowelHolder": frozenset({"HandTowel"}),
+}
+
 
 def placement_allowed(held_type: str, receptacle_type: str) -> bool:
     """THOR's ReceptacleRestrictions: may `held_type` be put on `receptacle_type`?"""

@@ -12,6 +12,7 @@ from typing import Dict, FrozenSet
 from backends.thor_facts import (  # noqa: F401  (re-exported for thor_lite's modules)
     AGENT_Y_OFFSET,
     CAMERA_STANDING_OFFSET,
+    OBJECT_SPECIFIC_RECEPTACLES,
     ROOM_TYPE_OFFSETS,
     SCENES_PER_ROOM_TYPE,
     RECEPTACLE_ALLOWED,
@@ -112,14 +113,6 @@ OPEN_TOP_RECEPTACLES: FrozenSet[str] = frozenset(
 )
 # Furniture drawn as a top (seat) slab on legs: there is open space underneath.
 TABLE_LIKE: FrozenSet[str] = frozenset({"DiningTable", "CoffeeTable", "SideTable", "Desk", "Chair", "Stool"})
-# Object-specific receptacles snap one allowed object to an attach point.
-OBJECT_SPECIFIC_RECEPTACLES: Dict[str, FrozenSet[str]] = {
-    "StoveBurner": frozenset({"Pot", "Pan", "Kettle"}),
-    "CoffeeMachine": frozenset({"Mug"}),
-    "ToiletPaperHanger": frozenset({"ToiletPaper"}),
-    "TowelHolder": frozenset({"Towel"}),
-    "HandTowelHolder": frozenset({"HandTowel"}),
-}
 # A fridge is one box here but shelves in THOR: things put in rest on the level where THOR's
 # scene keeps its contents, else at this height above its bottom (the median of that level
 # over the 25 kitchen fridges whose scene records contents).
