@@ -114,7 +114,7 @@ class AlfredExpert:
             if step.object_id is None:
                 self._emitted = (self.env.num_actions, step)
                 return ExpertAction(step.action, high_idx=step.high_idx)
-            mask = self._mask(step.object_id)
+            mask = self._mask(step.object_id, step.action)
             if mask is not None:
                 self._emitted = (self.env.num_actions, step)
                 return ExpertAction(step.action, mask, step.object_id, step.high_idx)
@@ -371,11 +371,27 @@ class AlfredExpert:
         return min(faucets, key=lambda f: ((f["position"]["x"] - bp["x"]) ** 2 + (f["position"]["z"] - bp["z"]) ** 2,
                                            f["objectId"]))["objectId"]
 
-    def _mask(self, oid: str) -> Optional[np.ndarray]:
+    def _mask(self, oid: str, action: str = "") -> Optional[np.ndarray]:
+        """The target's mask, or None when this pose cannot work: too few pixels, or (for an
+        interaction the env does not force) the simulator's own ``visible`` flag is False, so
+        the action would fail ("not found within the specified visibility") and spend one of
+        the episode's failures; the expert looks from the next spot instead."""
         m = self.env.last_event.instance_masks.get(oid)
         if m is None or int(m.sum()) < self.min_visible_pixels:
             return None
+        if action and not self._forced(action, oid):
+            o = next((o for o in self.env.last_event.metadata["objects"] if o["objectId"] == oid), None)
+            if o is not None and not o.get("visible", True):
+                return None
         return m
+
+    def _forced(self, action: str, oid: str) -> bool:
+        """Does the env run `action` with forceAction (no visibility check)? Asked of the env's
+        own ALFRED-to-THOR mapping, so the two never disagree."""
+        try:
+            return bool(self.env.to_thor_api(action, oid).get("forceAction"))
+        except Exception:  # e.g. PutObject with empty hands: the env reports it when acting
+            return True
 
 
 class ExpertAgent(Agent):

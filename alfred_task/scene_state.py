@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from backends import AGENT_Y_OFFSET, CAMERA_STANDING_OFFSET, SLICED_TYPE, placement_allowed
+from backends import (AGENT_Y_OFFSET, CAMERA_STANDING_OFFSET, OBJECT_SPECIFIC_RECEPTACLES, SLICED_TYPE,
+                      placement_allowed)
 
 from . import constants as C
 from .environment import query
@@ -186,7 +187,8 @@ def build_problem_state(metadata: Mapping, index: LocationIndex, task_type: str,
             scene[oid] = SceneObject(**{**so.__dict__, "parent": None})
     agent = agent_location or location_string(*agent_node(metadata["agent"]),
                                               metadata["agent"]["cameraHorizon"])
-    state = ProblemState(agent_location=agent, objects=scene, held=held)
+    state = ProblemState(agent_location=agent, objects=scene, held=held,
+                         capacity={t: 1 for t in OBJECT_SPECIFIC_RECEPTACLES})
     here = parse_location(agent)[:3]
     task = parse_task(task_type, pddl_params)
     items, _ = relevant_objects(state, task)

@@ -100,6 +100,8 @@ def _put(s: ProblemState, action: HighLevelAction) -> int:
             raise PlanExecutionError(f"PutObject: agent not at {r.object_id}")
         if not s.can_place(o.object_id, r.object_id):
             raise PlanExecutionError(f"PutObject: {o.object_type} cannot go in {r.object_type}")
+        if s.is_full(r.object_id):
+            raise PlanExecutionError(f"PutObject: {r.object_id} is full")
         s.update_object(o.object_id, parent=r.object_id, location=r.location)
     else:
         if not s.can_place_in_object(o.object_id, r.object_id):

@@ -100,7 +100,9 @@ class ProblemState:
     ``placement`` optionally restricts placements: receptacle class -> set of object
     classes it accepts (classes missing from the dict accept anything; None = no
     restriction).  ``slices_per_object`` is how many ``<Class>Sliced_<k>`` pieces the
-    symbolic executor creates when an object is sliced.
+    symbolic executor creates when an object is sliced.  ``capacity`` is receptacle class ->
+    how many objects it holds at most (THOR's object-specific receptacles hold one: a
+    CoffeeMachine with a Mug in it takes no other), so a plan takes the Mug already there.
     """
 
     agent_location: str
@@ -109,6 +111,7 @@ class ProblemState:
     held: str | None = None
     placement: dict[str, set[str]] | None = None
     slices_per_object: int = 3
+    capacity: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.objects, dict):
@@ -192,6 +195,11 @@ class ProblemState:
 
     def can_place_in_object(self, oid: str, mid: str) -> bool:
         return can_place_in_object_static(self, self.objects[oid], self.objects[mid])
+
+    def is_full(self, rid: str) -> bool:
+        """Does receptacle `rid` hold as many objects as its class can (see ``capacity``)?"""
+        cap = self.capacity.get(self.objects[rid].object_type)
+        return cap is not None and len(self.contents(rid)) >= cap
 
     def open_receptacles(self) -> list[str]:
         return sorted(k for k, o in self.objects.items() if o.is_fixed_receptacle and o.is_open)
