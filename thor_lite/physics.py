@@ -147,11 +147,10 @@ def snap_to_attach_point(w: World, obj: SimObject, rec: SimObject):
     """Object-specific receptacles hold one object, centred on top of them."""
     if obj.object_type not in OBJECT_SPECIFIC_RECEPTACLES.get(rec.object_type, ()):
         return None
-    if any(w.objects[c].enabled for c in w.contents(rec.object_id)):
-        raise_full = True
-    else:
-        raise_full = False
-    if raise_full:
+    # only an object of a type it accepts sits at the attach point (THOR's one child); a knife
+    # lying in front of a coffee machine, inside its box, does not fill it
+    accepted = OBJECT_SPECIFIC_RECEPTACLES[rec.object_type]
+    if any(w.objects[c].enabled and w.objects[c].object_type in accepted for c in w.contents(rec.object_id)):
         return "full"
     if rec.object_type == "CoffeeMachine":
         return _coffee_attach(rec, obj)
