@@ -36,6 +36,8 @@ from .scene_state import LocationIndex, build_problem_state
 
 MAX_SPOT_TRIES = 8  # interaction spots tried per object before the expert gives up on seeing it
 MAX_FAILED_TRIES = 3  # failed interactions per object before it is given up (ALFRED's budget is 10)
+HELD_FAR_AFTER = 2  # spots rejected while holding something before farther spots are tried first
+MAX_SPOT_TRIES_NO_ALTERNATIVE = 24  # spots tried when no plan avoids the object (nothing else to do)
 
 
 class ExpertError(RuntimeError):
@@ -91,6 +93,7 @@ class AlfredExpert:
         self._plan_start: Optional[str] = None
         self._unseen: Optional[str] = None  # why an object was given up (see _drop_pose)
         self._failed: Dict[str, int] = {}  # failed interactions per target object
+        self._last_dropped: Optional[Tuple[str, int]] = None  # (object, spots rejected) of the last drop
         self._replan()
 
     # --- public -----------------------------------------------------------------------------
@@ -174,6 +177,9 @@ class AlfredExpert:
         here = location_string(*self._node(), self.env.last_event.metadata["agent"]["cameraHorizon"])
         owners = {object_id} | {k for k, o in self._state.objects.items() if o.location == here}
         tried = self.index.reject(object_id, here)
+        self._last_dropped = (object_id, tried)
+        if tried >= HELD_FAR_AFTER and self.env.last_event.metadata["inventoryObjects"]:
+            self.index.prefer_far(object_id)  # what the agent holds may hide it from near spots
         if tried >= MAX_SPOT_TRIES or self._failed.get(object_id, 0) >= MAX_FAILED_TRIES:
             # seen from nowhere: plan without it (another instance of its class, if any)
             self.index.abandon(object_id)
@@ -209,13 +215,10 @@ class AlfredExpert:
         start = state.agent_location
         prefix = self._close_open_receptacles(state)
         try:
-            if self.planner == "template":
-                plan = template_plan(state, self.task_type, self.pddl_params)
-            else:
-                from .planning import load_domain, make_problem, solve
-
-                plan = solve(load_domain(), make_problem(state, self.task_type, self.pddl_params))
+            plan = self._plan(state)
         except PlanningError as e:
+            if self._keep_trying():  # no plan avoids the object: look for it from more spots
+                return self._replan()
             if self._unseen is not None:  # the reason there is no plan any more
                 raise ExpertError(f"{self._unseen}; no plan without it") from e
             raise ExpertError(f"no plan from the current state: {e}") from e
@@ -225,6 +228,27 @@ class AlfredExpert:
         self.next_high = 0
         self.replans += 1
         self._emitted = None
+
+    def _plan(self, state: ProblemState) -> List[HighLevelAction]:
+        if self.planner == "template":
+            return template_plan(state, self.task_type, self.pddl_params)
+        from .planning import load_domain, make_problem, solve
+
+        return solve(load_domain(), make_problem(state, self.task_type, self.pddl_params))
+
+    def _keep_trying(self) -> bool:
+        """The object just given up for being unseen is the only way to the goal: take it back
+        and try further spots (up to MAX_SPOT_TRIES_NO_ALTERNATIVE; the harness's failure and
+        step budgets still bound the episode). Objects given up for failed interactions stay
+        given up (more tries would only spend the episode's failures)."""
+        oid, tried = self._last_dropped or (None, 0)
+        self._last_dropped = None
+        if (oid is None or oid not in self.index.abandoned or tried >= MAX_SPOT_TRIES_NO_ALTERNATIVE
+                or self._failed.get(oid, 0) >= MAX_FAILED_TRIES):
+            return False
+        self.index.restore(oid)
+        self._unseen = None
+        return True
 
     def _close_open_receptacles(self, state: ProblemState) -> List[HighLevelAction]:
         """ALFRED's domain moves only with every receptacle closed: go and close open ones."""

@@ -46,6 +46,7 @@ class LocationIndex:
         self._rejected: Dict[str, set] = {}
         self._abandoned: set = set()
         self._extended: set = set()  # keys whose ranking has the fallback poses appended
+        self._far_first: set = set()  # objects whose spots are tried farthest first (see prefer_far)
 
     @staticmethod
     def _key(obj: Mapping) -> tuple:
@@ -66,7 +67,10 @@ class LocationIndex:
                 self._extended.add(key)
                 seen = set(self._ranked[key])
                 self._ranked[key] += [loc for loc in self._near_box_poses(obj) if loc not in seen]
-            loc = next((loc for loc in self._ranked[key] if loc not in bad
+            ranked = self._ranked[key]
+            if obj["objectId"] in self._far_first:
+                ranked = self._farthest_first(obj, ranked)
+            loc = next((loc for loc in ranked if loc not in bad
                         and (reach is None or parse_location(loc)[:3] in reach)), None)
             if loc is not None:
                 return loc
@@ -82,6 +86,26 @@ class LocationIndex:
         """Leave `object_id` out of later problems (the planner then uses another instance of its
         class if the task allows)."""
         self._abandoned.add(object_id)
+
+    def prefer_far(self, object_id: str) -> None:
+        """Try the remaining spots of `object_id` farthest first, looking down the most. A held
+        object hangs below the camera and hides what is near and low (a carried Box hides the
+        whole coffee table from the nearest spots); from farther away the target shows above it."""
+        self._far_first.add(object_id)
+
+    def _farthest_first(self, obj: Mapping, ranked: List[str]) -> List[str]:
+        ox, _, oz = _xyz(obj["position"])
+        g = self.nav.grid
+
+        def key(loc: str) -> tuple:
+            i, k, _, h = parse_location(loc)
+            return -round(math.hypot(i * g - ox, k * g - oz), 1), -h
+
+        return sorted(ranked, key=key)  # stable: ties keep the query's order
+
+    def restore(self, object_id: str) -> None:
+        """Plan with `object_id` again (its rejected spots stay rejected)."""
+        self._abandoned.discard(object_id)
 
     @property
     def abandoned(self) -> frozenset:

@@ -284,11 +284,13 @@ class _CandidateSearch:
         return sim
 
     def carried_roots(self, r: str) -> list[_Sim]:
-        """The root, plus: first carry a movable receptacle that holds targets into r."""
+        """The root, plus: first carry a movable receptacle that holds targets into r (also the
+        one in hand: a replan after picking up a loaded container must carry it on)."""
         root, objs = self.root, self.objs
         out = [root]
         for m, mo in sorted(objs.items()):
-            if (mo.is_movable_receptacle and mo.parent != r and self.s0.reach_location(m) is not None
+            reachable = self.s0.held == m or self.s0.reach_location(m) is not None
+            if (mo.is_movable_receptacle and mo.parent != r and reachable
                     and any(o.parent == m and o.object_type == self.task.goal_class
                             for o in objs.values())):
                 c = self.run(root, lambda sm, m=m: sm.pickup(m), lambda sm, r=r: sm.put(r))
