@@ -5,7 +5,7 @@ dropped, and appliances change their contents' state as soon as they are switche
 """
 from __future__ import annotations
 
-from typing import Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -72,9 +72,12 @@ def find_placement(w: World, obj: SimObject, rec: SimObject, *, agent_xz: Option
                    max_dist: Optional[float], rng: Optional[np.random.Generator],
                    yaws: Optional[Sequence[float]] = None, ignore: Iterable[str] = (),
                    attempts: Optional[int] = None,
-                   tilt: bool = False) -> Optional[Tuple[Tuple[float, float, float], Tuple[float, float, float]]]:
+                   tilt: bool = False, seen: Optional[Callable[[Box], bool]] = None,
+                   max_unseen: int = 60) -> Optional[Tuple[Tuple[float, float, float], Tuple[float, float, float]]]:
     """A collision-free resting pose for `obj` in/on `rec`, nearest to the agent first;
     `tilt` adds PutObject's sideways orientations (InitialRandomSpawn stays upright).
+    With `seen`, the first free pose the camera sees wins; the first free one if none of
+    `max_unseen` spots (one orientation each) is seen.
 
     THOR's corner rule: for enclosing receptacles all 8 corners must lie inside the
     receptacle, elsewhere at least 4 must lie over its footprint.
@@ -110,6 +113,8 @@ def find_placement(w: World, obj: SimObject, rec: SimObject, *, agent_xz: Option
     # The receptacle itself is NOT ignored: resting on it must not intersect its walls.
     ignore_set = set(ignore) | {obj.object_id} | set(w.descendants(obj.object_id))
     inside = rec.object_type in IN_RECEPTACLES
+    first = None
+    tried = 0
     for p in grid:
         for rot in rotations:
             b0 = pose_box(obj, (0.0, 0.0, 0.0), rot)
@@ -127,8 +132,15 @@ def find_placement(w: World, obj: SimObject, rec: SimObject, *, agent_xz: Option
                     continue
             if w.overlapping(b, ignore=ignore_set) is not None:
                 continue
-            return (tuple(float(v) for v in pos), rot)
-    return None
+            pose = (tuple(float(v) for v in pos), rot)
+            if seen is None or seen(b):
+                return pose
+            first = first or pose
+            tried += 1
+            if tried >= max_unseen:
+                return first
+            break  # one valid orientation per point is enough to judge what the camera sees there
+    return first
 
 
 def _candidate_rotations(obj: SimObject, yaws: Optional[Sequence[float]],

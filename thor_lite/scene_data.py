@@ -8,6 +8,7 @@ a Controller does not parse 43 MB of JSON every time.
 from __future__ import annotations
 
 import hashlib
+import json
 import importlib.util
 import os
 import pickle
@@ -228,3 +229,21 @@ def layout_cells(scene: str, grid_size: float = 0.25) -> Optional[frozenset]:
     if pts.ndim != 2 or pts.shape[1] != 2:
         raise SceneDataError(f"{f}: expected an (N, 2) array of x, z positions, got {pts.shape}")
     return frozenset((int(round(x / grid_size)), int(round(z / grid_size))) for x, z in pts)
+
+
+def layout_object_types(scene: str) -> Optional[frozenset]:
+    """The object types THOR 2.1.0's scene held (ALFRED's `FloorPlanN-objects.json`, beside
+    its layouts), or None without that file."""
+    d = layouts_dir()
+    if d is None:
+        return None
+    f = d / f"{normalize_scene_name(scene)}-objects.json"
+    if not f.is_file():
+        return None
+    try:
+        types = json.loads(f.read_text())
+    except (OSError, ValueError) as e:
+        raise SceneDataError(f"{f}: unreadable object-type list ({e})") from e
+    if not isinstance(types, list) or not all(isinstance(t, str) for t in types):
+        raise SceneDataError(f"{f}: expected a JSON list of object type names")
+    return frozenset(types)

@@ -20,7 +20,8 @@ from .constants import (
 )
 from .geometry import Box, camera_tan_aspect, euler_to_matrix, pack_boxes, ray_box_hits
 from .objects import SimObject
-from .scene_data import SceneRecord, layout_cells, layout_dilation as scene_layout_dilation
+from .scene_data import SceneRecord, layout_cells, layout_dilation as scene_layout_dilation, layout_object_types
+from .thor2_types import with_thor2_types
 
 
 def _dilate(cells: Optional[frozenset], k: int) -> Optional[frozenset]:
@@ -76,6 +77,9 @@ class World:
         self.fov = fov
         self.width, self.height = width, height
         objs = [SimObject.from_record(r) for r in scene.objects]
+        thor2_types = layout_object_types(scene.name) if layout_clears_moveables else None
+        if thor2_types:  # ALFRED's THOR 2.1.0 scenes: its names for renamed furniture
+            objs = with_thor2_types(objs, thor2_types)
         # where the scene puts each object (again after settling): the recorded layouts were
         # made with the furniture there
         self._scene_poses = {o.object_id: (o.position, o.rotation) for o in objs}

@@ -13,6 +13,7 @@ from ..geometry import Box, camera_tan_aspect, euler_to_matrix
 from ..objects import SimObject
 from .. import physics
 from ..world import World
+from .interaction_queries import camera_sees
 from .registry import REQUIRED, SCREEN, ActionFailed, action
 
 _TARGET = dict(objectId=None, x=None, y=None, forceAction=False)
@@ -132,10 +133,14 @@ def put(w: World, objectId=None, x=None, y=None, forceAction=False, placeStation
         raise ActionFailed(f"{held.name} cannot be placed in {rec.name}")
     anywhere = forceAction or rec.object_type in PUT_ANYWHERE_RECEPTACLES
     a = w.agent
+    # THOR 2.1.0 (ALFRED, forced puts): spawn points come from raycasts onto the receptacle's
+    # real surface, and its data only ever shows objects the camera saw land; nearest-first
+    # on our boxes can pick a spot a rim hides (a soap bar under a sink's front edge).
+    seen = camera_sees(w, held.object_id) if forceAction and w.layout_clears_moveables else None
     pose = physics.find_placement(
         w, held, rec, agent_xz=np.array([a.x, a.z]),
         max_dist=None if anywhere else w.visibility_distance + 0.5, rng=None,
-        yaws=[(a.yaw + k * 90.0) % 360 for k in range(4)], tilt=True)
+        yaws=[(a.yaw + k * 90.0) % 360 for k in range(4)], tilt=True, seen=seen)
     if pose is None:
         raise ActionFailed("No valid positions to place object found")
     _place(w, held, rec, *pose)

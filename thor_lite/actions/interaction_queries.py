@@ -1,16 +1,17 @@
-"""Batch visibility of one object from many agent poses (GetInteractablePoses).
+"""Batch visibility of one object from many agent poses (GetInteractablePoses), and whether
+the camera would see a box placed somewhere (PutObject in THOR 2.1.0 mode).
 
 Occlusion depends only on the camera position, so rays are cast once per (position,
 stance) and the per-(yaw, horizon) viewport test is vectorised on top.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
 from ..constants import AGENT_HEIGHT, AGENT_Y_OFFSET, CAMERA_CROUCH_OFFSET, CAMERA_STANDING_OFFSET
-from ..geometry import camera_tan_aspect, euler_to_matrix, segments_box_hits
+from ..geometry import Box, camera_tan_aspect, euler_to_matrix, ray_box_hits, segments_box_hits
 from ..objects import SimObject
 from ..world import World
 
@@ -72,3 +73,25 @@ def interactable_poses(w: World, obj: SimObject, positions: np.ndarray, rotation
                     if max_poses is not None and len(out) >= max_poses:
                         return out
     return out
+
+
+def camera_sees(w: World, moving: str) -> Callable[[Box], bool]:
+    """A test of whether the agent's camera would see `moving` placed as a given box: its top
+    centre or centre is in the viewport and no other object's part hides it (the object and
+    its contents, held at the hand now, are left out of the occluders)."""
+    occ = w.occluders()
+    gone = {moving, *w.descendants(moving)}
+    keep = np.array([occ.ids[k] not in gone for k in occ.owners], dtype=bool)
+    centers, halves, rots, porous = occ.centers[keep], occ.halves[keep], occ.rots[keep], occ.porous[keep]
+    cam = w.camera_position()
+
+    def sees(box: Box) -> bool:
+        lo, hi = box.aabb()
+        pts = np.array([[box.center[0], hi[1] - 1e-3, box.center[2]], box.center])
+        pts = pts[w.in_viewport(pts)]
+        if len(pts) == 0:
+            return False
+        t = ray_box_hits(cam, pts, centers, halves, rots, porous[None, :])
+        return bool((t >= 0.999).all(axis=1).any())
+
+    return sees

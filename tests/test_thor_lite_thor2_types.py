@@ -1,0 +1,35 @@
+"""THOR 2.1.0's furniture names in ALFRED's mode (thor_lite/thor2_types.py)."""
+from __future__ import annotations
+
+import pytest
+
+from thor_lite.scene_data import layout_object_types
+from thor_lite.thor2_types import thor2_renames
+
+
+def test_rename_only_when_unambiguous():
+    # the 2.1.0 scene had a Dresser and no SideTable; today's has a SideTable and no Dresser
+    assert thor2_renames(frozenset({"SideTable", "Bed"}), frozenset({"Dresser", "Bed"})) == {"SideTable": "Dresser"}
+    # a SideTable the 2.1.0 scene also had keeps its name
+    assert thor2_renames(frozenset({"SideTable"}), frozenset({"SideTable", "Dresser"})) == {}
+    # two 2.1.0 candidates missing here: no way to tell which one it was
+    assert thor2_renames(frozenset({"SideTable"}), frozenset({"Dresser", "Cart"})) == {}
+    assert thor2_renames(frozenset({"Desk"}), frozenset({"DiningTable"})) == {"Desk": "DiningTable"}
+
+
+@pytest.mark.skipif(layout_object_types("FloorPlan314") is None, reason="ALFRED layouts (alfworld) absent")
+def test_alfred_mode_names_the_dresser_and_keeps_what_is_on_it():
+    from backends import make_controller
+
+    thor2 = make_controller("thor_lite", layout_clears_moveables=True, scene="FloorPlan314")
+    today = make_controller("thor_lite", scene="FloorPlan314")
+    try:
+        objs = {o["objectId"]: o for o in thor2.last_event.metadata["objects"]}
+        assert "Dresser|+02.19|+00.00|-00.49" in objs and not any(o.startswith("SideTable|") for o in objs)
+        assert objs["Book|+02.21|+00.83|-00.24"]["parentReceptacles"] == ["Dresser|+02.19|+00.00|-00.49"]
+        assert "Book|+02.21|+00.83|-00.24" in objs["Dresser|+02.19|+00.00|-00.49"]["receptacleObjectIds"]
+        # the rearrangement tasks (today's THOR) keep today's names
+        assert any(o["objectId"] == "SideTable|+02.19|+00.00|-00.49" for o in today.last_event.metadata["objects"])
+    finally:
+        thor2.stop()
+        today.stop()

@@ -1,0 +1,48 @@
+"""THOR 2.1.0's names for furniture that later builds renamed (ALFRED ran on 2.1.0).
+
+ALFRED's goals name receptacles by type substring of their objectId ("Dresser", "Cart",
+"DiningTable"), while today's scene metadata calls the same pieces SideTable or Desk. Which
+types a 2.1.0 scene held is recorded beside ALFRED's layouts (`FloorPlanN-objects.json`):
+where today's type is absent from that list and exactly one 2.1.0 type it may have been is
+present there and absent here, the objects take the 2.1.0 type (and objectId prefix).
+"""
+from __future__ import annotations
+
+from typing import Dict, FrozenSet, List, Tuple
+
+from .objects import SimObject
+
+#: today's type -> the THOR 2.1.0 types it replaced (seen in ALFRED's recorded objectIds at
+#: the same positions: Cart/Dresser/Shelf -> SideTable, DiningTable -> Desk)
+RENAMED_FROM: Dict[str, Tuple[str, ...]] = {
+    "SideTable": ("Dresser", "Cart", "Shelf", "CoffeeTable"),
+    "Desk": ("DiningTable",),
+}
+
+
+def thor2_renames(present: FrozenSet[str], thor2_types: FrozenSet[str]) -> Dict[str, str]:
+    """today's type -> 2.1.0 type, for the unambiguous renames of one scene."""
+    out: Dict[str, str] = {}
+    for new, olds in RENAMED_FROM.items():
+        if new not in present or new in thor2_types:
+            continue
+        cands = [o for o in olds if o in thor2_types and o not in present]
+        if len(cands) == 1:
+            out[new] = cands[0]
+    return out
+
+
+def with_thor2_types(objs: List[SimObject], thor2_types: FrozenSet[str]) -> List[SimObject]:
+    """The objects with renamed types and ids; parent links follow the new ids."""
+    renames = thor2_renames(frozenset(o.object_type for o in objs), thor2_types)
+    if not renames:
+        return objs
+    ids = {o.object_id: renames[o.object_type] + o.object_id[len(o.object_type):]
+           for o in objs if o.object_type in renames and o.object_id.startswith(o.object_type)}
+    out = []
+    for o in objs:
+        changes = {"parents": tuple(ids.get(p, p) for p in o.parents)}
+        if o.object_id in ids:
+            changes.update(object_id=ids[o.object_id], object_type=renames[o.object_type])
+        out.append(o.with_changes(**changes))
+    return out
