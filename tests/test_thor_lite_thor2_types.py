@@ -33,3 +33,17 @@ def test_alfred_mode_names_the_dresser_and_keeps_what_is_on_it():
     finally:
         thor2.stop()
         today.stop()
+
+
+def test_a_rolled_flat_asset_posed_without_roll_keeps_todays_roll_at_yaw_plus_90():
+    """THOR 2.1.0's knife lay flat at no roll along its local x; today's lies rolled 90 degrees
+    about its local z. Only that asset convention is converted: a pose that already has a roll,
+    or another type that merely happens to lie rolled in one scene, stays as given."""
+    from thor_lite.thor2_types import thor2_pose_rotation
+
+    today = (0.0, 75.0, 90.0)
+    assert thor2_pose_rotation("Knife", today, (0.0, 180.0, 0.0)) == (0.0, 270.0, 90.0)
+    assert thor2_pose_rotation("ButterKnife", (0.0, 10.0, 270.0), (0.0, 0.0, 0.0)) == (0.0, 90.0, 270.0)
+    assert thor2_pose_rotation("Knife", today, (0.0, 180.0, 90.0)) == (0.0, 180.0, 90.0)
+    assert thor2_pose_rotation("ToiletPaper", today, (0.0, 180.0, 0.0)) == (0.0, 180.0, 0.0)
+    assert thor2_pose_rotation("Knife", (0.0, 75.0, 0.0), (0.0, 180.0, 0.0)) == (0.0, 180.0, 0.0)

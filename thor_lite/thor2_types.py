@@ -46,3 +46,23 @@ def with_thor2_types(objs: List[SimObject], thor2_types: FrozenSet[str]) -> List
             changes.update(object_id=ids[o.object_id], object_type=renames[o.object_type])
         out.append(o.with_changes(**changes))
     return out
+
+
+#: assets that today lie flat rolled 90 degrees about their length (local z) in every iTHOR
+#: scene, where THOR 2.1.0 laid them flat at no roll with their length along local x (a real
+#: ALFRED mask of the knife under a loaf in FloorPlan15 runs along x at yaw 180)
+ROLLED_FLAT_TYPES: FrozenSet[str] = frozenset({"Knife", "ButterKnife"})
+
+
+def _level(angle: float) -> bool:
+    return abs((angle + 180.0) % 360.0 - 180.0) < 5.0
+
+
+def thor2_pose_rotation(object_type: str, current: Tuple[float, float, float],
+                        pose: Tuple[float, float, float]) -> Tuple[float, float, float]:
+    """The rotation today's asset needs to lie as a THOR 2.1.0 pose left it: for a rolled-flat
+    type posed with no roll or pitch, today's roll and the pose's yaw + 90; else the pose."""
+    rolled = _level(current[2] - 90.0) or _level(current[2] + 90.0)
+    if object_type in ROLLED_FLAT_TYPES and _level(current[0]) and rolled and _level(pose[0]) and _level(pose[2]):
+        return (float(pose[0]), float(pose[1]) + 90.0, float(current[2]))
+    return pose

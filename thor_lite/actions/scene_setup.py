@@ -8,6 +8,7 @@ import numpy as np
 from ..constants import IN_RECEPTACLES, OUTSIDE_RECEPTACLES, placement_allowed, OBJECT_SPECIFIC_RECEPTACLES
 from ..geometry import Box
 from ..objects import SimObject
+from ..thor2_types import thor2_pose_rotation
 from .. import physics
 from ..world import World
 from .interaction import break_object, set_openness, slice_object
@@ -131,6 +132,8 @@ def set_object_poses(w: World, objectPoses, placeStationary=True, skipMoveable=F
             continue
         pos = vec(entry.get("position", obj.position), "position")
         rot = vec(entry.get("rotation", obj.rotation), "rotation")
+        if w.layout_clears_moveables:
+            rot = thor2_pose_rotation(obj.object_type, obj.rotation, rot)
         count = placed.get(obj.object_id, 0)
         placed[obj.object_id] = count + 1
         plan.append((obj, pos, rot, count))
