@@ -156,7 +156,7 @@ def main() -> None:
     if args.dagger_frames:
         res["dagger"] = run_dagger(args)
     _plot(res, stem.with_suffix(".png"))
-    write_json(stem.with_suffix(".json"), {"args": vars(args), **res})
+    write_json(stem.with_suffix(".json"), {"args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}, **res})
     first, last = res["valid_seen"][0], res["valid_seen"][-1]
     tr0, tr1 = res["train"][: max(1, len(res["train"]) // 10)], res["train"][-max(1, len(res["train"]) // 10):]
     rows = [[k, f"{median(r[k] for r in tr0):.3f}", f"{median(r[k] for r in tr1):.3f}", f"{first[k]:.3f}",
