@@ -126,9 +126,11 @@ class Decoder(nn.Module):
     def encode_frames(self, frames: torch.Tensor) -> torch.Tensor:
         """Visual encoding of a whole unroll at once: [T, B, 512, 7, 7] -> [T, B, dframe].
 
-        Why: the visual encoder does not depend on the recurrence, and one batched call is several
-        times cheaper on CPU than T small ones (batch norm in training mode then normalises over
-        all T×B frames of the batch instead of each step's B; in eval mode the result is identical)."""
+        Why: the visual encoder does not depend on the recurrence. In training mode batch norm then
+        normalises over all T×B frames of the batch instead of each step's B (ALFRED's per-step
+        statistics also mix in the zero frames of finished sequences); its running statistics, which
+        evaluation uses, match training better: memorising 3 sequences, eval-mode action CE 0.0007 vs
+        0.020 per step. Eval-mode outputs are identical; speed is the same within noise on CPU."""
         n_t, n_b = frames.shape[:2]
         return self.vis_encoder(frames.reshape(n_t * n_b, *frames.shape[2:])).view(n_t, n_b, -1)
 
