@@ -382,7 +382,18 @@ def _make_env(backend: str, size: int):
     return AlfredEnv(backend=backend, width=size, height=size)
 
 
+def _one_torch_thread() -> None:
+    """Pool workers run one torch thread each: N workers on N cores would otherwise start N×N
+    intra-op threads (torch's default is one per core) that fight each other and the simulator."""
+    try:
+        import torch
+    except ImportError:  # agents without torch
+        return
+    torch.set_num_threads(1)
+
+
 def _worker_init(factory: AgentFactory, backend: str, size: int) -> None:
+    _one_torch_thread()
     try:
         _WORKER["env"] = _make_env(backend, size)
         _WORKER["agent"] = factory()

@@ -292,7 +292,25 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--report-only", action="store_true",
                     help="table from the cached evaluations only (no training, no evaluation)")
     ap.add_argument("--ship", type=Path, default=None, help="copy the trained Seq2Seq+PM checkpoint (slim) here")
+    ap.add_argument("--checkpoint", action="append", default=[], metavar="VARIANT=PATH",
+                    help="evaluate this checkpoint for VARIANT instead of training it (e.g. one written by "
+                         "benchmarks/alfred_seq2seq_learning.py --save); repeatable")
     return ap
+
+
+def given_checkpoints(specs: Sequence[str]) -> Dict[str, Path]:
+    """``--checkpoint VARIANT=PATH`` values as {variant: path}; UsageError naming a bad one."""
+    from common.cli import UsageError
+
+    out: Dict[str, Path] = {}
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        if not sep or name not in VARIANTS:
+            raise UsageError(f"--checkpoint: expected VARIANT=PATH with VARIANT one of {','.join(VARIANTS)}, got {spec!r}")
+        if not Path(path).is_file():
+            raise UsageError(f"--checkpoint: {path} not found")
+        out[name] = Path(path)
+    return out
 
 
 def _check(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -310,6 +328,7 @@ def _check(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         check_int("--limit", args.limit, 1)
         check_int("--subgoal-limit", args.subgoal_limit, 1)
         check_output_dir("--out", args.out)
+        args.given = given_checkpoints(args.checkpoint)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -320,9 +339,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
     variants = args.variants.split(",")
     if args.report_only:
-        ckpts = {v: c for v in variants if (c := latest_checkpoint(args.out / "train" / v)) is not None}
+        ckpts = {v: c for v in variants if (c := args.given.get(v) or latest_checkpoint(args.out / "train" / v))}
     else:
-        ckpts = {v: train_variant(v, args) for v in variants}
+        ckpts = {v: args.given.get(v) or train_variant(v, args) for v in variants}
     if args.ship and "seq2seq_pm" in ckpts:
         print(f"shipped {ship(ckpts['seq2seq_pm'], args.ship)}")
     agents = {v: {"path": str(c)} for v, c in ckpts.items()}
@@ -335,6 +354,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
              f"prefix), max_fails {args.max_fails}; training {args.training_frames} teacher-forced frames, "
              f"batch {args.batch_size}, seed {args.seed}.", "",
              "Command: `python benchmarks/alfred_seq2seq_compare.py " + " ".join(argv or sys.argv[1:]) + "`", ""]
+    if args.given:
+        lines += ["Given checkpoints (trained elsewhere; the training frames above do not apply to them): "
+                  + ", ".join(f"{v} = `{c}`" for v, c in args.given.items()), ""]
     for split in args.splits.split(","):
         found = {name: evaluate(name, kw, split, args) for name, kw in agents.items()}
         recs = common_episodes({name: r for name, r in found.items() if r["task"]})  # --report-only: cached ones

@@ -1,13 +1,18 @@
 """Learning curves and training throughput of the lite ALFRED Seq2Seq+PM (imitation), and DAgger throughput.
 
     python benchmarks/alfred_seq2seq_learning.py --data out/alfred_s2s --encoder random_resnet18 \\
-        [--updates 60] [--batch 4] [--eval-every 10] [--dagger-frames 64]
+        [--variant seq2seq_pm] [--updates 60] [--batch 4] [--lr 1e-4] [--decay-at N] [--eval-every 10] \\
+        [--save CKPT] [--tag NAME] [--dagger-frames 64]
 
-Imitation runs the same pieces as ``baseline_configs/alfred/alfred_seq2seq_pm_il.py`` (config,
-`AlfredDemoStorage`, `AlfredSeq2SeqOfflineLoss`, Adam 1e-4) in-process, so every update is timed
-without AllenAct's process start; every ``--eval-every`` updates it computes the same losses on the
-whole valid_seen split (teacher-forced, eval mode). DAgger throughput comes from a real
-``allenact`` run of ``alfred_seq2seq_pm_dagger.py`` (its ``approx_fps``, process start excluded).
+Imitation runs the same pieces as ``baseline_configs/alfred/alfred_seq2seq_*_il.py`` (config, its
+policy, the teacher-forced batches `AlfredDemoStorage` serves, `AlfredSeq2SeqOfflineLoss`, Adam with
+ALFRED's x0.1 step decay) in-process through `alfred_task.il_fit`, so every update is timed without
+AllenAct's process start; every ``--eval-every`` updates it computes the same losses on valid_seen
+(teacher-forced, eval mode). ``--variant`` picks Seq2Seq+PM, Seq2Seq or the no-language ablation;
+``--save`` writes the trained policy as a checkpoint that ``python -m alfred_task.eval --agent
+checkpoint`` and ``benchmarks/alfred_seq2seq_compare.py --checkpoint`` evaluate. DAgger throughput
+comes from a real ``allenact`` run of ``alfred_seq2seq_pm_dagger.py`` (its ``approx_fps``, process
+start excluded).
 Writes TensorBoard events, a PNG of action CE and mask loss (train and held-out), JSON and markdown
 under benchmarks/results/.
 """
@@ -33,80 +38,67 @@ from _common import REPO, RESULTS_DIR, markdown_table, write_json, write_markdow
 TERMS = ("action_low", "action_low_mask")
 
 
+#: variant -> (config class path, ablation); the configs of benchmarks/alfred_seq2seq_compare.py
+VARIANTS = {"seq2seq_pm": ("alfred_seq2seq_pm_il", "AlfredSeq2SeqPMILConfig", "none"),
+            "seq2seq": ("alfred_seq2seq_il", "AlfredSeq2SeqILConfig", "none"),
+            "no_language": ("alfred_seq2seq_pm_il", "AlfredSeq2SeqPMILConfig", "no_language")}
+
+
 def _setup(args: argparse.Namespace):
-    from allenact.base_abstractions.misc import Memory  # noqa: F401  (fail early without allenact)
+    import importlib
 
     from alfred_task.il_dataset import AlfredILDataset
-    from alfred_task.il_storage import AlfredDemoStorage, to_allenact_batch
     from alfred_task.models.allenact_losses import AlfredSeq2SeqOfflineLoss
     from alfred_task.online import ACTION_NAMES
-    from baseline_configs.alfred.alfred_seq2seq_pm_il import AlfredSeq2SeqPMILConfig
 
-    cfg = AlfredSeq2SeqPMILConfig(data_root=args.data, visual_encoder=args.encoder, model_size="lite",
-                                  batch_size=args.batch, eval_storage=False)
+    module, cls, ablation = VARIANTS[args.variant]
+    config = getattr(importlib.import_module(f"baseline_configs.alfred.{module}"), cls)
+    cfg = config(data_root=args.data, visual_encoder=args.encoder, model_size="lite", batch_size=args.batch,
+                 ablation=ablation, lr=args.lr, eval_storage=False)
+    torch.manual_seed(args.seed)
     model = cfg.create_model().train()
     pframe = cfg.dims["pframe"]
-    store = AlfredDemoStorage(args.data, str(cfg.splits), split="train", batch_size=args.batch, seed=args.seed,
-                              mask_size=pframe, vocab=cfg.vocab)
-    held = AlfredILDataset(Path(args.data), cfg.splits, "valid_seen", vocab=cfg.vocab, mask_size=pframe)
-    held_batches = [to_allenact_batch(b) for b in held.batches(args.batch, shuffle=False)]
+    train = AlfredILDataset(Path(args.data), cfg.splits, "train", vocab=cfg.vocab, mask_size=pframe,
+                            max_examples=args.max_examples)
+    held = AlfredILDataset(Path(args.data), cfg.splits, "valid_seen", vocab=cfg.vocab, mask_size=pframe,
+                           max_examples=args.held_out_examples)
     loss = AlfredSeq2SeqOfflineLoss(cfg.loss_weights(), ACTION_NAMES)
-    return cfg, model, store, held_batches, loss
-
-
-def _step(model, loss, batch) -> Dict[str, float]:
-    from allenact.base_abstractions.misc import Memory
-
-    return loss.loss(model=model, batch=batch, batch_memory=Memory(), stream_memory=Memory())
-
-
-@torch.no_grad()
-def _held_out(model, loss, batches) -> Dict[str, float]:
-    """Mean loss terms over `batches`: dropout and batch norm in eval mode, the wrapper itself in
-    training mode (it decodes masks, which the mask loss needs, only then)."""
-    model.eval()
-    model.training = True
-    sums: Dict[str, float] = {}
-    for b in batches:
-        for k, v in _step(model, loss, b).info.items():
-            sums[k] = sums.get(k, 0.0) + v / len(batches)
-    model.train()
-    return sums
+    return cfg, model, train, held, loss
 
 
 def run_imitation(args: argparse.Namespace, tb_dir: Path) -> Dict[str, Any]:
+    """`il_fit.fit` with TensorBoard, a held-out evaluation every `--eval-every` updates and
+    (``--save``) the final policy as a checkpoint `--agent checkpoint` evaluates."""
     from tensorboardX import SummaryWriter
 
-    torch.manual_seed(args.seed)
-    cfg, model, store, held, loss = _setup(args)
-    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+    from alfred_task.il_fit import fit, held_out_losses, save_policy
+
+    cfg, model, train, held, loss = _setup(args)
     writer = SummaryWriter(str(tb_dir))
-    train: List[Dict[str, float]] = []
-    valid: List[Dict[str, Any]] = [{"update": 0, **_held_out(model, loss, held)}]
-    frames, seconds = 0, 0.0
-    for u in tqdm(range(1, args.updates + 1), desc="imitation updates", unit="update"):
-        try:
-            batch = store.next_batch()
-        except EOFError:
-            store.reset_stream()
-            batch = store.next_batch()
-        t = time.perf_counter()
-        out = _step(model, loss, batch)
-        opt.zero_grad()
-        out.value.backward()
-        opt.step()
-        seconds += time.perf_counter() - t
-        frames += out.bsize
-        train.append({"update": u, **out.info})
+    valid: List[Dict[str, Any]] = [{"update": 0, **held_out_losses(model, held, loss, args.batch)}]
+    bar = tqdm(total=args.updates, desc="imitation updates", unit="update")
+
+    def on_update(u: int, info: Dict[str, float]) -> None:
+        bar.update(1)
+        bar.set_postfix(ce=f"{info['action_low']:.3f}", mask=f"{info.get('action_low_mask', float('nan')):.3f}")
         for k in TERMS:
-            writer.add_scalar(f"train/{k}", out.info.get(k, float("nan")), u)
+            writer.add_scalar(f"train/{k}", info.get(k, float("nan")), u)
         if u % args.eval_every == 0 or u == args.updates:
-            valid.append({"update": u, **_held_out(model, loss, held)})
+            valid.append({"update": u, **held_out_losses(model, held, loss, args.batch)})
             for k in TERMS:
                 writer.add_scalar(f"valid_seen/{k}", valid[-1].get(k, float("nan")), u)
+            writer.flush()
+
+    res = fit(model, train, loss, updates=args.updates, lr=args.lr, batch_size=args.batch, seed=args.seed,
+              decay_at=args.decay_at, on_update=on_update)
+    bar.close()
     writer.close()
-    return {"train": train, "valid_seen": valid, "frames": frames, "seconds": seconds,
-            "frames_per_s": frames / max(seconds, 1e-9), "run": cfg.run_record(), "dims": cfg.dims}
+    out = {"train": res.history, "valid_seen": valid, "frames": res.frames, "seconds": res.seconds,
+           "frames_per_s": res.frames_per_s, "run": cfg.run_record(), "dims": cfg.dims,
+           "train_examples": len(train), "train_frames_per_epoch": train.num_frames}
+    if args.save:
+        out["checkpoint"] = str(save_policy(model, args.save, total_steps=res.frames))
+    return out
 
 
 def run_dagger(args: argparse.Namespace) -> Dict[str, Any]:
@@ -149,22 +141,31 @@ def main() -> None:
     ap.add_argument("--eval-every", type=int, default=10)
     ap.add_argument("--dagger-frames", type=int, default=0, help="0: skip the DAgger throughput run")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--variant", default="seq2seq_pm", choices=sorted(VARIANTS))
+    ap.add_argument("--lr", type=float, default=1e-4, help="Adam learning rate (ALFRED: 1e-4)")
+    ap.add_argument("--decay-at", type=int, default=None, help="update after which lr x 0.1 (ALFRED: halfway)")
+    ap.add_argument("--max-examples", type=int, default=None, help="first K train (trajectory, annotation) pairs")
+    ap.add_argument("--held-out-examples", type=int, default=None, help="first K valid_seen pairs for held-out loss")
+    ap.add_argument("--save", type=Path, default=None, help="write the trained policy here (AllenAct layout)")
+    ap.add_argument("--tag", default="", help="suffix of the result files (several runs side by side)")
     ap.add_argument("--threads", type=int, default=1, help="torch threads (1 is fastest for the lite model)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
-    stem = RESULTS_DIR / "alfred_seq2seq_learning"
+    stem = RESULTS_DIR / ("alfred_seq2seq_learning" + (f"_{args.tag}" if args.tag else ""))
     res = run_imitation(args, Path(str(stem) + "_tb"))
     if args.dagger_frames:
         res["dagger"] = run_dagger(args)
     _plot(res, stem.with_suffix(".png"))
-    write_json(stem.with_suffix(".json"), {"args": vars(args), **res})
+    write_json(stem.with_suffix(".json"), {"args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}, **res})
     first, last = res["valid_seen"][0], res["valid_seen"][-1]
     tr0, tr1 = res["train"][: max(1, len(res["train"]) // 10)], res["train"][-max(1, len(res["train"]) // 10):]
     rows = [[k, f"{median(r[k] for r in tr0):.3f}", f"{median(r[k] for r in tr1):.3f}", f"{first[k]:.3f}",
              f"{last[k]:.3f}"] for k in TERMS]
     lines = ["# ALFRED Seq2Seq+PM (lite) imitation: losses and throughput", "",
-             f"data {args.data}, encoder {args.encoder}, dims {res['dims']}, batch {args.batch}, "
-             f"{args.updates} updates, {res['frames']} teacher-forced frames", "",
+             f"variant {args.variant}, data {args.data} ({res['train_examples']} train pairs, "
+             f"{res['train_frames_per_epoch']} frames per epoch), encoder {args.encoder}, dims {res['dims']}, "
+             f"batch {args.batch}, Adam {args.lr:g} (x0.1 after update {args.decay_at}), {args.updates} updates, "
+             f"{res['frames']} teacher-forced frames", "",
              *markdown_table(["term", "train first 10% (median)", "train last 10% (median)", "valid_seen start",
                               "valid_seen end"], rows, "lrrrr"), "",
              f"imitation throughput: {res['frames_per_s']:.1f} frames/s (update time only, "

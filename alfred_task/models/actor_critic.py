@@ -112,6 +112,7 @@ class AlfredSeq2SeqActorCritic(ActorCriticModel[CategoricalDistr]):
         prev = memory.tensor("prev_action")[0, :, 0].long()
         lang = self._encode(goal[0], instr[0])
         outs = {k: [] for k in ("logits", "cont", "sub", "prog")}
+        vis = dec.encode_frames(frames)
         for t in range(n_t):
             keep = masks[t].view(n_b, 1) > 0
             starts = (~keep[:, 0]).nonzero().view(-1)
@@ -123,7 +124,7 @@ class AlfredSeq2SeqActorCritic(ActorCriticModel[CategoricalDistr]):
             h = torch.where(keep, h, cont_lang)
             c = torch.where(keep, c, torch.zeros_like(c))
             e_t = torch.where(keep, dec.emb(prev), dec.go.unsqueeze(0).expand(n_b, -1))
-            logits, cont, (h, c), sub, prog = dec.step(enc, frames[t], e_t, (h, c), valid)
+            logits, cont, (h, c), sub, prog = dec.step_encoded(enc, vis[t], e_t, (h, c), valid)
             prev = logits.argmax(1)
             for k, v in zip(("logits", "cont", "sub", "prog"), (logits, cont, sub, prog)):
                 outs[k].append(v)

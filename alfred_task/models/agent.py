@@ -87,7 +87,7 @@ class Seq2SeqAgent(Agent):
         return feat
 
     def _decode(self, frame: np.ndarray):
-        feat = self._featurize(frame)
+        feat = self.model.prepare_frames(self._featurize(frame))  # zeros for the no-vision ablation
         lo, cont, (h, c), _, _ = self.model.dec.step(self.state.enc, feat, self.state.e_prev,
                                                     (self.state.h, self.state.c), self.state.valid)
         return lo, cont, h, c

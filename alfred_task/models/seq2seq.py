@@ -121,7 +121,22 @@ class Decoder(nn.Module):
     def step(self, enc: torch.Tensor, frame: torch.Tensor, e_t: torch.Tensor,
              state: tuple[torch.Tensor, torch.Tensor], valid: Optional[torch.Tensor] = None):
         """-> (action logits [B, V], cont [B, cont_dim], (h, c), subgoal [B] | None, progress [B] | None)."""
-        vis_t = self.vis_encoder(frame)
+        return self.step_encoded(enc, self.vis_encoder(frame), e_t, state, valid)
+
+    def encode_frames(self, frames: torch.Tensor) -> torch.Tensor:
+        """Visual encoding of a whole unroll at once: [T, B, 512, 7, 7] -> [T, B, dframe].
+
+        Why: the visual encoder does not depend on the recurrence. In training mode batch norm then
+        normalises over all T×B frames of the batch instead of each step's B (ALFRED's per-step
+        statistics also mix in the zero frames of finished sequences); its running statistics, which
+        evaluation uses, match training better: memorising 3 sequences, eval-mode action CE 0.0007 vs
+        0.020 per step. Eval-mode outputs are identical; speed is the same within noise on CPU."""
+        n_t, n_b = frames.shape[:2]
+        return self.vis_encoder(frames.reshape(n_t * n_b, *frames.shape[2:])).view(n_t, n_b, -1)
+
+    def step_encoded(self, enc: torch.Tensor, vis_t: torch.Tensor, e_t: torch.Tensor,
+                     state: tuple[torch.Tensor, torch.Tensor], valid: Optional[torch.Tensor] = None):
+        """`step` on an already encoded frame [B, dframe] (see `encode_frames`)."""
         lang_t, _ = dot_attn(self.attn_dropout(enc), self.h_tm1_fc(state[0]), valid)
         inp_t = self.input_dropout(torch.cat([vis_t, lang_t, e_t], dim=1))
         h, c = self.cell(inp_t, state)
@@ -215,8 +230,9 @@ class Seq2Seq(nn.Module):
         state = (cont_lang, torch.zeros_like(cont_lang))
         e_t = self.dec.go.unsqueeze(0).expand(b, -1)
         logits, conts, subs, progs = [], [], [], []
+        vis = self.dec.encode_frames(frames.transpose(0, 1))
         for t in range(t_max):
-            lo, cont, state, sub, prog = self.dec.step(enc, frames[:, t], e_t, state, valid)
+            lo, cont, state, sub, prog = self.dec.step_encoded(enc, vis[t], e_t, state, valid)
             logits.append(lo), conts.append(cont), subs.append(sub), progs.append(prog)
             nxt = actions[:, t] if self.dec_teacher_forcing else lo.argmax(1)
             e_t = self.dec.emb(nxt)
