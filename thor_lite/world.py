@@ -16,7 +16,7 @@ from .constants import (
     AGENT_HEIGHT, AGENT_RADIUS, AGENT_Y_OFFSET, CAMERA_CROUCH_OFFSET, CAMERA_STANDING_OFFSET,
     FLOOR_EXTENDED_TYPES, GRID_SIZE, HAND_LOCAL_POSITION, IN_RECEPTACLES, LAYOUT_CELL_SIZE, LAYOUT_MODE_BOX_OVERLAP, COUNTER_OVERHANG, NON_BLOCKING_TYPES,
     OPEN_TOP_RECEPTACLES,
-    SEE_THROUGH_TYPES, VISIBILITY_DISTANCE,
+    SEE_THROUGH_TYPES, VISIBILITY_DISTANCE, WALL_GLASS_TYPES,
 )
 from .geometry import Box, camera_tan_aspect, euler_to_matrix, pack_boxes, ray_box_hits
 from .objects import SimObject
@@ -59,6 +59,7 @@ class Occluders:
     see_through: np.ndarray  # per box
     extents: np.ndarray  # per box AABB half extents
     porous: np.ndarray  # per box: does not hide points inside it (see `ray_box_hits`); shut containers do
+    occludes: np.ndarray  # per box: can stand in a sight line inside the room (wall glass cannot)
 
 
 class World:
@@ -446,7 +447,7 @@ class World:
     # --- occlusion and visibility ------------------------------------------------------
     def occluders(self) -> Occluders:
         def build():
-            boxes, owners, ids, see, porous = [], [], [], [], []
+            boxes, owners, ids, see, porous, occludes = [], [], [], [], [], []
             for o in self.objects.values():
                 if not o.rendered:
                     continue
@@ -456,10 +457,12 @@ class World:
                     owners.append(len(ids) - 1)
                     see.append(o.object_type in SEE_THROUGH_TYPES)
                     porous.append(not o.encloses_contents)
+                    occludes.append(o.object_type not in WALL_GLASS_TYPES)
             c, h, r = pack_boxes(boxes)
             ext = np.einsum("bij,bj->bi", np.abs(r), h) if len(h) else np.zeros((0, 3))
             return Occluders(c, h, r, np.asarray(owners, dtype=np.int64), tuple(ids),
-                             np.asarray(see, dtype=bool), ext, np.asarray(porous, dtype=bool))
+                             np.asarray(see, dtype=bool), ext, np.asarray(porous, dtype=bool),
+                             np.asarray(occludes, dtype=bool))
 
         return self._cached("occluders", build, self.version * 1000003 + self._agent_key())
 
@@ -544,7 +547,7 @@ class World:
         seg_lo = np.minimum(cam, pts[sel].min(0))
         seg_hi = np.maximum(cam, pts[sel].max(0))
         near = np.flatnonzero(np.all(occ.centers - occ.extents <= seg_hi, axis=1)
-                              & np.all(occ.centers + occ.extents >= seg_lo, axis=1))
+                              & np.all(occ.centers + occ.extents >= seg_lo, axis=1) & occ.occludes)
         # a static part (a cabinet door in a neighbour's box) is nobody's contents: never hidden inside
         t = ray_box_hits(cam, pts[sel], occ.centers[near], occ.halves[near], occ.rots[near],
                          occ.porous[near][None, :] | static[owner[sel]][:, None])
