@@ -241,7 +241,9 @@ class World:
                     continue
                 if b.object_type == "SinkBasin" or not any(x.object_id.startswith(b.object_id + "|") for x in basins):
                     holes.append((float(blo[0]), float(bhi[0]), float(blo[2]), float(bhi[2])))
-            if self.layout_clears_moveables:
+            # every mode: the agent walks the layout floor in rearrangement too (FloorPlan8's
+            # L-shaped counter otherwise roofs the floor and hides every cabinet under it)
+            if self.layout:
                 holes += self._layout_holes(lo, hi)
                 holes += self._overhang_holes(lo, hi)
             if holes:
