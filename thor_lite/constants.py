@@ -157,6 +157,10 @@ SOFT_TYPES: FrozenSet[str] = frozenset(
 BREAK_DROP_HEIGHT = 0.6
 # Glass-like objects that can be seen through but not interacted through.
 SEE_THROUGH_TYPES: FrozenSet[str] = frozenset({"ShowerGlass", "Window", "ShowerDoor"})
+# Glass set in an outer wall: the agent and every object are inside the room, so in THOR no sight
+# line between them ever crosses such a pane. Its box (some are bogus metadata AABBs spanning a
+# whole room corner, e.g. FloorPlan320's two windows, 2.7 m x 2.7 m) therefore never occludes.
+WALL_GLASS_TYPES: FrozenSet[str] = frozenset({"Window"})
 # Objects that are too flat or too high to block the agent's body.
 NON_BLOCKING_TYPES: FrozenSet[str] = frozenset(
     {"Floor", "Window", "LightSwitch", "Painting", "Poster", "Mirror", "Curtains", "Blinds",

@@ -16,7 +16,7 @@ from .constants import (
     AGENT_HEIGHT, AGENT_RADIUS, AGENT_Y_OFFSET, CAMERA_CROUCH_OFFSET, CAMERA_STANDING_OFFSET,
     FLOOR_EXTENDED_TYPES, GRID_SIZE, HAND_LOCAL_POSITION, IN_RECEPTACLES, LAYOUT_CELL_SIZE, LAYOUT_MODE_BOX_OVERLAP, COUNTER_OVERHANG, NON_BLOCKING_TYPES,
     OPEN_TOP_RECEPTACLES,
-    SEE_THROUGH_TYPES, VISIBILITY_DISTANCE,
+    SEE_THROUGH_TYPES, VISIBILITY_DISTANCE, WALL_GLASS_TYPES,
 )
 from .geometry import Box, camera_tan_aspect, euler_to_matrix, pack_boxes, ray_box_hits
 from .objects import SimObject
@@ -60,6 +60,7 @@ class Occluders:
     see_through: np.ndarray  # per box
     extents: np.ndarray  # per box AABB half extents
     porous: np.ndarray  # per box: does not hide points inside it (see `ray_box_hits`); shut containers do
+    occludes: np.ndarray  # per box: can stand in a sight line inside the room (wall glass cannot)
 
 
 class World:
@@ -244,7 +245,9 @@ class World:
                     continue
                 if b.object_type == "SinkBasin" or not any(x.object_id.startswith(b.object_id + "|") for x in basins):
                     holes.append((float(blo[0]), float(bhi[0]), float(blo[2]), float(bhi[2])))
-            if self.layout_clears_moveables:
+            # every mode: the agent walks the layout floor in rearrangement too (FloorPlan8's
+            # L-shaped counter otherwise roofs the floor and hides every cabinet under it)
+            if self.layout:
                 holes += self._layout_holes(lo, hi)
                 holes += self._overhang_holes(lo, hi)
             if holes:
@@ -450,7 +453,7 @@ class World:
     # --- occlusion and visibility ------------------------------------------------------
     def occluders(self) -> Occluders:
         def build():
-            boxes, owners, ids, see, porous = [], [], [], [], []
+            boxes, owners, ids, see, porous, occludes = [], [], [], [], [], []
             for o in self.objects.values():
                 if not o.rendered:
                     continue
@@ -460,10 +463,12 @@ class World:
                     owners.append(len(ids) - 1)
                     see.append(o.object_type in SEE_THROUGH_TYPES)
                     porous.append(not o.encloses_contents)
+                    occludes.append(o.object_type not in WALL_GLASS_TYPES)
             c, h, r = pack_boxes(boxes)
             ext = np.einsum("bij,bj->bi", np.abs(r), h) if len(h) else np.zeros((0, 3))
             return Occluders(c, h, r, np.asarray(owners, dtype=np.int64), tuple(ids),
-                             np.asarray(see, dtype=bool), ext, np.asarray(porous, dtype=bool))
+                             np.asarray(see, dtype=bool), ext, np.asarray(porous, dtype=bool),
+                             np.asarray(occludes, dtype=bool))
 
         return self._cached("occluders", build, self.version * 1000003 + self._agent_key())
 
@@ -548,7 +553,7 @@ class World:
         seg_lo = np.minimum(cam, pts[sel].min(0))
         seg_hi = np.maximum(cam, pts[sel].max(0))
         near = np.flatnonzero(np.all(occ.centers - occ.extents <= seg_hi, axis=1)
-                              & np.all(occ.centers + occ.extents >= seg_lo, axis=1))
+                              & np.all(occ.centers + occ.extents >= seg_lo, axis=1) & occ.occludes)
         # a static part (a cabinet door in a neighbour's box) is nobody's contents: never hidden inside
         t = ray_box_hits(cam, pts[sel], occ.centers[near], occ.halves[near], occ.rots[near],
                          occ.porous[near][None, :] | static[owner[sel]][:, None])

@@ -27,7 +27,7 @@ def interactable_poses(w: World, obj: SimObject, positions: np.ndarray, rotation
     if len(positions) == 0 or not obj.rendered:
         return []
     occ = w.occluders()
-    keep = np.ones(len(occ.owners), dtype=bool)
+    keep = occ.occludes.copy()
     idx = {oid: i for i, oid in enumerate(occ.ids)}
     for hidden in (obj.object_id, w.held):
         if hidden in idx:
