@@ -214,13 +214,19 @@ def layout_dilation() -> int:
     return k
 
 
-def layout_cells(scene: str, grid_size: float = 0.25) -> Optional[frozenset]:
-    """Grid cells (i, k) with x = i*grid, z = k*grid that real THOR found reachable."""
+def _layout_file(scene: str, suffix: str) -> Optional[Path]:
+    """ALFRED's per-scene file `FloorPlanN-<suffix>` beside the layouts, or None if absent."""
     d = layouts_dir()
     if d is None:
         return None
-    f = d / f"{normalize_scene_name(scene)}-layout.npy"
-    if not f.is_file():
+    f = d / f"{normalize_scene_name(scene)}-{suffix}"
+    return f if f.is_file() else None
+
+
+def layout_cells(scene: str, grid_size: float = 0.25) -> Optional[frozenset]:
+    """Grid cells (i, k) with x = i*grid, z = k*grid that real THOR found reachable."""
+    f = _layout_file(scene, "layout.npy")
+    if f is None:
         return None
     try:
         pts = np.load(f)
@@ -234,11 +240,8 @@ def layout_cells(scene: str, grid_size: float = 0.25) -> Optional[frozenset]:
 def layout_object_types(scene: str) -> Optional[frozenset]:
     """The object types THOR 2.1.0's scene held (ALFRED's `FloorPlanN-objects.json`, beside
     its layouts), or None without that file."""
-    d = layouts_dir()
-    if d is None:
-        return None
-    f = d / f"{normalize_scene_name(scene)}-objects.json"
-    if not f.is_file():
+    f = _layout_file(scene, "objects.json")
+    if f is None:
         return None
     try:
         types = json.loads(f.read_text())
