@@ -111,6 +111,7 @@ class World:
         start = self._default_start()
         self.agent = AgentState(start[0], self.floor_y + AGENT_Y_OFFSET, start[1], 0.0, 0.0, True)
         self.name_aliases: Dict[str, str] = {}  # objectId -> dataset name adopted by it
+        self.posed_configs: Tuple = ()  # poses SetObjectPoses put objects in (see posed_configs)
 
     # --- mutation ----------------------------------------------------------------------
     def update(self, object_id: str, **changes) -> SimObject:
@@ -130,10 +131,10 @@ class World:
         self.version += 1
 
     def snapshot(self):
-        return (self.objects, self.held, self.agent, self.version, dict(self.name_aliases))
+        return (self.objects, self.held, self.agent, self.version, dict(self.name_aliases), self.posed_configs)
 
     def restore(self, snap) -> None:
-        self.objects, self.held, self.agent, _, self.name_aliases = snap
+        self.objects, self.held, self.agent, _, self.name_aliases, self.posed_configs = snap
         self.version += 1  # caches keyed on the old version must not be reused
 
     def _cached(self, key: str, fn, version: Optional[int] = None):

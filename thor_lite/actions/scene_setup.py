@@ -9,7 +9,7 @@ from ..constants import IN_RECEPTACLES, OUTSIDE_RECEPTACLES, placement_allowed, 
 from ..geometry import Box
 from ..objects import SimObject
 from ..thor2_types import thor2_pose_rotation
-from .. import physics
+from .. import physics, posed_configs
 from ..world import World
 from .interaction import break_object, set_openness, slice_object
 from .registry import (
@@ -169,6 +169,7 @@ def set_object_poses(w: World, objectPoses, placeStationary=True, skipMoveable=F
     if w.layout_clears_moveables:  # poses from THOR 2.1.0 (ALFRED), not today's scene files
         _expose_resting_surfaces(w, [oid for oid, _ in placed_ids])
     physics.apply_state_rules(w)
+    posed_configs.record(w, [oid for oid, _ in placed_ids])
     if errors:
         raise PartialFailure("\n".join(errors))
 
@@ -303,7 +304,7 @@ def teleport_object(w: World, objectId, position=None, positions=None, x=None, y
             outside = pos  # objects must stay in the house, even with forceAction
             continue
         box = physics.pose_box(obj, pos, rot)
-        hit = None if forceAction else w.overlapping(box, ignore=ignore, pass_containing=True)
+        hit = None if forceAction else _teleport_collision(w, obj.object_id, box, pos, rot, ignore)
         if hit is not None:
             last = hit
             continue
@@ -326,6 +327,18 @@ def teleport_object(w: World, objectId, position=None, positions=None, x=None, y
         raise ActionFailed(f"Position coordinate ({_fmt_xyz(outside)}) is not within scene bounds "
                            f"({_fmt_xyz(lo)} to {_fmt_xyz(hi)})")
     raise ActionFailed(f"{obj.object_id} is colliding with {last.object_id if last else '?'} after teleport.")
+
+
+def _teleport_collision(w: World, oid: str, box, pos, rot, ignore: List[str]):
+    """What the object would collide with at (pos, rot); objects that stood with it like that
+    in a configuration the caller's data set (SetObjectPoses, i.e. THOR) are no collision."""
+    hit = w.overlapping(box, ignore=ignore, pass_containing=True)
+    if hit is None:
+        return None
+    together = posed_configs.co_posed(w, oid, pos, rot)
+    if not together:
+        return hit
+    return w.overlapping(box, ignore=list(ignore) + sorted(together), pass_containing=True)
 
 
 def _fmt_xyz(p) -> str:
