@@ -317,7 +317,8 @@ def teleport_object(w: World, objectId, position=None, positions=None, x=None, y
             box = physics.pose_box(obj, new_pos, rot)
         physics.move_with_contents(w, obj.object_id, new_pos, rot, is_picked_up=False,
                                    unbreakable=obj.unbreakable or bool(makeUnbreakable))
-        physics.settle(w, obj.object_id)
+        if not forceKinematic:  # kinematic objects stay exactly where they were put (THOR)
+            physics.settle(w, obj.object_id)
         moved = w.objects[obj.object_id]
         w.update(obj.object_id, parents=w.infer_parents(moved))
         new_pos = np.asarray(moved.position)
