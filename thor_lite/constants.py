@@ -7,7 +7,7 @@ camera height) are defined once in `backends.thor_facts` and re-exported here.
 """
 from __future__ import annotations
 
-from typing import Dict, FrozenSet
+from typing import Dict, FrozenSet, Tuple
 
 from backends.thor_facts import (  # noqa: F401  (re-exported for thor_lite's modules)
     AGENT_Y_OFFSET,
@@ -111,8 +111,16 @@ OPEN_TOP_RECEPTACLES: FrozenSet[str] = frozenset(
     {"Cup", "Bowl", "GarbageCan", "Sink", "SinkBasin", "BathtubBasin", "Bathtub", "Pan",
      "Pot", "Mug", "Toaster", "LaundryHamper", "Box"}
 )
-# Furniture drawn as a top (seat) slab on legs: there is open space underneath.
-TABLE_LIKE: FrozenSet[str] = frozenset({"DiningTable", "CoffeeTable", "SideTable", "Desk", "Chair", "Stool"})
+# Furniture drawn as a top (seat) slab on legs: there is open space underneath. The tables'
+# boxes are the AABB of the whole mesh (an L-shaped desk's covers the floor inside the L), so
+# their top slabs are cut where the scene shows they cannot be (see World._init_table_holes).
+TABLE_TOPS: FrozenSet[str] = frozenset({"DiningTable", "CoffeeTable", "SideTable", "Desk"})
+TABLE_LIKE: FrozenSet[str] = TABLE_TOPS | {"Chair", "Stool"}
+# A chair's seat, as a fraction of its height, when THOR's scene puts nothing on it: the seat
+# is drawn as a slab through this band (THOR's chairs that hold things have seats from 0.39 to
+# 0.48 of their height), so something a THOR episode rests on a low seat is not hidden under
+# a guessed one; things are put on its top.
+CHAIR_SEAT_BAND: Tuple[float, float] = (0.35, 0.5)
 # A fridge is one box here but shelves in THOR: things put in rest on the level where THOR's
 # scene keeps its contents, else at this height above its bottom (the median of that level
 # over the 25 kitchen fridges whose scene records contents).

@@ -16,7 +16,7 @@ from .constants import (
     AGENT_HEIGHT, AGENT_RADIUS, AGENT_Y_OFFSET, CAMERA_CROUCH_OFFSET, CAMERA_STANDING_OFFSET,
     FLOOR_EXTENDED_TYPES, GRID_SIZE, HAND_LOCAL_POSITION, IN_RECEPTACLES, LAYOUT_CELL_SIZE, LAYOUT_MODE_BOX_OVERLAP, COUNTER_OVERHANG, NON_BLOCKING_TYPES,
     OPEN_TOP_RECEPTACLES,
-    SEE_THROUGH_TYPES, VISIBILITY_DISTANCE, WALL_GLASS_TYPES,
+    SEE_THROUGH_TYPES, TABLE_TOPS, VISIBILITY_DISTANCE, WALL_GLASS_TYPES,
 )
 from .geometry import Box, camera_tan_aspect, euler_to_matrix, pack_boxes, ray_box_hits
 from .objects import SimObject
@@ -107,6 +107,7 @@ class World:
         self._init_counter_holes()
         self._init_basin_clearance()
         self._settle_all()
+        self._init_table_holes()
         self._scene_poses = {o.object_id: (o.position, o.rotation) for o in self.objects.values()}
         start = self._default_start()
         self.agent = AgentState(start[0], self.floor_y + AGENT_Y_OFFSET, start[1], 0.0, 0.0, True)
@@ -304,6 +305,39 @@ class World:
             a, b = sorted((face, edge))
             holes.append((a, b, clo[2], chi[2]) if k == 0 else (clo[0], chi[0], a, b))
         return holes
+
+    def _init_table_holes(self) -> None:
+        """Open a table's or desk's top where the scene shows it has none. THOR's box of an
+        L-shaped desk is the AABB of its whole mesh and covers the floor inside the L, so
+        objects on a chair there were hidden under a phantom top. The top is cut over recorded
+        layout floor inside the box and over furniture standing wholly inside its footprint
+        and rising through the top (that chair). Axis-aligned tables only; the holes hold
+        while the table stays where it was cut (see `SimObject.holes_at`)."""
+        for o in list(self.objects.values()):
+            if o.object_type not in TABLE_TOPS or o.pickupable or o.box.upright() is None:
+                continue
+            if min(abs(o.box.rot[0, 0]), abs(o.box.rot[0, 2])) > 0.02:
+                continue  # yawed off the axes: holes are axis-aligned rectangles
+            lo, hi = o.aabb
+            holes = self._layout_holes(lo, hi) + self._risen_through(o, lo, hi)
+            if holes:
+                self.objects[o.object_id] = o.with_changes(
+                    holes=tuple(holes), holes_at=None if o.is_static else (o.position, o.rotation))
+
+    def _risen_through(self, table: SimObject, lo: np.ndarray, hi: np.ndarray) -> List[Tuple[float, float, float, float]]:
+        """xz footprints of furniture standing wholly inside `table`'s footprint, from below
+        its top to above it: a solid top could not be there."""
+        top = hi[1] - (table.surface_offset or 0.0)
+        out = []
+        for o in self.objects.values():
+            if o.pickupable or o.object_id == table.object_id or o.object_type == "Floor" or not o.rendered:
+                continue
+            olo, ohi = o.aabb
+            if olo[1] >= top - 0.05 or ohi[1] <= hi[1] + 0.05:
+                continue
+            if np.all(olo[[0, 2]] >= lo[[0, 2]] + 0.02) and np.all(ohi[[0, 2]] <= hi[[0, 2]] - 0.02):
+                out.append((float(olo[0]), float(ohi[0]), float(olo[2]), float(ohi[2])))
+        return out
 
     def _settle_all(self) -> None:
         from .physics import settle
