@@ -102,6 +102,10 @@ COOKABLE_TYPES: FrozenSet[str] = frozenset(
 MUST_BE_OPEN_TO_PUT: FrozenSet[str] = frozenset(
     {"Drawer", "Cabinet", "LaundryHamper", "Microwave", "Fridge", "Box"}
 )
+# Basins and the fixtures around them: their walls stand for bowl-shaped meshes whose rims
+# are their boxes' tops, so a wall never hides what lies inside that fixture's box (THOR sees
+# things its episodes rest at a basin's bottom right against the box's side).
+BASIN_FIXTURES: FrozenSet[str] = frozenset({"Sink", "SinkBasin", "Bathtub", "BathtubBasin"})
 # Enclosing receptacles: contents hidden when closed, all 8 corners must lie inside.
 IN_RECEPTACLES: FrozenSet[str] = frozenset(
     {"Drawer", "Cabinet", "Fridge", "Microwave", "LaundryHamper", "Box", "Safe"}

@@ -13,7 +13,7 @@ import networkx as nx
 import numpy as np
 
 from .constants import (
-    AGENT_HEIGHT, AGENT_RADIUS, AGENT_Y_OFFSET, CAMERA_CROUCH_OFFSET, CAMERA_STANDING_OFFSET,
+    AGENT_HEIGHT, AGENT_RADIUS, AGENT_Y_OFFSET, BASIN_FIXTURES, CAMERA_CROUCH_OFFSET, CAMERA_STANDING_OFFSET,
     FLOOR_EXTENDED_TYPES, GRID_SIZE, HAND_LOCAL_POSITION, IN_RECEPTACLES, LAYOUT_CELL_SIZE, LAYOUT_MODE_BOX_OVERLAP, COUNTER_OVERHANG, NON_BLOCKING_TYPES,
     OPEN_TOP_RECEPTACLES,
     SEE_THROUGH_TYPES, TABLE_TOPS, VISIBILITY_DISTANCE, WALL_GLASS_TYPES,
@@ -61,6 +61,31 @@ class Occluders:
     extents: np.ndarray  # per box AABB half extents
     porous: np.ndarray  # per box: does not hide points inside it (see `ray_box_hits`); shut containers do
     occludes: np.ndarray  # per box: can stand in a sight line inside the room (wall glass cannot)
+    basin_lo: np.ndarray  # per box: the AABB of its owner's basin fixture (the fixture and its
+    basin_hi: np.ndarray  # *Basin child together, see BASIN_FIXTURES), else empty (lo > hi)
+
+    def over_rim(self, cams: np.ndarray, points: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """(segments, len(idx)) mask: boxes `idx` are walls of a basin fixture that holds the
+        point, and the sight line comes down into it over the rim (crosses the fixture's top
+        within its footprint), so they cannot hide it. `cams`: one camera or one per point."""
+        lo, hi = self.basin_lo[idx][None], self.basin_hi[idx][None]
+        p = np.asarray(points, dtype=float)[:, None, :]
+        cam = np.broadcast_to(np.asarray(cams, dtype=float), np.asarray(points).shape)[:, None, :]
+        inside = np.all((p >= lo) & (p <= hi), axis=-1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = (cam[..., 1] - hi[..., 1]) / (cam[..., 1] - p[..., 1])
+        cross = cam + t[..., None] * (p - cam)
+        over = (t >= 0) & np.all((cross[..., [0, 2]] >= lo[..., [0, 2]]) & (cross[..., [0, 2]] <= hi[..., [0, 2]]), axis=-1)
+        return inside & over
+
+    def clear_over_rim(self, t: np.ndarray, cams: np.ndarray, points: np.ndarray, idx: np.ndarray) -> None:
+        """Set to +inf (in place) the hits `t` (segments x boxes `idx`) on basin walls that
+        `over_rim` says cannot hide the point."""
+        walls = np.flatnonzero(np.isfinite(self.basin_lo[idx][:, 0]))
+        if len(walls) and len(t):
+            sub = t[:, walls]
+            sub[self.over_rim(cams, points, idx[walls])] = np.inf
+            t[:, walls] = sub
 
 
 class World:
@@ -245,7 +270,10 @@ class World:
                 if blo[1] > hi[1] or bhi[1] < lo[1] - 0.3:
                     continue
                 if b.object_type == "SinkBasin" or not any(x.object_id.startswith(b.object_id + "|") for x in basins):
-                    holes.append((float(blo[0]), float(bhi[0]), float(blo[2]), float(bhi[2])))
+                    # the whole sink (basin and rim), which sits in the counter: a sight line
+                    # down into the basin passes over its rim (see Occluders.over_rim)
+                    glo, ghi = self._basin_box(b)
+                    holes.append((float(glo[0]), float(ghi[0]), float(glo[2]), float(ghi[2])))
             # every mode: the agent walks the layout floor in rearrangement too (FloorPlan8's
             # L-shaped counter otherwise roofs the floor and hides every cabinet under it)
             if self.layout:
@@ -487,24 +515,42 @@ class World:
     # --- occlusion and visibility ------------------------------------------------------
     def occluders(self) -> Occluders:
         def build():
-            boxes, owners, ids, see, porous, occludes = [], [], [], [], [], []
+            boxes, owners, ids, see, porous, occludes, basin = [], [], [], [], [], [], []
+            none = (np.full(3, np.inf), np.full(3, -np.inf))
             for o in self.objects.values():
                 if not o.rendered:
                     continue
                 ids.append(o.object_id)
+                rim = self._basin_box(o) if o.object_type in BASIN_FIXTURES else none
                 for p in self.render_parts(o):
                     boxes.append(p)
                     owners.append(len(ids) - 1)
                     see.append(o.object_type in SEE_THROUGH_TYPES)
                     porous.append(not o.encloses_contents)
                     occludes.append(o.object_type not in WALL_GLASS_TYPES)
+                    basin.append(rim)
             c, h, r = pack_boxes(boxes)
             ext = np.einsum("bij,bj->bi", np.abs(r), h) if len(h) else np.zeros((0, 3))
+            blo = np.array([b[0] for b in basin]).reshape(-1, 3)
+            bhi = np.array([b[1] for b in basin]).reshape(-1, 3)
             return Occluders(c, h, r, np.asarray(owners, dtype=np.int64), tuple(ids),
                              np.asarray(see, dtype=bool), ext, np.asarray(porous, dtype=bool),
-                             np.asarray(occludes, dtype=bool))
+                             np.asarray(occludes, dtype=bool), blo, bhi)
 
         return self._cached("occluders", build, self.version * 1000003 + self._agent_key())
+
+    def _basin_box(self, o: SimObject) -> Tuple[np.ndarray, np.ndarray]:
+        """AABB of a basin fixture together with its *Basin child or parent (one bowl), 1 cm
+        larger (cached: fixtures do not move)."""
+        def build():
+            root = o.object_id.split("|")[:4]
+            group = [x for x in self.objects.values() if x.object_type in BASIN_FIXTURES
+                     and x.object_id.split("|")[:4] == root]
+            lo = np.min([x.aabb[0] for x in group], axis=0)
+            hi = np.max([x.aabb[1] for x in group], axis=0)
+            return lo - 0.01, hi + 0.01
+
+        return self._cached("basin:" + o.object_id, build, 0)
 
     def _agent_key(self) -> int:
         # Held objects move with the agent, so occluders depend on the pose while holding.
@@ -591,6 +637,7 @@ class World:
         # a static part (a cabinet door in a neighbour's box) is nobody's contents: never hidden inside
         t = ray_box_hits(cam, pts[sel], occ.centers[near], occ.halves[near], occ.rots[near],
                          occ.porous[near][None, :] | static[owner[sel]][:, None])
+        occ.clear_over_rim(t, cam, pts[sel], near)
         owners, see_through = occ.owners[near], occ.see_through[near]
         occ_index = {oid: i for i, oid in enumerate(occ.ids)}
         tgt = np.array([occ_index.get(ids[k], -1) for k in owner[sel]])

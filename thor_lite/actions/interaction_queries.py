@@ -49,6 +49,7 @@ def interactable_poses(w: World, obj: SimObject, positions: np.ndarray, rotation
         rows, cols = np.nonzero(in_range)  # only segments that could count are cast
         if len(rows):
             t = segments_box_hits(cams[rows], pts[cols], c, h, r, porous)
+            occ.clear_over_rim(t, cams[rows], pts[cols], np.flatnonzero(keep))
             clear[rows, cols] = ~(t < 0.999).any(1)
         unocc[st] = clear & in_range
     out: List[Dict[str, Any]] = []
@@ -83,6 +84,7 @@ def camera_sees(w: World, moving: str) -> Callable[[Box], bool]:
     gone = {moving, *w.descendants(moving)}
     keep = np.array([occ.ids[k] not in gone for k in occ.owners], dtype=bool)
     centers, halves, rots, porous = occ.centers[keep], occ.halves[keep], occ.rots[keep], occ.porous[keep]
+    kept = np.flatnonzero(keep)
     cam = w.camera_position()
 
     def sees(box: Box) -> bool:
@@ -92,6 +94,7 @@ def camera_sees(w: World, moving: str) -> Callable[[Box], bool]:
         if len(pts) == 0:
             return False
         t = ray_box_hits(cam, pts, centers, halves, rots, porous[None, :])
+        occ.clear_over_rim(t, cam, pts, kept)
         return bool((t >= 0.999).all(axis=1).any())
 
     return sees
