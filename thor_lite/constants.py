@@ -117,7 +117,7 @@ OPEN_TOP_RECEPTACLES: FrozenSet[str] = frozenset(
 )
 # Furniture drawn as a top (seat) slab on legs: there is open space underneath. The tables'
 # boxes are the AABB of the whole mesh (an L-shaped desk's covers the floor inside the L), so
-# their top slabs are cut where the scene shows they cannot be (see World._init_table_holes).
+# their top slabs are cut where the scene shows they cannot be (see shapes.cut_table_holes).
 TABLE_TOPS: FrozenSet[str] = frozenset({"DiningTable", "CoffeeTable", "SideTable", "Desk"})
 TABLE_LIKE: FrozenSet[str] = TABLE_TOPS | {"Chair", "Stool"}
 # A chair's seat, as a fraction of its height, when THOR's scene puts nothing on it: the seat

@@ -14,13 +14,14 @@ import numpy as np
 
 from .constants import (
     AGENT_HEIGHT, AGENT_RADIUS, AGENT_Y_OFFSET, BASIN_FIXTURES, CAMERA_CROUCH_OFFSET, CAMERA_STANDING_OFFSET,
-    FLOOR_EXTENDED_TYPES, GRID_SIZE, HAND_LOCAL_POSITION, IN_RECEPTACLES, LAYOUT_CELL_SIZE, LAYOUT_MODE_BOX_OVERLAP, COUNTER_OVERHANG, NON_BLOCKING_TYPES,
+    FLOOR_EXTENDED_TYPES, GRID_SIZE, HAND_LOCAL_POSITION, IN_RECEPTACLES, LAYOUT_CELL_SIZE, LAYOUT_MODE_BOX_OVERLAP, NON_BLOCKING_TYPES,
     OPEN_TOP_RECEPTACLES,
-    SEE_THROUGH_TYPES, TABLE_TOPS, VISIBILITY_DISTANCE, WALL_GLASS_TYPES,
+    SEE_THROUGH_TYPES, VISIBILITY_DISTANCE, WALL_GLASS_TYPES,
 )
 from .geometry import Box, camera_tan_aspect, euler_to_matrix, pack_boxes, ray_box_hits
 from .objects import SimObject
 from .scene_data import SceneRecord, layout_cells, layout_dilation as scene_layout_dilation, layout_object_types
+from .shapes import cut_counter_holes, cut_table_holes, lower_basin_cabinets
 from .thor2_types import with_thor2_types
 
 
@@ -129,10 +130,10 @@ class World:
         self._layout_xz: Optional[np.ndarray] = None  # layout cell centres, built when first needed
         self._init_openable_fronts()
         self._init_surfaces()
-        self._init_counter_holes()
-        self._init_basin_clearance()
+        cut_counter_holes(self)
+        lower_basin_cabinets(self)
         self._settle_all()
-        self._init_table_holes()
+        cut_table_holes(self)
         self._scene_poses = {o.object_id: (o.position, o.rotation) for o in self.objects.values()}
         start = self._default_start()
         self.agent = AgentState(start[0], self.floor_y + AGENT_Y_OFFSET, start[1], 0.0, 0.0, True)
@@ -255,118 +256,6 @@ class World:
             if lo[1] - 0.01 <= y <= hi[1] - 0.03:
                 self.objects[rid] = r.with_changes(surface_offset=float(hi[1] - y))
 
-    def _init_counter_holes(self) -> None:
-        """Cut sink basins out of the counter slabs that cover them."""
-        basins = [o for o in self.objects.values() if o.object_type in ("Sink", "SinkBasin")]
-        for o in list(self.objects.values()):
-            if o.object_type != "CounterTop" or o.box.upright() is None:
-                continue
-            lo, hi = o.aabb
-            holes = []
-            for b in basins:
-                blo, bhi = b.aabb
-                if bhi[0] <= lo[0] or blo[0] >= hi[0] or bhi[2] <= lo[2] or blo[2] >= hi[2]:
-                    continue
-                if blo[1] > hi[1] or bhi[1] < lo[1] - 0.3:
-                    continue
-                if b.object_type == "SinkBasin" or not any(x.object_id.startswith(b.object_id + "|") for x in basins):
-                    # the whole sink (basin and rim), which sits in the counter: a sight line
-                    # down into the basin passes over its rim (see Occluders.over_rim)
-                    glo, ghi = self._basin_box(b)
-                    holes.append((float(glo[0]), float(ghi[0]), float(glo[2]), float(ghi[2])))
-            # every mode: the agent walks the layout floor in rearrangement too (FloorPlan8's
-            # L-shaped counter otherwise roofs the floor and hides every cabinet under it)
-            if self.layout:
-                holes += self._layout_holes(lo, hi)
-                holes += self._overhang_holes(lo, hi)
-            if holes:
-                self.objects[o.object_id] = o.with_changes(holes=tuple(holes))
-
-    def _layout_holes(self, lo: np.ndarray, hi: np.ndarray) -> List[Tuple[float, float, float, float]]:
-        """Floor the recorded layout walks on, inside a counter's box: an L-shaped or island
-        counter is one box in THOR's metadata, and its slab must not roof the floor (and the
-        cabinets) the agent stands at. One xz rectangle per row run of such cells, each cell
-        widened by the agent's radius (the real counter edge is at least that far away)."""
-        if not self.layout:
-            return []
-        g, r = LAYOUT_CELL_SIZE, AGENT_RADIUS
-        rows: Dict[int, List[int]] = {}
-        for i, k in sorted(self.layout):
-            if lo[0] < i * g < hi[0] and lo[2] < k * g < hi[2]:
-                rows.setdefault(k, []).append(i)
-        holes = []
-        for k, cols in rows.items():
-            start = prev = cols[0]
-            for i in cols[1:] + [None]:
-                if i is not None and i == prev + 1:
-                    prev = i
-                    continue
-                holes.append((start * g - r, prev * g + r, k * g - r, k * g + r))
-                if i is not None:
-                    start = prev = i
-        return holes
-
-    def _overhang_holes(self, lo: np.ndarray, hi: np.ndarray) -> List[Tuple[float, float, float, float]]:
-        """A counter overhangs the cabinets and drawers under it by COUNTER_OVERHANG only: the
-        strip from there to the layout floor in front of them (at most LAYOUT_CELL_SIZE + the
-        agent radius away, where `_layout_holes` starts) is open, so their fronts show."""
-        if not self.layout:
-            return []
-        g, r, reach = LAYOUT_CELL_SIZE, AGENT_RADIUS, LAYOUT_CELL_SIZE + AGENT_RADIUS
-        holes = []
-        for o in self.objects.values():
-            if o.object_type not in ("Cabinet", "Drawer") or not o.is_static:
-                continue
-            clo, chi = o.aabb
-            if not (lo[1] - 0.3 <= chi[1] <= lo[1] + 0.01) or chi[0] <= lo[0] or clo[0] >= hi[0] \
-                    or chi[2] <= lo[2] or clo[2] >= hi[2]:
-                continue  # not a cabinet right under this counter
-            fx, fz = o.front
-            k, s = (0, fx) if abs(fx) > abs(fz) else (2, fz)
-            face = (chi if s > 0 else clo)[k] + s * COUNTER_OVERHANG
-            lat = 2 - k
-            cells = [c for c in self.layout if clo[lat] <= c[lat // 2] * g <= chi[lat]
-                     and 0 < s * (c[k // 2] * g - face) <= reach]
-            if not cells:
-                continue
-            edge = min(s * (c[k // 2] * g) for c in cells) * s - s * r
-            a, b = sorted((face, edge))
-            holes.append((a, b, clo[2], chi[2]) if k == 0 else (clo[0], chi[0], a, b))
-        return holes
-
-    def _init_table_holes(self) -> None:
-        """Open a table's or desk's top where the scene shows it has none. THOR's box of an
-        L-shaped desk is the AABB of its whole mesh and covers the floor inside the L, so
-        objects on a chair there were hidden under a phantom top. The top is cut over recorded
-        layout floor inside the box and over furniture standing wholly inside its footprint
-        and rising through the top (that chair). Axis-aligned tables only; the holes hold
-        while the table stays where it was cut (see `SimObject.holes_at`)."""
-        for o in list(self.objects.values()):
-            if o.object_type not in TABLE_TOPS or o.pickupable or o.box.upright() is None:
-                continue
-            if min(abs(o.box.rot[0, 0]), abs(o.box.rot[0, 2])) > 0.02:
-                continue  # yawed off the axes: holes are axis-aligned rectangles
-            lo, hi = o.aabb
-            holes = self._layout_holes(lo, hi) + self._risen_through(o, lo, hi)
-            if holes:
-                self.objects[o.object_id] = o.with_changes(
-                    holes=tuple(holes), holes_at=None if o.is_static else (o.position, o.rotation))
-
-    def _risen_through(self, table: SimObject, lo: np.ndarray, hi: np.ndarray) -> List[Tuple[float, float, float, float]]:
-        """xz footprints of furniture standing wholly inside `table`'s footprint, from below
-        its top to above it: a solid top could not be there."""
-        top = hi[1] - (table.surface_offset or 0.0)
-        out = []
-        for o in self.objects.values():
-            if o.pickupable or o.object_id == table.object_id or o.object_type == "Floor" or not o.rendered:
-                continue
-            olo, ohi = o.aabb
-            if olo[1] >= top - 0.05 or ohi[1] <= hi[1] + 0.05:
-                continue
-            if np.all(olo[[0, 2]] >= lo[[0, 2]] + 0.02) and np.all(ohi[[0, 2]] <= hi[[0, 2]] - 0.02):
-                out.append((float(olo[0]), float(ohi[0]), float(olo[2]), float(ohi[2])))
-        return out
-
     def _settle_all(self) -> None:
         from .physics import settle
 
@@ -374,26 +263,6 @@ class World:
             if o.pickupable or o.moveable:  # lowest first, so supports settle before their loads
                 settle(self, oid)
         self.version = 0
-
-    def _init_basin_clearance(self) -> None:
-        """Lower the tops of cabinets that a sink basin dips into (THOR's are hollow there)."""
-        basins = [o for o in self.objects.values() if o.object_type in ("SinkBasin", "BathtubBasin")]
-        for o in list(self.objects.values()):
-            if o.object_type not in ("Cabinet", "Drawer") or not o.is_static:
-                continue
-            lo, hi = o.aabb
-            top = hi[1]
-            for b in basins:
-                blo, bhi = b.aabb
-                if bhi[0] <= lo[0] or blo[0] >= hi[0] or bhi[2] <= lo[2] or blo[2] >= hi[2]:
-                    continue
-                if lo[1] < blo[1] < top:
-                    top = blo[1] - 0.005
-            if top < hi[1]:
-                world = Box.axis_aligned(lo, (hi[0], top, hi[2]))
-                r = o.rot_matrix
-                local = Box(r.T @ (world.center - np.asarray(o.position)), world.half, r.T @ world.rot)
-                self.objects[o.object_id] = o.with_changes(local_box=local)
 
     # --- navigation --------------------------------------------------------------------
     def obstacle_footprints(self) -> List[Tuple[np.ndarray, np.ndarray, np.ndarray, bool]]:
@@ -521,7 +390,7 @@ class World:
                 if not o.rendered:
                     continue
                 ids.append(o.object_id)
-                rim = self._basin_box(o) if o.object_type in BASIN_FIXTURES else none
+                rim = self.basin_box(o) if o.object_type in BASIN_FIXTURES else none
                 for p in self.render_parts(o):
                     boxes.append(p)
                     owners.append(len(ids) - 1)
@@ -539,7 +408,7 @@ class World:
 
         return self._cached("occluders", build, self.version * 1000003 + self._agent_key())
 
-    def _basin_box(self, o: SimObject) -> Tuple[np.ndarray, np.ndarray]:
+    def basin_box(self, o: SimObject) -> Tuple[np.ndarray, np.ndarray]:
         """AABB of a basin fixture together with its *Basin child or parent (one bowl), 1 cm
         larger (cached: fixtures do not move)."""
         def build():
