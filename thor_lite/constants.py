@@ -34,6 +34,10 @@ CAMERA_FAR = 20.0
 
 GRID_SIZE = 0.25  # THOR's default grid; also the fixed step of Event.pose_discrete
 LAYOUT_CELL_SIZE = 0.25  # cell of the recorded reachable-grid layouts (independent of gridSize)
+# A forced teleport puts the agent where THOR says it can stand (an episode's start). When our
+# boxes block that cell, it and the shortest run of at most this many blocked cells joining it
+# to the reachable floor become walkable (THOR's reachable grid holds every start it uses).
+START_BRIDGE_CELLS = 3
 # THOR 2.1.0 (ALFRED, layoutClearsMoveables) moved its agent into cells its own recorded
 # layout leaves out: that layout was made with a wider body than the moving capsule, and
 # furniture meshes fill less than their boxes. Off the layout the agent's body may overlap a

@@ -6,6 +6,7 @@ whenever an object changes.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -16,7 +17,7 @@ from .constants import (
     AGENT_HEIGHT, AGENT_RADIUS, AGENT_Y_OFFSET, BASIN_FIXTURES, CAMERA_CROUCH_OFFSET, CAMERA_STANDING_OFFSET,
     FLOOR_EXTENDED_TYPES, GRID_SIZE, HAND_LOCAL_POSITION, IN_RECEPTACLES, LAYOUT_CELL_SIZE, LAYOUT_MODE_BOX_OVERLAP, NON_BLOCKING_TYPES,
     OPEN_TOP_RECEPTACLES,
-    SEE_THROUGH_TYPES, VISIBILITY_DISTANCE, WALL_GLASS_TYPES,
+    SEE_THROUGH_TYPES, START_BRIDGE_CELLS, VISIBILITY_DISTANCE, WALL_GLASS_TYPES,
 )
 from .geometry import Box, camera_tan_aspect, euler_to_matrix, pack_boxes, ray_box_hits
 from .objects import SimObject
@@ -33,6 +34,27 @@ def _dilate(cells: Optional[frozenset], k: int) -> Optional[frozenset]:
 
 
 PENETRATION_TOLERANCE = 0.03
+
+
+def _bridge(start: Tuple[int, int], goal: frozenset, max_len: int, allowed) -> Optional[List[Tuple[int, int]]]:
+    """Shortest 4-connected run of cells from `start` to a cell next to `goal` (`start`
+    included, at most `max_len` + 1 cells), through cells `allowed` accepts; None if longer."""
+    prev: Dict[Tuple[int, int], Optional[Tuple[int, int]]] = {start: None}
+    frontier = [start]
+    for _ in range(max_len + 1):
+        nxt = []
+        for c in frontier:
+            for n in ((c[0] + 1, c[1]), (c[0] - 1, c[1]), (c[0], c[1] + 1), (c[0], c[1] - 1)):
+                if n in goal:
+                    path = [c]
+                    while prev[path[-1]] is not None:
+                        path.append(prev[path[-1]])
+                    return path
+                if n not in prev and allowed(n):
+                    prev[n] = c
+                    nxt.append(n)
+        frontier = nxt
+    return None
 
 
 @dataclass(frozen=True)
@@ -113,6 +135,7 @@ class World:
         self.objects: Dict[str, SimObject] = {o.object_id: o for o in objs}
         self.held: Optional[str] = None
         self.version = 0
+        self.start_cells: frozenset = frozenset()  # grid cells a forced teleport made walkable
         self._cache: Dict[str, Tuple[int, object]] = {}
         floor = next((o for o in objs if o.object_type == "Floor"), None)
         if floor is None:
@@ -309,7 +332,7 @@ class World:
     def _obstacle_version(self) -> int:
         # Only non-pickupable objects block; hash their poses so pickups don't invalidate.
         key = tuple((o.object_id, o.position, o.rotation, o.enabled)
-                    for o in self.objects.values() if not o.pickupable)
+                    for o in self.objects.values() if not o.pickupable) + (self.start_cells,)
         h = hash(key)
         if getattr(self, "_obst_key", None) != h:
             self._obst_key = h
@@ -317,6 +340,8 @@ class World:
         return self._obst_ver
 
     def position_free(self, x: float, z: float) -> bool:
+        if self.start_cells and self._near_start_cell(x, z):
+            return True
         r = AGENT_RADIUS
         if not (self.room_lo[0] + r - 1e-6 <= x <= self.room_hi[0] - r + 1e-6
                 and self.room_lo[2] + r - 1e-6 <= z <= self.room_hi[2] - r + 1e-6):
@@ -371,6 +396,43 @@ class World:
             return frozenset(comps[0])
 
         return self._cached("reachable", build, self._obstacle_version())
+
+    def _near_start_cell(self, x: float, z: float) -> bool:
+        """Within half a cell of a cell a forced teleport made walkable (so the moves between
+        it and its neighbours pass too)."""
+        g = self.grid_size
+        i, k = x / g, z / g
+        return any((a, b) in self.start_cells and abs(i - a) <= 0.5 + 1e-6 and abs(k - b) <= 0.5 + 1e-6
+                   for a in (math.floor(i), math.ceil(i)) for b in (math.floor(k), math.ceil(k)))
+
+    def admit_agent_cell(self) -> None:
+        """The agent was put here by force (an episode's start, which THOR can reach): if our
+        boxes cut its grid cell off the largest reachable region, its cell and the shortest
+        run of blocked cells (at most START_BRIDGE_CELLS) to that region become walkable."""
+        g = self.grid_size
+        cell = (round(self.agent.x / g), round(self.agent.z / g))
+        if abs(self.agent.x / g - cell[0]) > 1e-3 or abs(self.agent.z / g - cell[1]) > 1e-3:
+            return  # off the grid: nothing to join
+        free = self.free_cells()
+        main = self._largest_region(free)
+        if not main or cell in main:
+            return
+        bridge = _bridge(cell, main, START_BRIDGE_CELLS, self._in_room_bounds)
+        if bridge:
+            self.start_cells = self.start_cells | frozenset(c for c in bridge if c not in free)
+
+    def _in_room_bounds(self, c: Tuple[int, int]) -> bool:
+        g, r = self.grid_size, AGENT_RADIUS
+        return bool(self.room_lo[0] + r <= c[0] * g <= self.room_hi[0] - r
+                    and self.room_lo[2] + r <= c[1] * g <= self.room_hi[2] - r)
+
+    @staticmethod
+    def _largest_region(free: frozenset) -> frozenset:
+        graph = nx.Graph()
+        graph.add_nodes_from(free)
+        graph.add_edges_from((c, n) for c in free for n in ((c[0] + 1, c[1]), (c[0], c[1] + 1)) if n in free)
+        comps = sorted(nx.connected_components(graph), key=lambda c: (-len(c), min(c))) if free else []
+        return frozenset(comps[0]) if comps else frozenset()
 
     def _default_start(self) -> Tuple[float, float]:
         cells = self.reachable_cells()
