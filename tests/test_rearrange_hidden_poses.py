@@ -114,3 +114,59 @@ def test_desk_top_kept_where_it_stands():
         assert not covered(0.0, -1.0)  # over the floor the agent walks inside the L
     finally:
         c.stop()
+
+
+def _metrics(train, scene: str, indices: List[int]) -> Dict[int, Dict[str, float]]:
+    """The expert's metrics for these episodes, run in this order in one sampler."""
+    from allenact.base_abstractions.sensor import SensorSuite
+
+    from rearrange.tasks import RearrangeTaskSampler
+
+    eps = [next(e for e in train[scene] if e["index"] == i) for i in indices]
+    sampler = RearrangeTaskSampler(
+        run_walkthrough_phase=False, run_unshuffle_phase=True, stage="train",
+        scenes_to_task_spec_dicts=OrderedDict({scene: eps[::-1]}), rearrange_env_kwargs={},
+        sensors=SensorSuite([]), max_steps=500, epochs=1, seed=0)  # episodes are popped from the end
+    out = {}
+    try:
+        for _ in indices:
+            task = sampler.next_task()
+            while not task.is_done():
+                task.step(task.query_expert()[0])
+            m = task.metrics()
+            out[int(m["task_info"]["unique_id"].split("__")[-1])] = {
+                k: v for k, v in m.items() if k.startswith("unshuffle/")}
+    finally:
+        sampler.close()
+    return out
+
+
+def test_walled_in_start_joins_the_reachable_floor():
+    """FloorPlan13 #12 starts the agent at (-3.00, 6.50), THOR-reachable but one cell outside our
+    room: a forced teleport there makes it (and the step to the floor) walkable; an unforced
+    one is still refused."""
+    from thor_lite import Controller
+
+    c = Controller(scene="FloorPlan13", width=64, height=64)
+    try:
+        before = {(p["x"], p["z"]) for p in c.step("GetReachablePositions").metadata["actionReturn"]}
+        assert (-3.0, 6.5) not in before
+        y = c.last_event.metadata["agent"]["position"]["y"]
+        assert not c.step("TeleportFull", x=-3.0, y=y, z=6.5, rotation=270, horizon=0, standing=True).metadata["lastActionSuccess"]
+        ev = c.step("TeleportFull", x=-3.0, y=y, z=6.5, rotation=90, horizon=0, standing=True, forceAction=True)
+        assert ev.metadata["lastActionSuccess"]
+        after = {(p["x"], p["z"]) for p in c.step("GetReachablePositions").metadata["actionReturn"]}
+        assert (-3.0, 6.5) in after and before <= after and len(after - before) <= 4
+        assert c.step("MoveAhead").metadata["lastActionSuccess"]
+        c.reset("FloorPlan13")  # a new episode starts from the scene's own floor again
+        assert {(p["x"], p["z"]) for p in c.step("GetReachablePositions").metadata["actionReturn"]} == before
+    finally:
+        c.stop()
+
+
+def test_walled_in_starts_solved_whatever_ran_before(train):
+    """FloorPlan19 #49 and #40 both start walled in (the expert used to stop at step 0). Each
+    episode's floor is its own: the metrics do not depend on which ran first."""
+    ab, ba = _metrics(train, "FloorPlan19", [49, 40]), _metrics(train, "FloorPlan19", [40, 49])
+    assert ab == ba
+    assert all(m["unshuffle/prop_fixed"] > 0 for m in ab.values())
