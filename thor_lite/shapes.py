@@ -30,10 +30,7 @@ def cut_counter_holes(w: "World") -> None:
             if blo[1] > hi[1] or bhi[1] < lo[1] - 0.3:
                 continue
             if b.object_type == "SinkBasin" or not any(x.object_id.startswith(b.object_id + "|") for x in basins):
-                # the whole sink (basin and rim), which sits in the counter: a sight line
-                # down into the basin passes over its rim (see Occluders.over_rim)
-                glo, ghi = w.basin_box(b)
-                holes.append((float(glo[0]), float(ghi[0]), float(glo[2]), float(ghi[2])))
+                holes.append((float(blo[0]), float(bhi[0]), float(blo[2]), float(bhi[2])))
         # every mode: the agent walks the layout floor in rearrangement too (FloorPlan8's
         # L-shaped counter otherwise roofs the floor and hides every cabinet under it)
         if w.layout:
