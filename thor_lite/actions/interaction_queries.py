@@ -79,12 +79,13 @@ def interactable_poses(w: World, obj: SimObject, positions: np.ndarray, rotation
 def camera_sees(w: World, moving: str) -> Callable[[Box], bool]:
     """A test of whether the agent's camera would see `moving` placed as a given box: its top
     centre or centre is in the viewport and no other object's part hides it (the object and
-    its contents, held at the hand now, are left out of the occluders)."""
+    its contents, held at the hand now, are left out of the occluders). Every drawn part
+    counts, basin walls too (`Occluders.over_rim` is not applied): ALFRED's next action finds
+    the object by its pixels in the frame."""
     occ = w.occluders()
     gone = {moving, *w.descendants(moving)}
     keep = np.array([occ.ids[k] not in gone for k in occ.owners], dtype=bool)
     centers, halves, rots, porous = occ.centers[keep], occ.halves[keep], occ.rots[keep], occ.porous[keep]
-    kept = np.flatnonzero(keep)
     cam = w.camera_position()
 
     def sees(box: Box) -> bool:
@@ -94,7 +95,6 @@ def camera_sees(w: World, moving: str) -> Callable[[Box], bool]:
         if len(pts) == 0:
             return False
         t = ray_box_hits(cam, pts, centers, halves, rots, porous[None, :])
-        occ.clear_over_rim(t, cam, pts, kept)
         return bool((t >= 0.999).all(axis=1).any())
 
     return sees
