@@ -63,14 +63,16 @@ class ObjectInteractablePosesCache:
     def __init__(self, max_size: int = 20000) -> None:
         self.max_size = max_size
         self._cache: "OrderedDict[Tuple, List[Dict[str, Any]]]" = OrderedDict()
+        # the reachable positions the poses were computed over (an episode's start can add
+        # some): poses computed in one episode are never reused where those differ
+        self.scope: Optional[frozenset] = None
 
     def reset_cache(self) -> None:
         self._cache.clear()
 
-    @staticmethod
-    def _key(scene: str, obj: Dict[str, Any]) -> Tuple:
+    def _key(self, scene: str, obj: Dict[str, Any]) -> Tuple:
         p = obj["position"]
-        return (scene, obj["type"], round(p["x"], 2), round(p["y"], 2), round(p["z"], 2))
+        return (scene, obj["type"], round(p["x"], 2), round(p["y"], 2), round(p["z"], 2), self.scope)
 
     def get(self, scene: str, obj: Dict[str, Any], controller, reachable_positions=None,
             force_cache_refresh: bool = False) -> List[Dict[str, Any]]:
@@ -202,6 +204,8 @@ class RearrangeTHOREnvironment:
         if not ev.metadata["lastActionSuccess"]:
             raise PoseMismatchError(f"{spec.unique_id}: cannot teleport the agent to its start: "
                                     f"{ev.metadata['errorMessage']}")
+        self._reachable = None
+        self.interactable_cache.scope = frozenset((round(p["x"], 2), round(p["z"], 2)) for p in self.reachable_positions())
 
     def _set_poses(self, poses: Sequence[Dict[str, Any]], spec: RearrangeTaskSpec) -> None:
         ev = self.controller.step("SetObjectPoses", objectPoses=list(poses), placeStationary=False,

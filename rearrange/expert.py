@@ -52,21 +52,25 @@ class ShortestPathNavigatorTHOR:
         return self.controller.last_event.metadata["sceneName"].replace("_physics", "")
 
     def on_reset(self) -> None:
-        """Start an episode: a fresh copy of the scene graph."""
+        """Start an episode: the graph of the scene's reachable positions now (keyed by them: an
+        episode's start can add positions, and no episode may see another's)."""
         scene = self.scene_name
-        key = (scene, self.grid_size, self.include_move_left_right)
+        positions = self._reachable()
+        key = (scene, self.grid_size, self.include_move_left_right, frozenset(positions))
         base = self._scene_graphs.get(key)
         if base is None:
-            base = self._build_graph()
+            base = self._build_graph(positions)
             self._scene_graphs[key] = base
         self.graph = base
         self.removed_edges: Set[Tuple[Key, Key]] = set()
         self._scene = scene
         self._graph_version += 1
 
-    def _build_graph(self) -> nx.DiGraph:
+    def _reachable(self) -> List[Tuple[float, float]]:
         ev = self.controller.step("GetReachablePositions")
-        positions = [(round(p["x"], 2), round(p["z"], 2)) for p in ev.metadata["actionReturn"]]
+        return [(round(p["x"], 2), round(p["z"], 2)) for p in ev.metadata["actionReturn"]]
+
+    def _build_graph(self, positions: List[Tuple[float, float]]) -> nx.DiGraph:
         g = nx.DiGraph()
         for x, z in positions:
             for r in ROTATIONS:

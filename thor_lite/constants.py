@@ -7,7 +7,7 @@ camera height) are defined once in `backends.thor_facts` and re-exported here.
 """
 from __future__ import annotations
 
-from typing import Dict, FrozenSet
+from typing import Dict, FrozenSet, Tuple
 
 from backends.thor_facts import (  # noqa: F401  (re-exported for thor_lite's modules)
     AGENT_Y_OFFSET,
@@ -34,6 +34,10 @@ CAMERA_FAR = 20.0
 
 GRID_SIZE = 0.25  # THOR's default grid; also the fixed step of Event.pose_discrete
 LAYOUT_CELL_SIZE = 0.25  # cell of the recorded reachable-grid layouts (independent of gridSize)
+# A forced teleport puts the agent where THOR says it can stand (an episode's start). When our
+# boxes block that cell, it and the shortest run of at most this many blocked cells joining it
+# to the reachable floor become walkable (THOR's reachable grid holds every start it uses).
+START_BRIDGE_CELLS = 3
 # THOR 2.1.0 (ALFRED, layoutClearsMoveables) moved its agent into cells its own recorded
 # layout leaves out: that layout was made with a wider body than the moving capsule, and
 # furniture meshes fill less than their boxes. Off the layout the agent's body may overlap a
@@ -102,6 +106,10 @@ COOKABLE_TYPES: FrozenSet[str] = frozenset(
 MUST_BE_OPEN_TO_PUT: FrozenSet[str] = frozenset(
     {"Drawer", "Cabinet", "LaundryHamper", "Microwave", "Fridge", "Box"}
 )
+# Basins and the fixtures around them: their walls stand for bowl-shaped meshes whose rims
+# are their boxes' tops, so a wall never hides what lies inside that fixture's box (THOR sees
+# things its episodes rest at a basin's bottom right against the box's side).
+BASIN_FIXTURES: FrozenSet[str] = frozenset({"Sink", "SinkBasin", "Bathtub", "BathtubBasin"})
 # Enclosing receptacles: contents hidden when closed, all 8 corners must lie inside.
 IN_RECEPTACLES: FrozenSet[str] = frozenset(
     {"Drawer", "Cabinet", "Fridge", "Microwave", "LaundryHamper", "Box", "Safe"}
@@ -111,8 +119,16 @@ OPEN_TOP_RECEPTACLES: FrozenSet[str] = frozenset(
     {"Cup", "Bowl", "GarbageCan", "Sink", "SinkBasin", "BathtubBasin", "Bathtub", "Pan",
      "Pot", "Mug", "Toaster", "LaundryHamper", "Box"}
 )
-# Furniture drawn as a top (seat) slab on legs: there is open space underneath.
-TABLE_LIKE: FrozenSet[str] = frozenset({"DiningTable", "CoffeeTable", "SideTable", "Desk", "Chair", "Stool"})
+# Furniture drawn as a top (seat) slab on legs: there is open space underneath. The tables'
+# boxes are the AABB of the whole mesh (an L-shaped desk's covers the floor inside the L), so
+# their top slabs are cut where the scene shows they cannot be (see shapes.cut_table_holes).
+TABLE_TOPS: FrozenSet[str] = frozenset({"DiningTable", "CoffeeTable", "SideTable", "Desk"})
+TABLE_LIKE: FrozenSet[str] = TABLE_TOPS | {"Chair", "Stool"}
+# A chair's seat, as a fraction of its height, when THOR's scene puts nothing on it: the seat
+# is drawn as a slab through this band (THOR's chairs that hold things have seats from 0.39 to
+# 0.48 of their height), so something a THOR episode rests on a low seat is not hidden under
+# a guessed one; things are put on its top.
+CHAIR_SEAT_BAND: Tuple[float, float] = (0.35, 0.5)
 # A fridge is one box here but shelves in THOR: things put in rest on the level where THOR's
 # scene keeps its contents, else at this height above its bottom (the median of that level
 # over the 25 kitchen fridges whose scene records contents).

@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from .constants import COFFEE_BAY_BACK, COFFEE_BAY_TOP, COFFEE_MUG_BASE, IN_RECEPTACLES, OPEN_TOP_RECEPTACLES, TABLE_LIKE
+from .constants import CHAIR_SEAT_BAND, COFFEE_BAY_BACK, COFFEE_BAY_TOP, COFFEE_MUG_BASE, IN_RECEPTACLES, OPEN_TOP_RECEPTACLES, TABLE_LIKE
 from .geometry import AABB_CORNER_SIGNS, Box, euler_to_matrix
 from .scene_data import ObjectRecord
 
@@ -52,6 +52,8 @@ class SimObject:
     front: Tuple[float, float] = (0.0, 1.0)  # outward xz direction of an openable's door
     surface_offset: Optional[float] = None  # how far below its top things rest on this receptacle
     holes: Tuple[Tuple[float, float, float, float], ...] = ()  # xz rects cut out (sinks in counters)
+    # the (position, rotation) the holes were cut at; None: always (static furniture)
+    holes_at: Optional[Tuple[Tuple[float, float, float], Tuple[float, float, float]]] = None
 
     # --- construction ------------------------------------------------------------------
     @staticmethod
@@ -123,8 +125,9 @@ class SimObject:
         """Boxes drawn and ray-cast for this object (hollow containers, opened doors)."""
         b = self.box
         t = self.object_type
-        if self.holes:
-            return _with_holes(b, self.holes)
+        holes = self.holes if self.holes_at in (None, (self.position, self.rotation)) else ()
+        if holes and t not in TABLE_LIKE:
+            return _with_holes(b, holes)
         if t in IN_RECEPTACLES and self.flags.get("openable"):
             return self._open_container_parts(b) if self.openness > 0 else (b,)
         # Sinks and bathtubs are basins even when THOR flags only their *Basin child as the
@@ -140,7 +143,7 @@ class SimObject:
         if t == "ShelvingUnit" and up is not None:
             return _shelving_parts(up)
         if t in TABLE_LIKE and up is not None:
-            return _table_parts(up, self.surface_offset, t)
+            return _table_parts(up, self.surface_offset, t, holes)
         if t == "Shelf" and up is not None and self.surface_offset is None:
             # THOR's shelf box includes the space above the board: draw just the board
             return (_truncated(up, max(2 * up.half[1] - 0.02, 0.0)),)
@@ -278,19 +281,23 @@ def _truncated(b: Box, offset: float) -> Box:
     return Box(c, half, b.rot)
 
 
-def _table_parts(b: Box, offset: Optional[float], object_type: str) -> Tuple[Box, ...]:
-    """A top (or seat) slab and four legs, so things under tables stay visible."""
+def _table_parts(b: Box, offset: Optional[float], object_type: str,
+                 holes: Tuple[Tuple[float, float, float, float], ...] = ()) -> Tuple[Box, ...]:
+    """A top (or seat) slab and four legs, so things under tables stay visible; `holes`
+    (world xz rectangles, only on axis-aligned tables) are cut out of the slab and drop the
+    legs standing in them."""
     lo, hi = b.aabb()
     height = hi[1] - lo[1]
-    if offset is None:
-        offset = height * 0.5 if object_type == "Chair" else 0.0
-    top = hi[1] - offset
     slab = min(0.04, height * 0.2)
+    if offset is None and object_type == "Chair":
+        offset = height * (1.0 - CHAIR_SEAT_BAND[1])
+        slab = height * (CHAIR_SEAT_BAND[1] - CHAIR_SEAT_BAND[0])
+    top = hi[1] - (offset or 0.0)
     seat_half = b.half.copy()
     seat_half[1] = slab / 2
     seat_c = b.center.copy()
     seat_c[1] = top - slab / 2
-    parts = [Box(seat_c, seat_half, b.rot)]
+    parts = list(_with_holes(Box(seat_c, seat_half, b.rot), holes)) if holes else [Box(seat_c, seat_half, b.rot)]
     leg_h = max(top - slab - lo[1], 0.0)
     if leg_h > 0.05:
         leg = np.array([min(0.03, b.half[0] * 0.2), leg_h / 2, min(0.03, b.half[2] * 0.2)])
@@ -299,7 +306,8 @@ def _table_parts(b: Box, offset: Optional[float], object_type: str) -> Tuple[Box
                 local = np.array([sx * (b.half[0] - leg[0]), 0.0, sz * (b.half[2] - leg[2])])
                 c = b.center + b.rot @ local
                 c[1] = lo[1] + leg_h / 2
-                parts.append(Box(c, leg, b.rot))
+                if not any(x0 <= c[0] <= x1 and z0 <= c[2] <= z1 for x0, x1, z0, z1 in holes):
+                    parts.append(Box(c, leg, b.rot))
     return tuple(parts)
 
 

@@ -10,7 +10,7 @@ from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .constants import (
-    ALWAYS_PLACE_UPRIGHT, BREAK_DROP_HEIGHT, COFFEE_MUG_BASE, COFFEE_MUG_FRONT, COLD_SOURCES, FRIDGE_SHELF_HEIGHT, HEAT_SOURCES,
+    ALWAYS_PLACE_UPRIGHT, BREAK_DROP_HEIGHT, CHAIR_SEAT_BAND, COFFEE_MUG_BASE, COFFEE_MUG_FRONT, COLD_SOURCES, FRIDGE_SHELF_HEIGHT, HEAT_SOURCES,
     IN_RECEPTACLES, OBJECT_SPECIFIC_RECEPTACLES, OPEN_TOP_RECEPTACLES,
     SOFT_TYPES,
 )
@@ -62,7 +62,7 @@ def surface_height(w: World, rec: SimObject) -> float:
     if rec.object_type == "Shelf":  # only the board at the bottom of its box is drawn
         return float(lo[1] + min(0.02, hi[1] - lo[1]))
     if rec.object_type == "Chair":  # seat drawn at half height when THOR recorded nothing on it
-        return float(lo[1] + 0.5 * (hi[1] - lo[1]))
+        return float(lo[1] + CHAIR_SEAT_BAND[1] * (hi[1] - lo[1]))
     if len(rec.parts) > 1:  # hollow: rest on the inner bottom
         return float(lo[1] + min(0.02, (hi[1] - lo[1]) * 0.25))
     return float(hi[1])

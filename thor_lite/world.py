@@ -6,6 +6,7 @@ whenever an object changes.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -13,14 +14,15 @@ import networkx as nx
 import numpy as np
 
 from .constants import (
-    AGENT_HEIGHT, AGENT_RADIUS, AGENT_Y_OFFSET, CAMERA_CROUCH_OFFSET, CAMERA_STANDING_OFFSET,
-    FLOOR_EXTENDED_TYPES, GRID_SIZE, HAND_LOCAL_POSITION, IN_RECEPTACLES, LAYOUT_CELL_SIZE, LAYOUT_MODE_BOX_OVERLAP, COUNTER_OVERHANG, NON_BLOCKING_TYPES,
+    AGENT_HEIGHT, AGENT_RADIUS, AGENT_Y_OFFSET, BASIN_FIXTURES, CAMERA_CROUCH_OFFSET, CAMERA_STANDING_OFFSET,
+    FLOOR_EXTENDED_TYPES, GRID_SIZE, HAND_LOCAL_POSITION, IN_RECEPTACLES, LAYOUT_CELL_SIZE, LAYOUT_MODE_BOX_OVERLAP, NON_BLOCKING_TYPES,
     OPEN_TOP_RECEPTACLES,
-    SEE_THROUGH_TYPES, VISIBILITY_DISTANCE, WALL_GLASS_TYPES,
+    SEE_THROUGH_TYPES, START_BRIDGE_CELLS, VISIBILITY_DISTANCE, WALL_GLASS_TYPES,
 )
 from .geometry import Box, camera_tan_aspect, euler_to_matrix, pack_boxes, ray_box_hits
 from .objects import SimObject
 from .scene_data import SceneRecord, layout_cells, layout_dilation as scene_layout_dilation, layout_object_types
+from .shapes import cut_counter_holes, cut_table_holes, lower_basin_cabinets
 from .thor2_types import with_thor2_types
 
 
@@ -32,6 +34,27 @@ def _dilate(cells: Optional[frozenset], k: int) -> Optional[frozenset]:
 
 
 PENETRATION_TOLERANCE = 0.03
+
+
+def _bridge(start: Tuple[int, int], goal: frozenset, max_len: int, allowed) -> Optional[List[Tuple[int, int]]]:
+    """Shortest 4-connected run of cells from `start` to a cell next to `goal` (`start`
+    included, at most `max_len` + 1 cells), through cells `allowed` accepts; None if longer."""
+    prev: Dict[Tuple[int, int], Optional[Tuple[int, int]]] = {start: None}
+    frontier = [start]
+    for _ in range(max_len + 1):
+        nxt = []
+        for c in frontier:
+            for n in ((c[0] + 1, c[1]), (c[0] - 1, c[1]), (c[0], c[1] + 1), (c[0], c[1] - 1)):
+                if n in goal:
+                    path = [c]
+                    while prev[path[-1]] is not None:
+                        path.append(prev[path[-1]])
+                    return path
+                if n not in prev and allowed(n):
+                    prev[n] = c
+                    nxt.append(n)
+        frontier = nxt
+    return None
 
 
 @dataclass(frozen=True)
@@ -61,6 +84,31 @@ class Occluders:
     extents: np.ndarray  # per box AABB half extents
     porous: np.ndarray  # per box: does not hide points inside it (see `ray_box_hits`); shut containers do
     occludes: np.ndarray  # per box: can stand in a sight line inside the room (wall glass cannot)
+    basin_lo: np.ndarray  # per box: the AABB of its owner's basin fixture (the fixture and its
+    basin_hi: np.ndarray  # *Basin child together, see BASIN_FIXTURES), else empty (lo > hi)
+
+    def over_rim(self, cams: np.ndarray, points: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """(segments, len(idx)) mask: boxes `idx` are walls of a basin fixture that holds the
+        point, and the sight line comes down into it over the rim (crosses the fixture's top
+        within its footprint), so they cannot hide it. `cams`: one camera or one per point."""
+        lo, hi = self.basin_lo[idx][None], self.basin_hi[idx][None]
+        p = np.asarray(points, dtype=float)[:, None, :]
+        cam = np.broadcast_to(np.asarray(cams, dtype=float), np.asarray(points).shape)[:, None, :]
+        inside = np.all((p >= lo) & (p <= hi), axis=-1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = (cam[..., 1] - hi[..., 1]) / (cam[..., 1] - p[..., 1])
+        cross = cam + t[..., None] * (p - cam)
+        over = (t >= 0) & np.all((cross[..., [0, 2]] >= lo[..., [0, 2]]) & (cross[..., [0, 2]] <= hi[..., [0, 2]]), axis=-1)
+        return inside & over
+
+    def clear_over_rim(self, t: np.ndarray, cams: np.ndarray, points: np.ndarray, idx: np.ndarray) -> None:
+        """Set to +inf (in place) the hits `t` (segments x boxes `idx`) on basin walls that
+        `over_rim` says cannot hide the point."""
+        walls = np.flatnonzero(np.isfinite(self.basin_lo[idx][:, 0]))
+        if len(walls) and len(t):
+            sub = t[:, walls]
+            sub[self.over_rim(cams, points, idx[walls])] = np.inf
+            t[:, walls] = sub
 
 
 class World:
@@ -87,6 +135,7 @@ class World:
         self.objects: Dict[str, SimObject] = {o.object_id: o for o in objs}
         self.held: Optional[str] = None
         self.version = 0
+        self.start_cells: frozenset = frozenset()  # grid cells a forced teleport made walkable
         self._cache: Dict[str, Tuple[int, object]] = {}
         floor = next((o for o in objs if o.object_type == "Floor"), None)
         if floor is None:
@@ -104,9 +153,10 @@ class World:
         self._layout_xz: Optional[np.ndarray] = None  # layout cell centres, built when first needed
         self._init_openable_fronts()
         self._init_surfaces()
-        self._init_counter_holes()
-        self._init_basin_clearance()
+        cut_counter_holes(self)
+        lower_basin_cabinets(self)
         self._settle_all()
+        cut_table_holes(self)
         self._scene_poses = {o.object_id: (o.position, o.rotation) for o in self.objects.values()}
         start = self._default_start()
         self.agent = AgentState(start[0], self.floor_y + AGENT_Y_OFFSET, start[1], 0.0, 0.0, True)
@@ -230,82 +280,6 @@ class World:
             if lo[1] - 0.01 <= y <= hi[1] - 0.03:
                 self.objects[rid] = r.with_changes(surface_offset=float(hi[1] - y))
 
-    def _init_counter_holes(self) -> None:
-        """Cut sink basins out of the counter slabs that cover them."""
-        basins = [o for o in self.objects.values() if o.object_type in ("Sink", "SinkBasin")]
-        for o in list(self.objects.values()):
-            if o.object_type != "CounterTop" or o.box.upright() is None:
-                continue
-            lo, hi = o.aabb
-            holes = []
-            for b in basins:
-                blo, bhi = b.aabb
-                if bhi[0] <= lo[0] or blo[0] >= hi[0] or bhi[2] <= lo[2] or blo[2] >= hi[2]:
-                    continue
-                if blo[1] > hi[1] or bhi[1] < lo[1] - 0.3:
-                    continue
-                if b.object_type == "SinkBasin" or not any(x.object_id.startswith(b.object_id + "|") for x in basins):
-                    holes.append((float(blo[0]), float(bhi[0]), float(blo[2]), float(bhi[2])))
-            # every mode: the agent walks the layout floor in rearrangement too (FloorPlan8's
-            # L-shaped counter otherwise roofs the floor and hides every cabinet under it)
-            if self.layout:
-                holes += self._layout_holes(lo, hi)
-                holes += self._overhang_holes(lo, hi)
-            if holes:
-                self.objects[o.object_id] = o.with_changes(holes=tuple(holes))
-
-    def _layout_holes(self, lo: np.ndarray, hi: np.ndarray) -> List[Tuple[float, float, float, float]]:
-        """Floor the recorded layout walks on, inside a counter's box: an L-shaped or island
-        counter is one box in THOR's metadata, and its slab must not roof the floor (and the
-        cabinets) the agent stands at. One xz rectangle per row run of such cells, each cell
-        widened by the agent's radius (the real counter edge is at least that far away)."""
-        if not self.layout:
-            return []
-        g, r = LAYOUT_CELL_SIZE, AGENT_RADIUS
-        rows: Dict[int, List[int]] = {}
-        for i, k in sorted(self.layout):
-            if lo[0] < i * g < hi[0] and lo[2] < k * g < hi[2]:
-                rows.setdefault(k, []).append(i)
-        holes = []
-        for k, cols in rows.items():
-            start = prev = cols[0]
-            for i in cols[1:] + [None]:
-                if i is not None and i == prev + 1:
-                    prev = i
-                    continue
-                holes.append((start * g - r, prev * g + r, k * g - r, k * g + r))
-                if i is not None:
-                    start = prev = i
-        return holes
-
-    def _overhang_holes(self, lo: np.ndarray, hi: np.ndarray) -> List[Tuple[float, float, float, float]]:
-        """A counter overhangs the cabinets and drawers under it by COUNTER_OVERHANG only: the
-        strip from there to the layout floor in front of them (at most LAYOUT_CELL_SIZE + the
-        agent radius away, where `_layout_holes` starts) is open, so their fronts show."""
-        if not self.layout:
-            return []
-        g, r, reach = LAYOUT_CELL_SIZE, AGENT_RADIUS, LAYOUT_CELL_SIZE + AGENT_RADIUS
-        holes = []
-        for o in self.objects.values():
-            if o.object_type not in ("Cabinet", "Drawer") or not o.is_static:
-                continue
-            clo, chi = o.aabb
-            if not (lo[1] - 0.3 <= chi[1] <= lo[1] + 0.01) or chi[0] <= lo[0] or clo[0] >= hi[0] \
-                    or chi[2] <= lo[2] or clo[2] >= hi[2]:
-                continue  # not a cabinet right under this counter
-            fx, fz = o.front
-            k, s = (0, fx) if abs(fx) > abs(fz) else (2, fz)
-            face = (chi if s > 0 else clo)[k] + s * COUNTER_OVERHANG
-            lat = 2 - k
-            cells = [c for c in self.layout if clo[lat] <= c[lat // 2] * g <= chi[lat]
-                     and 0 < s * (c[k // 2] * g - face) <= reach]
-            if not cells:
-                continue
-            edge = min(s * (c[k // 2] * g) for c in cells) * s - s * r
-            a, b = sorted((face, edge))
-            holes.append((a, b, clo[2], chi[2]) if k == 0 else (clo[0], chi[0], a, b))
-        return holes
-
     def _settle_all(self) -> None:
         from .physics import settle
 
@@ -313,26 +287,6 @@ class World:
             if o.pickupable or o.moveable:  # lowest first, so supports settle before their loads
                 settle(self, oid)
         self.version = 0
-
-    def _init_basin_clearance(self) -> None:
-        """Lower the tops of cabinets that a sink basin dips into (THOR's are hollow there)."""
-        basins = [o for o in self.objects.values() if o.object_type in ("SinkBasin", "BathtubBasin")]
-        for o in list(self.objects.values()):
-            if o.object_type not in ("Cabinet", "Drawer") or not o.is_static:
-                continue
-            lo, hi = o.aabb
-            top = hi[1]
-            for b in basins:
-                blo, bhi = b.aabb
-                if bhi[0] <= lo[0] or blo[0] >= hi[0] or bhi[2] <= lo[2] or blo[2] >= hi[2]:
-                    continue
-                if lo[1] < blo[1] < top:
-                    top = blo[1] - 0.005
-            if top < hi[1]:
-                world = Box.axis_aligned(lo, (hi[0], top, hi[2]))
-                r = o.rot_matrix
-                local = Box(r.T @ (world.center - np.asarray(o.position)), world.half, r.T @ world.rot)
-                self.objects[o.object_id] = o.with_changes(local_box=local)
 
     # --- navigation --------------------------------------------------------------------
     def obstacle_footprints(self) -> List[Tuple[np.ndarray, np.ndarray, np.ndarray, bool]]:
@@ -379,7 +333,7 @@ class World:
     def _obstacle_version(self) -> int:
         # Only non-pickupable objects block; hash their poses so pickups don't invalidate.
         key = tuple((o.object_id, o.position, o.rotation, o.enabled)
-                    for o in self.objects.values() if not o.pickupable)
+                    for o in self.objects.values() if not o.pickupable) + (self.start_cells,)
         h = hash(key)
         if getattr(self, "_obst_key", None) != h:
             self._obst_key = h
@@ -387,6 +341,8 @@ class World:
         return self._obst_ver
 
     def position_free(self, x: float, z: float) -> bool:
+        if self.start_cells and self._near_start_cell(x, z):
+            return True
         r = AGENT_RADIUS
         if not (self.room_lo[0] + r - 1e-6 <= x <= self.room_hi[0] - r + 1e-6
                 and self.room_lo[2] + r - 1e-6 <= z <= self.room_hi[2] - r + 1e-6):
@@ -442,6 +398,43 @@ class World:
 
         return self._cached("reachable", build, self._obstacle_version())
 
+    def _near_start_cell(self, x: float, z: float) -> bool:
+        """Within half a cell of a cell a forced teleport made walkable (so the moves between
+        it and its neighbours pass too)."""
+        g = self.grid_size
+        i, k = x / g, z / g
+        return any((a, b) in self.start_cells and abs(i - a) <= 0.5 + 1e-6 and abs(k - b) <= 0.5 + 1e-6
+                   for a in (math.floor(i), math.ceil(i)) for b in (math.floor(k), math.ceil(k)))
+
+    def admit_agent_cell(self) -> None:
+        """The agent was put here by force (an episode's start, which THOR can reach): if our
+        boxes cut its grid cell off the largest reachable region, its cell and the shortest
+        run of blocked cells (at most START_BRIDGE_CELLS) to that region become walkable."""
+        g = self.grid_size
+        cell = (round(self.agent.x / g), round(self.agent.z / g))
+        if abs(self.agent.x / g - cell[0]) > 1e-3 or abs(self.agent.z / g - cell[1]) > 1e-3:
+            return  # off the grid: nothing to join
+        free = self.free_cells()
+        main = self._largest_region(free)
+        if not main or cell in main:
+            return
+        bridge = _bridge(cell, main, START_BRIDGE_CELLS, self._in_room_bounds)
+        if bridge:
+            self.start_cells = self.start_cells | frozenset(c for c in bridge if c not in free)
+
+    def _in_room_bounds(self, c: Tuple[int, int]) -> bool:
+        g, r = self.grid_size, AGENT_RADIUS
+        return bool(self.room_lo[0] + r <= c[0] * g <= self.room_hi[0] - r
+                    and self.room_lo[2] + r <= c[1] * g <= self.room_hi[2] - r)
+
+    @staticmethod
+    def _largest_region(free: frozenset) -> frozenset:
+        graph = nx.Graph()
+        graph.add_nodes_from(free)
+        graph.add_edges_from((c, n) for c in free for n in ((c[0] + 1, c[1]), (c[0], c[1] + 1)) if n in free)
+        comps = sorted(nx.connected_components(graph), key=lambda c: (-len(c), min(c))) if free else []
+        return frozenset(comps[0]) if comps else frozenset()
+
     def _default_start(self) -> Tuple[float, float]:
         cells = self.reachable_cells()
         if not cells:
@@ -454,24 +447,42 @@ class World:
     # --- occlusion and visibility ------------------------------------------------------
     def occluders(self) -> Occluders:
         def build():
-            boxes, owners, ids, see, porous, occludes = [], [], [], [], [], []
+            boxes, owners, ids, see, porous, occludes, basin = [], [], [], [], [], [], []
+            none = (np.full(3, np.inf), np.full(3, -np.inf))
             for o in self.objects.values():
                 if not o.rendered:
                     continue
                 ids.append(o.object_id)
+                rim = self.basin_box(o) if o.object_type in BASIN_FIXTURES else none
                 for p in self.render_parts(o):
                     boxes.append(p)
                     owners.append(len(ids) - 1)
                     see.append(o.object_type in SEE_THROUGH_TYPES)
                     porous.append(not o.encloses_contents)
                     occludes.append(o.object_type not in WALL_GLASS_TYPES)
+                    basin.append(rim)
             c, h, r = pack_boxes(boxes)
             ext = np.einsum("bij,bj->bi", np.abs(r), h) if len(h) else np.zeros((0, 3))
+            blo = np.array([b[0] for b in basin]).reshape(-1, 3)
+            bhi = np.array([b[1] for b in basin]).reshape(-1, 3)
             return Occluders(c, h, r, np.asarray(owners, dtype=np.int64), tuple(ids),
                              np.asarray(see, dtype=bool), ext, np.asarray(porous, dtype=bool),
-                             np.asarray(occludes, dtype=bool))
+                             np.asarray(occludes, dtype=bool), blo, bhi)
 
         return self._cached("occluders", build, self.version * 1000003 + self._agent_key())
+
+    def basin_box(self, o: SimObject) -> Tuple[np.ndarray, np.ndarray]:
+        """AABB of a basin fixture together with its *Basin child or parent (one bowl), 1 cm
+        larger (cached: fixtures do not move)."""
+        def build():
+            root = o.object_id.split("|")[:4]
+            group = [x for x in self.objects.values() if x.object_type in BASIN_FIXTURES
+                     and x.object_id.split("|")[:4] == root]
+            lo = np.min([x.aabb[0] for x in group], axis=0)
+            hi = np.max([x.aabb[1] for x in group], axis=0)
+            return lo - 0.01, hi + 0.01
+
+        return self._cached("basin:" + o.object_id, build, 0)
 
     def _agent_key(self) -> int:
         # Held objects move with the agent, so occluders depend on the pose while holding.
@@ -558,6 +569,7 @@ class World:
         # a static part (a cabinet door in a neighbour's box) is nobody's contents: never hidden inside
         t = ray_box_hits(cam, pts[sel], occ.centers[near], occ.halves[near], occ.rots[near],
                          occ.porous[near][None, :] | static[owner[sel]][:, None])
+        occ.clear_over_rim(t, cam, pts[sel], near)
         owners, see_through = occ.owners[near], occ.see_through[near]
         occ_index = {oid: i for i, oid in enumerate(occ.ids)}
         tgt = np.array([occ_index.get(ids[k], -1) for k in owner[sel]])

@@ -49,6 +49,7 @@ def interactable_poses(w: World, obj: SimObject, positions: np.ndarray, rotation
         rows, cols = np.nonzero(in_range)  # only segments that could count are cast
         if len(rows):
             t = segments_box_hits(cams[rows], pts[cols], c, h, r, porous)
+            occ.clear_over_rim(t, cams[rows], pts[cols], np.flatnonzero(keep))
             clear[rows, cols] = ~(t < 0.999).any(1)
         unocc[st] = clear & in_range
     out: List[Dict[str, Any]] = []
@@ -78,7 +79,9 @@ def interactable_poses(w: World, obj: SimObject, positions: np.ndarray, rotation
 def camera_sees(w: World, moving: str) -> Callable[[Box], bool]:
     """A test of whether the agent's camera would see `moving` placed as a given box: its top
     centre or centre is in the viewport and no other object's part hides it (the object and
-    its contents, held at the hand now, are left out of the occluders)."""
+    its contents, held at the hand now, are left out of the occluders). Every drawn part
+    counts, basin walls too (`Occluders.over_rim` is not applied): ALFRED's next action finds
+    the object by its pixels in the frame."""
     occ = w.occluders()
     gone = {moving, *w.descendants(moving)}
     keep = np.array([occ.ids[k] not in gone for k in occ.owners], dtype=bool)

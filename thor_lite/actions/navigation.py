@@ -192,6 +192,8 @@ def _teleport(w: World, position, x, y, z, rotation, horizon, standing, forceAct
                 f"({abs(py - floor_y):.6f} > 0.05) in the y component. Consider using `forceAction=true` "
                 "if you'd like to teleport anyway.")
     w.agent = AgentState(px, w.floor_y + AGENT_Y_OFFSET, pz, ry % 360.0, hor, st)
+    if forceAction:
+        w.admit_agent_cell()
 
 
 @action("Teleport", position=None, x=None, y=None, z=None, rotation=None, horizon=None,

@@ -1,0 +1,150 @@
+"""Furniture shapes the scene's boxes hide: holes cut in counter and table tops, cabinets
+lowered under basins. Run once when a `World` is built (the boxes are THOR's metadata AABBs,
+the recorded layout floor and THOR-placed contents show where the real meshes are not)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Dict, List, Tuple
+
+import numpy as np
+
+from .constants import AGENT_RADIUS, COUNTER_OVERHANG, LAYOUT_CELL_SIZE, TABLE_TOPS
+from .geometry import Box
+from .objects import SimObject
+
+if TYPE_CHECKING:
+    from .world import World
+
+
+def cut_counter_holes(w: "World") -> None:
+    """Cut sink basins out of the counter slabs that cover them."""
+    basins = [o for o in w.objects.values() if o.object_type in ("Sink", "SinkBasin")]
+    for o in list(w.objects.values()):
+        if o.object_type != "CounterTop" or o.box.upright() is None:
+            continue
+        lo, hi = o.aabb
+        holes = []
+        for b in basins:
+            blo, bhi = b.aabb
+            if bhi[0] <= lo[0] or blo[0] >= hi[0] or bhi[2] <= lo[2] or blo[2] >= hi[2]:
+                continue
+            if blo[1] > hi[1] or bhi[1] < lo[1] - 0.3:
+                continue
+            if b.object_type == "SinkBasin" or not any(x.object_id.startswith(b.object_id + "|") for x in basins):
+                holes.append((float(blo[0]), float(bhi[0]), float(blo[2]), float(bhi[2])))
+        # every mode: the agent walks the layout floor in rearrangement too (FloorPlan8's
+        # L-shaped counter otherwise roofs the floor and hides every cabinet under it)
+        if w.layout:
+            holes += layout_holes(w, lo, hi)
+            holes += overhang_holes(w, lo, hi)
+        if holes:
+            w.objects[o.object_id] = o.with_changes(holes=tuple(holes))
+
+
+def layout_holes(w: "World", lo: np.ndarray, hi: np.ndarray) -> List[Tuple[float, float, float, float]]:
+    """Floor the recorded layout walks on, inside a counter's box: an L-shaped or island
+    counter is one box in THOR's metadata, and its slab must not roof the floor (and the
+    cabinets) the agent stands at. One xz rectangle per row run of such cells, each cell
+    widened by the agent's radius (the real counter edge is at least that far away)."""
+    if not w.layout:
+        return []
+    g, r = LAYOUT_CELL_SIZE, AGENT_RADIUS
+    rows: Dict[int, List[int]] = {}
+    for i, k in sorted(w.layout):
+        if lo[0] < i * g < hi[0] and lo[2] < k * g < hi[2]:
+            rows.setdefault(k, []).append(i)
+    holes = []
+    for k, cols in rows.items():
+        start = prev = cols[0]
+        for i in cols[1:] + [None]:
+            if i is not None and i == prev + 1:
+                prev = i
+                continue
+            holes.append((start * g - r, prev * g + r, k * g - r, k * g + r))
+            if i is not None:
+                start = prev = i
+    return holes
+
+
+def overhang_holes(w: "World", lo: np.ndarray, hi: np.ndarray) -> List[Tuple[float, float, float, float]]:
+    """A counter overhangs the cabinets and drawers under it by COUNTER_OVERHANG only: the
+    strip from there to the layout floor in front of them (at most LAYOUT_CELL_SIZE + the
+    agent radius away, where `_layout_holes` starts) is open, so their fronts show."""
+    if not w.layout:
+        return []
+    g, r, reach = LAYOUT_CELL_SIZE, AGENT_RADIUS, LAYOUT_CELL_SIZE + AGENT_RADIUS
+    holes = []
+    for o in w.objects.values():
+        if o.object_type not in ("Cabinet", "Drawer") or not o.is_static:
+            continue
+        clo, chi = o.aabb
+        if not (lo[1] - 0.3 <= chi[1] <= lo[1] + 0.01) or chi[0] <= lo[0] or clo[0] >= hi[0] \
+                or chi[2] <= lo[2] or clo[2] >= hi[2]:
+            continue  # not a cabinet right under this counter
+        fx, fz = o.front
+        k, s = (0, fx) if abs(fx) > abs(fz) else (2, fz)
+        face = (chi if s > 0 else clo)[k] + s * COUNTER_OVERHANG
+        lat = 2 - k
+        cells = [c for c in w.layout if clo[lat] <= c[lat // 2] * g <= chi[lat]
+                 and 0 < s * (c[k // 2] * g - face) <= reach]
+        if not cells:
+            continue
+        edge = min(s * (c[k // 2] * g) for c in cells) * s - s * r
+        a, b = sorted((face, edge))
+        holes.append((a, b, clo[2], chi[2]) if k == 0 else (clo[0], chi[0], a, b))
+    return holes
+
+
+def cut_table_holes(w: "World") -> None:
+    """Open a table's or desk's top where the scene shows it has none. THOR's box of an
+    L-shaped desk is the AABB of its whole mesh and covers the floor inside the L, so
+    objects on a chair there were hidden under a phantom top. The top is cut over recorded
+    layout floor inside the box and over furniture standing wholly inside its footprint
+    and rising through the top (that chair). Axis-aligned tables only; the holes hold
+    while the table stays where it was cut (see `SimObject.holes_at`)."""
+    for o in list(w.objects.values()):
+        if o.object_type not in TABLE_TOPS or o.pickupable or o.box.upright() is None:
+            continue
+        if min(abs(o.box.rot[0, 0]), abs(o.box.rot[0, 2])) > 0.02:
+            continue  # yawed off the axes: holes are axis-aligned rectangles
+        lo, hi = o.aabb
+        holes = layout_holes(w, lo, hi) + risen_through(w, o, lo, hi)
+        if holes:
+            w.objects[o.object_id] = o.with_changes(
+                holes=tuple(holes), holes_at=None if o.is_static else (o.position, o.rotation))
+
+
+def risen_through(w: "World", table: SimObject, lo: np.ndarray, hi: np.ndarray) -> List[Tuple[float, float, float, float]]:
+    """xz footprints of furniture standing wholly inside `table`'s footprint, from below
+    its top to above it: a solid top could not be there."""
+    top = hi[1] - (table.surface_offset or 0.0)
+    out = []
+    for o in w.objects.values():
+        if o.pickupable or o.object_id == table.object_id or o.object_type == "Floor" or not o.rendered:
+            continue
+        olo, ohi = o.aabb
+        if olo[1] >= top - 0.05 or ohi[1] <= hi[1] + 0.05:
+            continue
+        if np.all(olo[[0, 2]] >= lo[[0, 2]] + 0.02) and np.all(ohi[[0, 2]] <= hi[[0, 2]] - 0.02):
+            out.append((float(olo[0]), float(ohi[0]), float(olo[2]), float(ohi[2])))
+    return out
+
+
+def lower_basin_cabinets(w: "World") -> None:
+    """Lower the tops of cabinets that a sink basin dips into (THOR's are hollow there)."""
+    basins = [o for o in w.objects.values() if o.object_type in ("SinkBasin", "BathtubBasin")]
+    for o in list(w.objects.values()):
+        if o.object_type not in ("Cabinet", "Drawer") or not o.is_static:
+            continue
+        lo, hi = o.aabb
+        top = hi[1]
+        for b in basins:
+            blo, bhi = b.aabb
+            if bhi[0] <= lo[0] or blo[0] >= hi[0] or bhi[2] <= lo[2] or blo[2] >= hi[2]:
+                continue
+            if lo[1] < blo[1] < top:
+                top = blo[1] - 0.005
+        if top < hi[1]:
+            world = Box.axis_aligned(lo, (hi[0], top, hi[2]))
+            r = o.rot_matrix
+            local = Box(r.T @ (world.center - np.asarray(o.position)), world.half, r.T @ world.rot)
+            w.objects[o.object_id] = o.with_changes(local_box=local)
