@@ -8,8 +8,8 @@ inline ResNet-18 features, the online expert's action / mask / subgoal / progres
 config's lite policy acting one step at a time under ``torch.no_grad`` with its recurrent memory,
 and the DAgger choice (the expert's action with probability ``--tf``, else the policy's argmax;
 seeded). Reports ms per frame split into observations (sensors, including the expert), the
-simulator step, and the policy step; ``--threads`` sets torch's intra-op threads (an AllenAct
-sampler process otherwise gets one per core); ``--profile`` adds cProfile's top functions.
+simulator step, and the policy step; ``--threads`` sets torch's intra-op threads (the config's
+``sampler_torch_threads`` / ``trainer_torch_threads``; AllenAct alone leaves one per core); ``--profile`` adds cProfile's top functions.
 Writes ``benchmarks/results/alfred_dagger_sampler_<threads>t.{json,md}``.
 """
 from __future__ import annotations
@@ -46,7 +46,8 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
     from baseline_configs.alfred.alfred_seq2seq_pm_dagger import AlfredSeq2SeqPMDaggerConfig
 
     cfg = AlfredSeq2SeqPMDaggerConfig(data_root=args.data, visual_encoder="random_resnet18", model_size="lite",
-                                      num_train_processes=2)
+                                      num_train_processes=2, sampler_torch_threads=args.threads,
+                                      trainer_torch_threads=args.threads)
     sampler = cfg.make_sampler_fn(**cfg.train_task_sampler_args(0, 2, seeds=[args.seed, args.seed + 1]))
     model = cfg.create_model().eval()
     rng = np.random.default_rng(args.seed)
