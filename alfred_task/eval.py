@@ -154,9 +154,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             raise EvalInputError(f"--subgoals evaluates one split at a time, got --split {args.split}")
         if subgoals and splits[0] in TEST_SPLITS:
             raise EvalInputError(f"--subgoals needs expert plans; split {splits[0]} has none")
-        set_torch_threads(args.torch_threads)
         factory = _agent_factory(args.agent, **_agent_kwargs(args))
         agent = factory()  # built here: bad checkpoints etc. fail before any episode
+        set_torch_threads(args.torch_threads)  # after the build: agents without torch never import it
         run = _agent_record(agent, args)
         entries = resolve_entries(args.data, args.splits, splits, args.limit)
     except UnknownAgentError as e:

@@ -46,19 +46,19 @@ def set_torch_threads(n: int = 1) -> None:
     """Intra-op threads for torch agents. Pool workers run one each: N workers on N cores would
     otherwise start N×N threads (torch's default is one per core) that fight each other and the
     simulator; the CLI uses one in-process too (``--torch-threads``): on a shared 2-core machine
-    two OpenMP threads made one ResNet-18 call 5× slower than one thread (benchmarks/alfred_eval_speed.py)."""
-    try:
-        import torch
-    except ImportError:  # agents without torch
+    two OpenMP threads made one ResNet-18 call 5× slower than one thread (benchmarks/alfred_eval_speed.py).
+    Call it after the agent is built (torch is only touched when something already imported it)."""
+    torch = sys.modules.get("torch")
+    if torch is None:  # agents without torch: importing it would only cost seconds of start-up
         return
     torch.set_num_threads(int(n))
 
 
 def _worker_init(factory: AgentFactory, backend: str, size: int) -> None:
-    set_torch_threads(1)
     try:
         _WORKER["env"] = _make_env(backend, size)
         _WORKER["agent"] = factory()
+        set_torch_threads(1)
     except Exception as e:  # noqa: BLE001 - reported by the first job (keeps the pool alive)
         _WORKER["init_error"] = f"worker start-up failed: {type(e).__name__}: {e}"
 
