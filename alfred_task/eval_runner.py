@@ -46,7 +46,7 @@ def set_torch_threads(n: int = 1) -> None:
     """Intra-op threads for torch agents. Pool workers run one each: N workers on N cores would
     otherwise start N×N threads (torch's default is one per core) that fight each other and the
     simulator; the CLI uses one in-process too (``--torch-threads``): on a shared 2-core machine
-    two OpenMP threads made one ResNet-18 call 5× slower than one thread (benchmarks/alfred_eval_speed.py).
+    two OpenMP threads made one ResNet-18 call 3.5–5× slower than one thread (benchmarks/alfred_eval_speed.py).
     Call it after the agent is built (torch is only touched when something already imported it)."""
     torch = sys.modules.get("torch")
     if torch is None:  # agents without torch: importing it would only cost seconds of start-up

@@ -377,4 +377,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from common.procs import stop_children_on_signals
+
+    with stop_children_on_signals("benchmarks/alfred_seq2seq_compare.py"):  # the eval pool goes too
+        sys.exit(main())

@@ -63,3 +63,26 @@ def test_memorised_policy_replays_its_episode_closed_loop(memorised):
     rec = _task(trained, data)
     assert rec["success"], rec
     assert _task(untrained, data)["success"] is False
+
+
+def test_one_pass_subgoal_evaluation_matches_per_subgoal_replay(memorised):
+    """The Seq2Seq agent's snapshots (decoder state, last frame) let subgoal evaluation
+    teacher-force the prefix once; every record must equal ALFRED's reset-and-replay per subgoal."""
+    import json
+
+    from alfred_task import eval as E
+    from alfred_task.agents import CheckpointAgent
+    from alfred_task.environment import AlfredEnv
+
+    data, _, trained, _ = memorised
+    traj = json.loads(next(data.glob("train/*/*/traj_data.json")).read_text())
+    idxs = E.subgoal_indices(traj, E.parse_subgoals("all"))
+    agent = CheckpointAgent(trained)
+    assert agent.supports_snapshot and len(idxs) >= 3
+    env = AlfredEnv(width=300, height=300)
+    try:
+        one = [E.run_subgoal_episode(env, agent, traj, 0, i, max_steps=30) for i in idxs]
+        assert E.run_subgoal_episodes(env, agent, traj, 0, idxs, max_steps=30) == one
+    finally:
+        env.stop()
+    assert sum(r["success"] for r in one) >= len(idxs) - 1, [(r["subgoal_type"], r["end_reason"]) for r in one]

@@ -17,7 +17,7 @@ Construction arguments (``--config_kwargs '{...}'``):
 - test_split (``valid_seen``), test_limit (first K entries), max_steps (ALFRED's 1000), backend, planner
 - sampler_torch_threads (1): torch threads in each sampler process (the inline ResNet-18); AllenAct
   leaves torch's default, one per core, and N samplers × N threads on N shared cores made one
-  ResNet call 4-5× slower (benchmarks/alfred_dagger_sampler.py); trainer_torch_threads (None =
+  ResNet call 3.5–5× slower (benchmarks/alfred_dagger_sampler.py); trainer_torch_threads (None =
   torch's default; the DAgger config uses 1 on CPU, where the samplers need the cores)
 
 Evaluation: ``allenact -b . <cfg> --eval -c <ckpt> --deterministic_agents`` (argmax actions, as
