@@ -11,6 +11,9 @@ Protocol (`Agent`)::
                                                               #   for every replayed expert step
     agent.episode_error() -> str | None                       # optional; why the agent gave up (its
                                                               #   own error), recorded as `failure`
+    agent.snapshot() -> state; agent.restore(state)           # optional (``supports_snapshot = True``):
+                                                              #   subgoal evaluation teacher-forces the
+                                                              #   expert prefix once per annotation
 
 `traj` is the raw ``traj_data.json`` dict (test trajectories have no plan). The agent may
 read ``env.last_event`` (frame, masks, metadata); the harness only reads its answer.
@@ -23,6 +26,7 @@ multi-process evaluator sends to its workers). Built in: ``random``, ``replay``,
 """
 from __future__ import annotations
 
+import copy
 import functools
 import importlib
 import zlib
@@ -56,6 +60,10 @@ ActionMask = Tuple[str, Optional[np.ndarray]]
 class Agent(ABC):
     """Base class of every evaluable agent (see the module doc for the protocol)."""
 
+    #: True when `snapshot`/`restore` capture everything `act` depends on (besides the env), so
+    #: subgoal evaluation may resume the agent from a saved prefix state instead of replaying it
+    supports_snapshot: bool = False
+
     @abstractmethod
     def reset(self, traj: dict, repeat_idx: int, env) -> None:
         """Start an episode: ``traj`` is the traj_data dict, ``repeat_idx`` the annotation."""
@@ -73,6 +81,14 @@ class Agent(ABC):
         The harness records it as the episode's ``failure``; ask after the episode ended.
         """
         return None
+
+    def snapshot(self) -> Any:
+        """The agent's episode state (after `reset` and teacher forcing), for `restore`."""
+        raise NotImplementedError(f"{type(self).__name__} does not support snapshots")
+
+    def restore(self, state: Any) -> None:
+        """Go back to a `snapshot`; later `act` calls answer as they would have from there."""
+        raise NotImplementedError(f"{type(self).__name__} does not support snapshots")
 
 
 # ---------------------------------------------------------------------------
@@ -99,8 +115,16 @@ class RandomAgent(Agent):
         self.stop_prob = float(stop_prob)
         self.rng = np.random.default_rng(self.seed)
 
+    supports_snapshot = True
+
     def reset(self, traj: dict, repeat_idx: int, env) -> None:
         self.rng = np.random.default_rng([self.seed, _episode_key(traj, repeat_idx)])
+
+    def snapshot(self) -> Any:
+        return copy.deepcopy(self.rng.bit_generator.state)
+
+    def restore(self, state: Any) -> None:
+        self.rng.bit_generator.state = copy.deepcopy(state)
 
     def act(self, env) -> ActionMask:
         if self.stop_prob and self.rng.random() < self.stop_prob:
@@ -162,6 +186,14 @@ class ReplayAgent(Agent):
 
     def teacher_force(self, env, action: str, mask: Optional[np.ndarray], success: bool) -> None:
         self._i += 1
+
+    supports_snapshot = True
+
+    def snapshot(self) -> Any:
+        return self._i
+
+    def restore(self, state: Any) -> None:
+        self._i = int(state)
 
 
 # ---------------------------------------------------------------------------
@@ -273,6 +305,16 @@ class CheckpointAgent(Agent):
 
     def teacher_force(self, env, action: str, mask: Optional[np.ndarray], success: bool) -> None:
         self.inner.teacher_force(env, action, mask, success)
+
+    @property
+    def supports_snapshot(self) -> bool:  # type: ignore[override]
+        return bool(getattr(self.inner, "supports_snapshot", False))
+
+    def snapshot(self) -> Any:
+        return self.inner.snapshot()
+
+    def restore(self, state: Any) -> None:
+        self.inner.restore(state)
 
 
 # ---------------------------------------------------------------------------

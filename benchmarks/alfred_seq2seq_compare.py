@@ -109,7 +109,9 @@ def evaluate(agent: str, factory_kwargs: Dict[str, Any], split: str, args: argpa
     from alfred_task import eval as ev
     from alfred_task.agents import agent_factory
     from common.atomic_io import write_json_atomic
+    import torch
 
+    torch.set_num_threads(1)  # as the evaluation CLI (pool workers always run one)
     folder = args.out / "eval" / agent
     factory = agent_factory("random" if agent == "random" else "checkpoint", **factory_kwargs)
     entries = ev.resolve_entries(args.data, args.data / "splits.json", [split], args.limit)
@@ -375,4 +377,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from common.procs import stop_children_on_signals
+
+    with stop_children_on_signals("benchmarks/alfred_seq2seq_compare.py"):  # the eval pool goes too
+        sys.exit(main())

@@ -358,6 +358,31 @@ def test_subgoal_episode_replays_prefix_then_agent():
     assert not rec["success"] and rec["end_reason"] == "stop"
 
 
+class NoSnapshot(A.RandomAgent):
+    supports_snapshot = False
+
+
+def test_one_pass_subgoal_evaluation_equals_one_episode_per_subgoal():
+    """run_subgoal_episodes teacher-forces the prefix once and restores agent snapshots; its
+    records must equal ALFRED's reset-and-replay per subgoal (random agents consume their RNG)."""
+    env, traj = StubEnv(), stub_traj()
+    idxs = E.subgoal_indices(traj, ["GotoLocation", "PickupObject", "PutObject"])
+    assert idxs == [0, 1, 2, 3]
+    for make in (lambda: A.RandomAgent(seed=3), lambda: A.RandomAgent(seed=4), A.ReplayAgent,
+                 lambda: NoSnapshot(seed=3)):
+        one = [E.run_subgoal_episode(env, make(), traj, 0, i, max_steps=6) for i in idxs]
+        assert E.run_subgoal_episodes(env, make(), traj, 0, idxs, max_steps=6) == one
+        assert E.run_subgoal_episodes(env, make(), traj, 0, idxs[::-1], max_steps=6) == one[::-1]
+    assert [r["success"] for r in E.run_subgoal_episodes(env, A.ReplayAgent(), traj, 0, idxs)] == [True] * 4
+    # a failing expert prefix step: that subgoal and every later one are init failures
+    bad = stub_traj()
+    bad["plan"]["low_actions"][4] = dict(bad["plan"]["low_actions"][4],
+                                         discrete_action={"action": "LookUp_15<<bad>>", "args": {}})
+    one = [E.run_subgoal_episode(env, A.RandomAgent(seed=1), bad, 0, i, max_steps=5) for i in idxs]
+    assert [r["init_failed"] for r in one] == [False, False, False, True]
+    assert E.run_subgoal_episodes(env, A.RandomAgent(seed=1), bad, 0, idxs, max_steps=5) == one
+
+
 # ---------------------------------------------------------------------------
 # agents, registry, checkpoints
 # ---------------------------------------------------------------------------

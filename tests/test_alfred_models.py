@@ -259,6 +259,45 @@ def test_wrapper_episode_reset_uses_new_language():
     assert not torch.allclose(carry.distributions.logits[1], fresh.distributions.logits[0], atol=1e-3)
 
 
+def _step_rollout(ac, obs, masks, seed):
+    """One-step-at-a-time rollout in train mode without autograd (AllenAct's collection), seeded."""
+    torch.manual_seed(seed)
+    t, b = masks.shape[:2]
+    mem, logits = _memory(ac, b), []
+    with torch.no_grad():
+        for i in range(t):
+            out, mem = ac({k: v[i:i + 1] for k, v in obs.items()}, mem, None, masks[i:i + 1])
+            logits.append(out.distributions.logits)
+    return torch.cat(logits)
+
+
+def test_rollout_language_cache_changes_nothing():
+    """The per-rollout language cache (`_language`) gives bit-identical outputs and random draws
+    (train-mode dropout), re-encodes a new episode's language, and is dropped when weights change."""
+    torch.manual_seed(0)
+    ac = AlfredSeq2SeqActorCritic(gym.spaces.Discrete(13), _obs_space(), num_words=50, **LITE).train()
+    obs = _rollout_obs(6, 2, new_episode=(3, 1))
+    masks = torch.ones(6, 2, 1)
+    masks[0] = 0
+    masks[3, 1] = 0
+    calls = []
+    encode = ac._encode
+    ac._encode = lambda g, i: calls.append(1) or encode(g, i)
+    cached = _step_rollout(ac, obs, masks, seed=3)
+    assert len(calls) == 2  # the first step and the new episode of sampler 1, not every step
+    uncached = AlfredSeq2SeqActorCritic(gym.spaces.Discrete(13), _obs_space(), num_words=50, **LITE).train()
+    uncached.load_state_dict(ac.state_dict())
+    uncached._language = uncached._encode
+    assert torch.equal(cached, _step_rollout(uncached, obs, masks, seed=3))
+    same = _rollout_obs(6, 2, new_episode=(6, 1))  # one language per sampler throughout
+    _step_rollout(ac, same, masks, seed=4)  # the cache now holds it
+    with torch.no_grad():  # an in-place weight change with no forward in between (optimizer step)
+        for p in ac.seq2seq.enc.parameters():
+            p.add_(0.5)
+    uncached.load_state_dict(ac.state_dict())
+    assert torch.equal(_step_rollout(ac, same, masks, seed=4), _step_rollout(uncached, same, masks, seed=4))
+
+
 def test_allenact_losses_train_the_wrapper():
     torch.manual_seed(0)
     ac = AlfredSeq2SeqActorCritic(gym.spaces.Discrete(13), _obs_space(), num_words=50, pframe=300, **LITE).train()

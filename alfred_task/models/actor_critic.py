@@ -16,7 +16,7 @@ action_low vocabulary, so <<pad>>/<<seg>> are never emitted. There is no critic 
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Optional, Sequence
 
 import gym
 import torch
@@ -68,6 +68,8 @@ class AlfredSeq2SeqActorCritic(ActorCriticModel[CategoricalDistr]):
         self.register_buffer("task_to_vocab", ids, persistent=False)
         interact = torch.tensor([C.has_interaction(a) for a in action_names], dtype=torch.bool)
         self.register_buffer("task_interacts", interact, persistent=False)
+        #: (key, encoding) of the last rollout step's language (see `_language`); never saved
+        self._lang_cache: Optional[tuple] = None
 
     def _recurrent_memory_specification(self):
         hid = 2 * self.seq2seq.dhid
@@ -80,6 +82,26 @@ class AlfredSeq2SeqActorCritic(ActorCriticModel[CategoricalDistr]):
     def _encode(self, goal: torch.Tensor, instr: torch.Tensor):
         s = self.seq2seq
         return s.encode_lang(*s.join_language(goal.long(), instr.long()))
+
+    def _language(self, goal: torch.Tensor, instr: torch.Tensor):
+        """`_encode`, reused across rollout steps while the language and the encoder's weights stay
+        the same. Why: AllenAct calls the policy once per environment step with the episode's
+        whole language, and re-running the BiLSTM every step cost as much as the ResNet
+        (benchmarks/alfred_dagger_sampler.py). Only without autograd (rollouts, evaluation) and
+        without active language dropout, so outputs and random draws are unchanged; the
+        parameters' in-place version counters invalidate it after every optimizer step."""
+        s = self.seq2seq
+        if torch.is_grad_enabled() or (self.training and s.lang_dropout.p > 0):
+            self._lang_cache = None
+            return self._encode(goal, instr)
+        weights = tuple((id(p), p._version) for m in (s.emb_word, s.enc, s.enc_att) for p in m.parameters())
+        hit = self._lang_cache
+        if (hit is not None and hit[0] == weights and hit[1].shape == goal.shape and hit[2].shape == instr.shape
+                and torch.equal(hit[1], goal) and torch.equal(hit[2], instr)):
+            return hit[3]
+        lang = self._encode(goal, instr)
+        self._lang_cache = (weights, goal.clone(), instr.clone(), lang)
+        return lang
 
     def _reencode(self, lang, rows, goal_t, instr_t):
         """Language of the samplers whose episode starts at this step replaces theirs."""
@@ -110,7 +132,7 @@ class AlfredSeq2SeqActorCritic(ActorCriticModel[CategoricalDistr]):
         n_t, n_b = frames.shape[:2]
         h, c = memory.tensor("h")[0], memory.tensor("c")[0]
         prev = memory.tensor("prev_action")[0, :, 0].long()
-        lang = self._encode(goal[0], instr[0])
+        lang = self._language(goal[0], instr[0])
         outs = {k: [] for k in ("logits", "cont", "sub", "prog")}
         vis = dec.encode_frames(frames)
         for t in range(n_t):

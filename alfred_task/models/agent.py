@@ -29,8 +29,8 @@ __all__ = ["AGENT_REF", "Seq2SeqAgent"]
 
 #: how checkpoints name this class (`CheckpointAgent`'s "agent" field)
 AGENT_REF = "alfred_task.models.agent:Seq2SeqAgent"
-#: ResNet feature maps kept per agent (≈100 kB each): subgoal evaluation replays the same expert
-#: prefix once per subgoal, so without the cache ResNet runs O(len²) times per trajectory
+#: ResNet feature maps kept per agent (≈100 kB each): identical frames recur (failed actions leave
+#: the frame unchanged; agents that snapshot skip the per-subgoal prefix replay, others repeat it)
 FEATURE_CACHE_SIZE = 512
 
 
@@ -53,6 +53,15 @@ class Seq2SeqAgent(Agent):
         self.state: Optional[StepState] = None
         self._frame: Optional[np.ndarray] = None
         self._cache: "OrderedDict[bytes, torch.Tensor]" = OrderedDict()
+
+    #: the episode state is (decoder state, last frame); tensors are replaced, never changed in place
+    supports_snapshot = True
+
+    def snapshot(self) -> tuple:
+        return self.state, self._frame
+
+    def restore(self, state: tuple) -> None:
+        self.state, self._frame = state
 
     def load_state_dict(self, state: dict) -> None:
         """Weights of the wrapper (``seq2seq.``-prefixed keys), loaded strictly."""

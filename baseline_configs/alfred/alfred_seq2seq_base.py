@@ -15,6 +15,10 @@ Construction arguments (``--config_kwargs '{...}'``):
 - lr (1e-4), batch_size (8), training_frames, save_interval, seed-independent process counts
   num_train_processes / num_test_processes (default from CUDA / CPU count, as the rearrangement configs)
 - test_split (``valid_seen``), test_limit (first K entries), max_steps (ALFRED's 1000), backend, planner
+- sampler_torch_threads (1): torch threads in each sampler process (the inline ResNet-18); AllenAct
+  leaves torch's default, one per core, and N samplers × N threads on N shared cores made one
+  ResNet call 3.5–5× slower (benchmarks/alfred_dagger_sampler.py); trainer_torch_threads (None =
+  torch's default; the DAgger config uses 1 on CPU, where the samplers need the cores)
 
 Evaluation: ``allenact -b . <cfg> --eval -c <ckpt> --deterministic_agents`` (argmax actions, as
 ALFRED) runs the test split; per-episode numerators/denominators land in AllenAct's metrics file and
@@ -65,7 +69,8 @@ class AlfredSeq2SeqBaseConfig(ExperimentConfig):
                  num_test_processes: Optional[int] = None, test_split: str = "valid_seen",
                  test_limit: Optional[int] = None, max_steps: int = C.MAX_STEPS, backend: str = DEFAULT_BACKEND,
                  planner: str = "template", metric_accumulate_interval: Optional[int] = None,
-                 eval_storage: Optional[bool] = None) -> None:
+                 eval_storage: Optional[bool] = None, sampler_torch_threads: int = 1,
+                 trainer_torch_threads: Optional[int] = None) -> None:
         self.data_root = Path(data_root)
         self.splits = Path(splits) if splits else self.data_root / "splits.json"
         if not self.splits.is_file():
@@ -93,6 +98,11 @@ class AlfredSeq2SeqBaseConfig(ExperimentConfig):
         # AllenAct's test stage needs a rollout storage, pure offline training must not have one
         # (it would step simulators for nothing); `allenact --eval` is the one run that tests.
         self.eval_storage = ("--eval" in sys.argv) if eval_storage is None else bool(eval_storage)
+        self.sampler_torch_threads = int(sampler_torch_threads)
+        self.trainer_torch_threads = None if trainer_torch_threads is None else int(trainer_torch_threads)
+        if self.sampler_torch_threads < 1 or (self.trainer_torch_threads is not None and self.trainer_torch_threads < 1):
+            raise ConfigError(f"sampler_torch_threads / trainer_torch_threads must be >= 1, got "
+                              f"{sampler_torch_threads!r} / {trainer_torch_threads!r}")
         self._vocab = None
 
     # --- inputs -----------------------------------------------------------------------------
@@ -145,6 +155,8 @@ class AlfredSeq2SeqBaseConfig(ExperimentConfig):
         from alfred_task.models.trained import AlfredSeq2SeqTrainedPolicy
         from alfred_task.online import ACTION_NAMES
 
+        if self.trainer_torch_threads is not None:  # create_model runs in the trainer process
+            torch.set_num_threads(self.trainer_torch_threads)
         spaces = {s.uuid: s.observation_space for s in self.input_sensors()}
         record = {"agent": AGENT_REF, "kwargs": {"model_kwargs": self.model_kwargs(), "vocab": self.vocab.to_record(),
                                                  "visual_encoder": self.visual_encoder}}
@@ -180,6 +192,7 @@ class AlfredSeq2SeqBaseConfig(ExperimentConfig):
     def make_sampler_fn(self, **kwargs):
         from alfred_task.online import AlfredTaskSampler
 
+        torch.set_num_threads(self.sampler_torch_threads)  # runs in the sampler's process
         return AlfredTaskSampler(**kwargs)
 
     def sampler_args(self, split: str, sensors: Sequence[Sensor], process_ind: int, total: int,

@@ -33,6 +33,8 @@ class AlfredSeq2SeqPMDaggerConfig(AlfredSeq2SeqBaseConfig):
 
     def __init__(self, train_split: str = "train", bc_tf1_steps: Optional[int] = None,
                  dagger_steps: Optional[int] = None, num_steps: int = 32, **kwargs: Any) -> None:
+        if not torch.cuda.is_available():  # CPU: the policy steps between the samplers' ResNet calls
+            kwargs.setdefault("trainer_torch_threads", 1)
         super().__init__(**kwargs)
         self.train_split, self.num_steps = train_split, int(num_steps)
         t = self.training_frames
