@@ -11,7 +11,7 @@ import numpy as np
 
 from .constants import (
     ALWAYS_PLACE_UPRIGHT, BREAK_DROP_HEIGHT, COFFEE_MUG_BASE, COFFEE_MUG_FRONT, COLD_SOURCES, FRIDGE_SHELF_HEIGHT, HEAT_SOURCES,
-    IN_RECEPTACLES, OBJECT_SPECIFIC_RECEPTACLES, OPEN_TOP_RECEPTACLES,
+    IN_RECEPTACLES, MICROWAVE_CAVITY_X, MICROWAVE_FLOOR, OBJECT_SPECIFIC_RECEPTACLES, OPEN_TOP_RECEPTACLES,
     SOFT_TYPES,
 )
 from .geometry import Box, euler_to_matrix
@@ -66,6 +66,31 @@ def surface_height(w: World, rec: SimObject) -> float:
     if len(rec.parts) > 1:  # hollow: rest on the inner bottom
         return float(lo[1] + min(0.02, (hi[1] - lo[1]) * 0.25))
     return float(hi[1])
+
+
+def microwave_cavity(rec: SimObject) -> SimObject:
+    """`rec` (a Microwave) reduced to its cavity for placement: the raised floor and the side
+    away from the control panel (MICROWAVE_FLOOR, MICROWAVE_CAVITY_X), full depth. The result
+    only stands in for `rec` in find_placement; it is never put into the world."""
+    b = rec.box
+    front = np.array([rec.front[0], 0.0, rec.front[1]])
+    k = 0 if abs(front @ b.rot[:, 0]) > abs(front @ b.rot[:, 2]) else 2
+    sf = 1.0 if front @ b.rot[:, k] >= 0 else -1.0
+    # the lateral axis that is +x when the door faces +z (a yaw of 90 deg maps x to -z)
+    lateral = sf * b.rot[:, 0] if k == 2 else -sf * b.rot[:, 2]
+    lat_half = b.half[0] if k == 2 else b.half[2]
+    a0, a1 = MICROWAVE_CAVITY_X
+    shift = lateral * lat_half * (a0 + a1) / 2
+    half = b.half.copy()
+    half[0 if k == 2 else 2] = lat_half * (a1 - a0) / 2
+    lo_y = b.center[1] - b.half[1]
+    floor = lo_y + MICROWAVE_FLOOR * 2 * b.half[1] - 0.02  # surface_height adds 2 cm back
+    half[1] = (b.center[1] + b.half[1] - floor) / 2
+    centre = b.center + shift
+    centre[1] = floor + half[1]
+    r = rec.rot_matrix
+    local = Box(r.T @ (centre - np.asarray(rec.position)), half, r.T @ b.rot)
+    return rec.with_changes(local_box=local)
 
 
 def find_placement(w: World, obj: SimObject, rec: SimObject, *, agent_xz: Optional[np.ndarray],
