@@ -52,6 +52,8 @@ class SimObject:
     front: Tuple[float, float] = (0.0, 1.0)  # outward xz direction of an openable's door
     surface_offset: Optional[float] = None  # how far below its top things rest on this receptacle
     holes: Tuple[Tuple[float, float, float, float], ...] = ()  # xz rects cut out (sinks in counters)
+    # today's type of an asset that carries THOR 2.1.0's name (thor2_types): its drawn shape
+    shape_type: str = ""
 
     # --- construction ------------------------------------------------------------------
     @staticmethod
@@ -122,7 +124,7 @@ class SimObject:
     def parts(self) -> Tuple[Box, ...]:
         """Boxes drawn and ray-cast for this object (hollow containers, opened doors)."""
         b = self.box
-        t = self.object_type
+        t = self.shape_type or self.object_type
         if self.holes:
             return _with_holes(b, self.holes)
         if t in IN_RECEPTACLES and self.flags.get("openable"):

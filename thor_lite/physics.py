@@ -12,7 +12,7 @@ import numpy as np
 from .constants import (
     ALWAYS_PLACE_UPRIGHT, BREAK_DROP_HEIGHT, COFFEE_MUG_BASE, COFFEE_MUG_FRONT, COLD_SOURCES, FRIDGE_SHELF_HEIGHT, HEAT_SOURCES,
     IN_RECEPTACLES, MICROWAVE_CAVITY_X, MICROWAVE_FLOOR, OBJECT_SPECIFIC_RECEPTACLES, OPEN_TOP_RECEPTACLES,
-    SOFT_TYPES,
+    SOFT_TYPES, TABLE_LIKE,
 )
 from .geometry import Box, euler_to_matrix
 from .objects import WALL, SimObject, yaw_front
@@ -48,7 +48,9 @@ def move_with_contents(w: World, oid: str, position: Sequence[float],
 
 
 def surface_height(w: World, rec: SimObject) -> float:
+    """Where things put on/in `rec` rest (the bottom of their box)."""
     lo, hi = rec.aabb
+    shape = rec.shape_type or rec.object_type
     if rec.object_type == "Fridge":  # its shelf (see FRIDGE_SHELF_HEIGHT)
         if rec.surface_offset is not None:
             return float(hi[1] - rec.surface_offset)
@@ -59,10 +61,12 @@ def surface_height(w: World, rec: SimObject) -> float:
         if rec.object_type in OPEN_TOP_RECEPTACLES:  # never inside the drawn bottom wall
             return float(max(hi[1] - rec.surface_offset, lo[1] + WALL))
         return float(hi[1] - rec.surface_offset)
-    if rec.object_type == "Shelf":  # only the board at the bottom of its box is drawn
+    if shape == "Shelf":  # only the board at the bottom of its box is drawn
         return float(lo[1] + min(0.02, hi[1] - lo[1]))
-    if rec.object_type == "Chair":  # seat drawn at half height when THOR recorded nothing on it
+    if shape == "Chair":  # seat drawn at half height when THOR recorded nothing on it
         return float(lo[1] + 0.5 * (hi[1] - lo[1]))
+    if shape in TABLE_LIKE:  # a top slab on legs (not hollow): its top, not the floor between the legs
+        return float(hi[1])
     if len(rec.parts) > 1:  # hollow: rest on the inner bottom
         return float(lo[1] + min(0.02, (hi[1] - lo[1]) * 0.25))
     return float(hi[1])
