@@ -107,6 +107,9 @@ _REPLAY_CASES = {
     # PutObject on a coffee table with no resting height learned had no valid position (its
     # grid started on the floor between the legs); a table-like receptacle's surface is its top
     "pick_and_place_simple-Statue-None-CoffeeTable-222": "table top is the surface",
+    # OpenObject's mask of a dresser drawer resolved to the dresser, whose box reaches 9 mm past
+    # the drawer fronts (thor_lite/fronts.py draws them out past it)
+    "pick_and_place_simple-TissueBox-None-Dresser-301": "drawer fronts past the dresser face",
 }
 
 

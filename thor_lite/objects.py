@@ -54,6 +54,8 @@ class SimObject:
     holes: Tuple[Tuple[float, float, float, float], ...] = ()  # xz rects cut out (sinks in counters)
     # today's type of an asset that carries THOR 2.1.0's name (thor2_types): its drawn shape
     shape_type: str = ""
+    # a closed drawer/cabinet is drawn this far further out along `front` (thor_lite.fronts)
+    proud: float = 0.0
 
     # --- construction ------------------------------------------------------------------
     @staticmethod
@@ -128,7 +130,9 @@ class SimObject:
         if self.holes:
             return _with_holes(b, self.holes)
         if t in IN_RECEPTACLES and self.flags.get("openable"):
-            return self._open_container_parts(b) if self.openness > 0 else (b,)
+            if self.openness > 0:
+                return self._open_container_parts(b)
+            return (_drawn_out(b, self.front, self.proud),) if self.proud > 0 else (b,)
         # Sinks and bathtubs are basins even when THOR flags only their *Basin child as the
         # receptacle; a solid box would hide (and block placement into) the basin inside.
         if t in OPEN_TOP_RECEPTACLES and (self.flags.get("receptacle") or t in ("Sink", "Bathtub")):
@@ -227,6 +231,16 @@ class SimObject:
         corners = tuple(map(tuple, aabb_corner_points(lo, hi)))
         return (tuple(self.position), tuple(self.rotation), tuple(lo.tolist()), tuple(hi.tolist()),
                 oobb, corners)
+
+
+def _drawn_out(b: Box, front: Tuple[float, float], dist: float) -> Box:
+    """`b` extended by `dist` along the world xz direction `front` (its box axis nearest it)."""
+    f = np.array([front[0], 0.0, front[1]])
+    k = int(np.argmax(np.abs(f @ b.rot)))
+    sign = float(np.sign(f @ b.rot[:, k])) or 1.0
+    half = b.half.copy()
+    half[k] += dist / 2
+    return Box(b.center + b.rot[:, k] * sign * dist / 2, half, b.rot)
 
 
 def _with_holes(b: Box, holes) -> Tuple[Box, ...]:

@@ -21,6 +21,7 @@ from .constants import (
 from .geometry import Box, camera_tan_aspect, euler_to_matrix, pack_boxes, ray_box_hits
 from .objects import SimObject
 from .scene_data import SceneRecord, layout_cells, layout_dilation as scene_layout_dilation, layout_object_types
+from .fronts import proud_distances
 from .thor2_types import with_thor2_types
 
 
@@ -103,6 +104,8 @@ class World:
         self.layout_clears_moveables = bool(layout_clears_moveables)
         self._layout_xz: Optional[np.ndarray] = None  # layout cell centres, built when first needed
         self._init_openable_fronts()
+        for oid, d in proud_distances(self.objects.values()).items():
+            self.objects[oid] = self.objects[oid].with_changes(proud=d)
         self._init_surfaces()
         self._init_counter_holes()
         self._init_basin_clearance()
