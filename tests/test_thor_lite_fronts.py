@@ -1,7 +1,8 @@
-"""Drawer fronts that the enclosing furniture's box would cover (thor_lite/fronts.py)."""
+"""Drawn shapes of furniture parts: drawer fronts a furniture box would cover (thor_lite/fronts.py), desk lamps."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from thor_lite.fronts import MAX_RECESS, proud_distances
 
@@ -39,5 +40,25 @@ def test_only_fronts_just_behind_a_furniture_face_are_drawn_out():
     c = make_controller("thor_lite", scene="FloorPlan1")
     try:
         assert proud_distances(c._world.objects.values()) == {}
+    finally:
+        c.stop()
+
+
+def test_a_desk_lamp_is_drawn_as_base_stem_and_shade():
+    """Not as its solid box: the space beside its stem, under the shade, is open."""
+    from backends import make_controller
+    from thor_lite.constants import LAMP_SHADE_BOTTOM
+
+    c = make_controller("thor_lite", scene="FloorPlan326")
+    try:
+        lamp = next(o for o in c._world.objects.values() if o.object_type == "DeskLamp")
+        lo, hi = lamp.aabb
+        base, stem, shade = lamp.parts
+        for p in lamp.parts:
+            plo, phi = p.aabb()
+            assert (plo >= lo - 1e-3).all() and (phi <= hi + 1e-3).all()
+        assert max(stem.half[0], stem.half[2]) <= 0.012
+        assert shade.aabb()[0][1] == pytest.approx(lo[1] + LAMP_SHADE_BOTTOM * (hi[1] - lo[1]), abs=1e-3)
+        assert base.aabb()[1][1] < shade.aabb()[0][1]
     finally:
         c.stop()

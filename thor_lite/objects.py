@@ -12,7 +12,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from .constants import COFFEE_BAY_BACK, COFFEE_BAY_TOP, COFFEE_MUG_BASE, IN_RECEPTACLES, OPEN_TOP_RECEPTACLES, TABLE_LIKE
+from .constants import (COFFEE_BAY_BACK, COFFEE_BAY_TOP, COFFEE_MUG_BASE, IN_RECEPTACLES, LAMP_BASE_TOP, LAMP_BASE_WIDTH,
+                        LAMP_SHADE_BOTTOM, OPEN_TOP_RECEPTACLES, TABLE_LIKE)
 from .geometry import AABB_CORNER_SIGNS, Box, euler_to_matrix
 from .scene_data import ObjectRecord
 
@@ -141,6 +142,8 @@ class SimObject:
             basin_child = t in ("Sink", "Bathtub") and not self.flags.get("receptacle")
             return _hollow_parts(b, open_faces=("top", "bottom") if basin_child else ("top",))
         up = b.upright()
+        if t == "DeskLamp" and up is not None:
+            return _lamp_parts(up)
         if t == "CoffeeMachine" and up is not None:
             return _coffee_machine_parts(*self.aabb, self.rotation[1])
         if t == "ShelvingUnit" and up is not None:
@@ -231,6 +234,26 @@ class SimObject:
         corners = tuple(map(tuple, aabb_corner_points(lo, hi)))
         return (tuple(self.position), tuple(self.rotation), tuple(lo.tolist()), tuple(hi.tolist()),
                 oobb, corners)
+
+
+def _lamp_parts(b: Box) -> Tuple[Box, ...]:
+    """A desk lamp as THOR's mesh stands: a low base, a thin stem and the shade on top
+    (LAMP_* fractions of its box), so what lies beside its base under the shade stays in view."""
+    lo, hi = b.aabb()
+    h = hi[1] - lo[1]
+    parts = []
+    for y0, y1, frac in ((0.0, LAMP_BASE_TOP, LAMP_BASE_WIDTH), (LAMP_BASE_TOP, LAMP_SHADE_BOTTOM, None),
+                         (LAMP_SHADE_BOTTOM, 1.0, 1.0)):
+        half = b.half.copy()
+        if frac is None:  # the stem
+            half[0], half[2] = min(0.012, b.half[0]), min(0.012, b.half[2])
+        else:
+            half[0], half[2] = b.half[0] * frac, b.half[2] * frac
+        half[1] = max((y1 - y0) * h / 2, 1e-3)
+        c = b.center.copy()
+        c[1] = lo[1] + (y0 + y1) * h / 2
+        parts.append(Box(c, half, b.rot))
+    return tuple(parts)
 
 
 def _drawn_out(b: Box, front: Tuple[float, float], dist: float) -> Box:
