@@ -113,9 +113,6 @@ _REPLAY_CASES = {
     # PickupObject of a credit card beside a desk lamp's base resolved to the lamp, drawn as its
     # solid box; it is drawn as base, stem and shade
     "pick_two_obj_and_place-CreditCard-None-SideTable-326": "desk lamp base, stem and shade",
-    # MoveAhead "Wall is blocking": THOR 2.1.0 started and walked two cells past its own
-    # recorded layout (THOR2_EXTRA_DILATION in ALFRED's mode)
-    "look_at_obj_in_light-Pillow-None-FloorLamp-221": "THOR 2.1.0 walks two cells past its layout",
 }
 
 

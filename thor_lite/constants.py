@@ -124,10 +124,6 @@ FRIDGE_SHELF_HEIGHT = 0.95
 # into that cavity (the lateral span allows for the objects' half-widths).
 MICROWAVE_FLOOR = 0.26
 MICROWAVE_CAVITY_X = (-0.45, 0.95)
-# In THOR 2.1.0 mode (ALFRED) rooms extend this many cells further beyond the recorded layout
-# than the layout dilation: ALFRED's recorded trajectories walk two cells past its own layout
-# files (FloorPlan221's start pose, FloorPlan330's corner by the wall).
-THOR2_EXTRA_DILATION = 1
 # A DeskLamp is drawn as THOR's mesh stands, not as its solid box: a base (the bottom 8 % of
 # the box height, 60 % of its width), a thin stem, and the shade over the top 45 %.
 LAMP_BASE_TOP = 0.08

@@ -16,7 +16,7 @@ from .constants import (
     AGENT_HEIGHT, AGENT_RADIUS, AGENT_Y_OFFSET, CAMERA_CROUCH_OFFSET, CAMERA_STANDING_OFFSET,
     FLOOR_EXTENDED_TYPES, GRID_SIZE, HAND_LOCAL_POSITION, IN_RECEPTACLES, LAYOUT_CELL_SIZE, LAYOUT_MODE_BOX_OVERLAP, COUNTER_OVERHANG, NON_BLOCKING_TYPES,
     OPEN_TOP_RECEPTACLES,
-    SEE_THROUGH_TYPES, THOR2_EXTRA_DILATION, VISIBILITY_DISTANCE, WALL_GLASS_TYPES,
+    SEE_THROUGH_TYPES, VISIBILITY_DISTANCE, WALL_GLASS_TYPES,
 )
 from .geometry import Box, camera_tan_aspect, euler_to_matrix, pack_boxes, ray_box_hits
 from .objects import SimObject
@@ -100,10 +100,8 @@ class World:
         # (rooms grew a little in later builds) must also pass the full geometric test.
         self.layout = layout_cells(scene.name)
         self.layout_dilation = scene_layout_dilation() if layout_dilation is None else int(layout_dilation)
+        self.room_cells = _dilate(self.layout, self.layout_dilation)
         self.layout_clears_moveables = bool(layout_clears_moveables)
-        # THOR 2.1.0 itself (ALFRED's recorded trajectories) walked up to one cell further
-        extra = THOR2_EXTRA_DILATION if self.layout_clears_moveables else 0
-        self.room_cells = _dilate(self.layout, self.layout_dilation + extra)
         self._layout_xz: Optional[np.ndarray] = None  # layout cell centres, built when first needed
         self._init_openable_fronts()
         for oid, d in proud_distances(self.objects.values()).items():
