@@ -47,8 +47,11 @@ def move_with_contents(w: World, oid: str, position: Sequence[float],
              rotation=tuple(float(v) for v in rotation), **changes)
 
 
-def surface_height(w: World, rec: SimObject) -> float:
-    """Where things put on/in `rec` rest (the bottom of their box)."""
+def surface_height(w: World, rec: SimObject, spawn: bool = False) -> float:
+    """Where things put on/in `rec` rest (the bottom of their box). `spawn`: InitialRandomSpawn's
+    older rule for table-likes without a learned height (the hollow-container fall-through: the
+    floor between the legs), kept so the shipped generated data (data/alfred_lite) regenerates
+    byte for byte; PutObject uses the top."""
     lo, hi = rec.aabb
     shape = rec.shape_type or rec.object_type
     if rec.object_type == "Fridge":  # its shelf (see FRIDGE_SHELF_HEIGHT)
@@ -65,7 +68,7 @@ def surface_height(w: World, rec: SimObject) -> float:
         return float(lo[1] + min(0.02, hi[1] - lo[1]))
     if shape == "Chair":  # seat drawn at half height when THOR recorded nothing on it
         return float(lo[1] + 0.5 * (hi[1] - lo[1]))
-    if shape in TABLE_LIKE:  # a top slab on legs (not hollow): its top, not the floor between the legs
+    if shape in TABLE_LIKE and not spawn:  # a top slab on legs (not hollow): its top, not the floor between the legs
         return float(hi[1])
     if len(rec.parts) > 1:  # hollow: rest on the inner bottom
         return float(lo[1] + min(0.02, (hi[1] - lo[1]) * 0.25))
@@ -102,7 +105,8 @@ def find_placement(w: World, obj: SimObject, rec: SimObject, *, agent_xz: Option
                    yaws: Optional[Sequence[float]] = None, ignore: Iterable[str] = (),
                    attempts: Optional[int] = None,
                    tilt: bool = False, seen: Optional[Callable[[Box], bool]] = None,
-                   max_unseen: int = 60) -> Optional[Tuple[Tuple[float, float, float], Tuple[float, float, float]]]:
+                   max_unseen: int = 60,
+                   spawn: bool = False) -> Optional[Tuple[Tuple[float, float, float], Tuple[float, float, float]]]:
     """A collision-free resting pose for `obj` in/on `rec`, nearest to the agent first;
     `tilt` adds PutObject's sideways orientations (InitialRandomSpawn stays upright).
     With `seen`, the first free pose the camera sees wins; the first free one if none of
@@ -113,7 +117,7 @@ def find_placement(w: World, obj: SimObject, rec: SimObject, *, agent_xz: Option
     """
     rb = rec.box
     rlo, rhi = rec.aabb
-    base_y = surface_height(w, rec)
+    base_y = surface_height(w, rec, spawn)
     rx, rz = rb.rot[:, 0], rb.rot[:, 2]
     hx, hz = rb.half[0], rb.half[2]
     if abs(rb.rot[1, 1]) < 0.99:  # tilted receptacle: use its AABB footprint
