@@ -100,6 +100,19 @@ _REPLAY_CASES = {
     # SliceObject "needs a knife": the knife's mask picked the Bread, because the Knife posed
     # flat at no roll stood on its edge along z; THOR 2.1.0's knife lay along x
     "pick_cool_then_place_in_recep-BreadSliced-None-DiningTable-15": "THOR 2.1.0 flat knife asset",
+    # PickupObject of the heated Egg / Mug resolved to the Microwave: the forced PutObject had
+    # stood it on the box's bottom beside the control panel; THOR 2.1.0 used the raised cavity
+    "pick_heat_then_place_in_recep-Egg-None-GarbageCan-8": "microwave cavity (Egg)",
+    "pick_heat_then_place_in_recep-Mug-None-Cabinet-12": "microwave cavity (Mug)",
+    # PutObject on a coffee table with no resting height learned had no valid position (its
+    # grid started on the floor between the legs); a table-like receptacle's surface is its top
+    "pick_and_place_simple-Statue-None-CoffeeTable-222": "table top is the surface",
+    # OpenObject's mask of a dresser drawer resolved to the dresser, whose box reaches 9 mm past
+    # the drawer fronts (thor_lite/fronts.py draws them out past it)
+    "pick_and_place_simple-TissueBox-None-Dresser-301": "drawer fronts past the dresser face",
+    # PickupObject of a credit card beside a desk lamp's base resolved to the lamp, drawn as its
+    # solid box; it is drawn as base, stem and shade
+    "pick_two_obj_and_place-CreditCard-None-SideTable-326": "desk lamp base, stem and shade",
 }
 
 
@@ -169,3 +182,25 @@ def test_a_knife_posed_flat_at_no_roll_lies_flat_along_its_yaw_plus_90(env):
         {"objectName": name, "position": knife["position"], "rotation": {"x": 0, "y": 0, "z": 90}}])
     rot = next(o for o in ev.metadata["objects"] if o["name"] == name)["rotation"]
     assert abs(rot["y"]) < 1 and abs(rot["z"] - 90) < 1
+
+
+@needs_sample
+def test_microwave_cavity_holds_what_thor_kept_in_the_microwave(env):
+    """FloorPlan12's ALFRED initial state keeps an Egg and a Cup in the Microwave at THOR 2.1.0's
+    positions: both stand in the cavity PutObject uses (over its footprint, bottoms within 4 cm of
+    its floor), 9+ cm above the box's bottom where the plain rule put things."""
+    from thor_lite import physics
+
+    env.init_episode(_traj("pick_heat_then_place_in_recep-Mug-None-Cabinet-12"))
+    w = env.controller._world
+    mw = next(o for o in w.objects.values() if o.object_type == "Microwave")
+    cav = physics.microwave_cavity(mw)
+    inside = [o for o in w.objects.values() if mw.object_id in o.parents]
+    assert sorted(o.object_type for o in inside) == ["Cup", "Egg"]
+    floor = physics.surface_height(w, cav)
+    for o in inside:
+        lo, hi = o.aabb
+        local = (o.box.center - cav.box.center) @ cav.box.rot
+        assert (np.abs(local[[0, 2]]) <= cav.box.half[[0, 2]]).all(), (o.object_type, local, cav.box.half)
+        assert abs(lo[1] - floor) < 0.04, (o.object_type, lo[1], floor)
+        assert lo[1] - physics.surface_height(w, mw) > 0.06

@@ -144,6 +144,25 @@ def test_put_on_counter_top(fresh):
         assert abs(ab["center"][k] - cb["center"][k]) <= cb["size"][k] / 2 + 1e-6
 
 
+def test_forced_put_on_a_side_table_rests_on_its_top():
+    """A table-like receptacle is a top on legs, not a hollow box: without a resting height learned
+    below its top a PutObject lands on its top, not on the floor between its legs (FloorPlan329's
+    SideTable at x = -1.20: what the scene keeps on it rests on its very top)."""
+    from backends import make_controller
+
+    c = make_controller("thor_lite", scene="FloorPlan329")
+    try:
+        table = next(o for o in c.last_event.objects_by_type("SideTable") if o["objectId"].startswith("SideTable|-01.20"))
+        assert c._world.objects[table["objectId"]].surface_offset is None
+        book = oid(c, "Book")
+        ok(c.step("PickupObject", objectId=book, forceAction=True))
+        ev = ok(c.step("PutObject", objectId=table["objectId"], forceAction=True))
+        b, t = ev.get_object(book)["axisAlignedBoundingBox"], ev.get_object(table["objectId"])["axisAlignedBoundingBox"]
+        assert b["center"]["y"] - b["size"]["y"] / 2 == pytest.approx(t["center"]["y"] + t["size"]["y"] / 2, abs=0.03)
+    finally:
+        c.stop()
+
+
 def test_put_alfred_style(fresh):
     c = fresh
     apple = oid(c, "Apple")

@@ -47,3 +47,20 @@ def test_a_rolled_flat_asset_posed_without_roll_keeps_todays_roll_at_yaw_plus_90
     assert thor2_pose_rotation("Knife", today, (0.0, 180.0, 90.0)) == (0.0, 180.0, 90.0)
     assert thor2_pose_rotation("ToiletPaper", today, (0.0, 180.0, 0.0)) == (0.0, 180.0, 0.0)
     assert thor2_pose_rotation("Knife", (0.0, 75.0, 0.0), (0.0, 180.0, 0.0)) == (0.0, 180.0, 0.0)
+
+
+@pytest.mark.skipif(layout_object_types("FloorPlan314") is None, reason="ALFRED layouts (alfworld) absent")
+def test_a_renamed_dresser_keeps_todays_table_shape_and_top():
+    """FloorPlan314's SideTable is a Dresser in ALFRED's mode, but it is still today's asset: drawn
+    as a top on legs (the drawers under it stay in view) and things put on it rest on its top."""
+    from backends import make_controller
+    from thor_lite import physics
+
+    c = make_controller("thor_lite", layout_clears_moveables=True, scene="FloorPlan314")
+    try:
+        w = c._world
+        dresser = w.objects["Dresser|+02.19|+00.00|-00.49"]
+        assert dresser.shape_type == "SideTable" and len(dresser.parts) == 5
+        assert physics.surface_height(w, dresser) == pytest.approx(float(dresser.aabb[1][1]), abs=0.05)
+    finally:
+        c.stop()

@@ -133,6 +133,18 @@ CHAIR_SEAT_BAND: Tuple[float, float] = (0.35, 0.5)
 # scene keeps its contents, else at this height above its bottom (the median of that level
 # over the 25 kitchen fridges whose scene records contents).
 FRIDGE_SHELF_HEIGHT = 0.95
+# A Microwave's box holds its control panel beside the cavity and a raised floor: THOR 2.1.0
+# kept things inside it (ALFRED's initial poses in 28 kitchens, 90 objects) with their bottoms
+# at a median 26 % of the box height and their centres between -0.31 and +0.84 half-widths
+# along the box's lateral axis (+x when the door faces +z); PutObject in THOR 2.1.0 mode places
+# into that cavity (the lateral span allows for the objects' half-widths).
+MICROWAVE_FLOOR = 0.26
+MICROWAVE_CAVITY_X = (-0.45, 0.95)
+# A DeskLamp is drawn as THOR's mesh stands, not as its solid box: a base (the bottom 8 % of
+# the box height, 60 % of its width), a thin stem, and the shade over the top 45 %.
+LAMP_BASE_TOP = 0.08
+LAMP_BASE_WIDTH = 0.6
+LAMP_SHADE_BOTTOM = 0.55
 # Where a CoffeeMachine holds its Mug, from THOR's own scenes (FloorPlan4/7/9/15/19 record a
 # Mug in the machine): on a base 6 cm above the box bottom, centred 0.56 half-depths in front
 # of the box centre along the machine's local +z. The machine is drawn with that bay open

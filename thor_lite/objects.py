@@ -12,7 +12,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from .constants import CHAIR_SEAT_BAND, COFFEE_BAY_BACK, COFFEE_BAY_TOP, COFFEE_MUG_BASE, IN_RECEPTACLES, OPEN_TOP_RECEPTACLES, TABLE_LIKE
+from .constants import (CHAIR_SEAT_BAND, COFFEE_BAY_BACK, COFFEE_BAY_TOP, COFFEE_MUG_BASE, IN_RECEPTACLES, LAMP_BASE_TOP,
+                        LAMP_BASE_WIDTH, LAMP_SHADE_BOTTOM, OPEN_TOP_RECEPTACLES, TABLE_LIKE)
 from .geometry import AABB_CORNER_SIGNS, Box, euler_to_matrix
 from .scene_data import ObjectRecord
 
@@ -54,6 +55,10 @@ class SimObject:
     holes: Tuple[Tuple[float, float, float, float], ...] = ()  # xz rects cut out (sinks in counters)
     # the (position, rotation) the holes were cut at; None: always (static furniture)
     holes_at: Optional[Tuple[Tuple[float, float, float], Tuple[float, float, float]]] = None
+    # today's type of an asset that carries THOR 2.1.0's name (thor2_types): its drawn shape
+    shape_type: str = ""
+    # a closed drawer/cabinet is drawn this far further out along `front` (thor_lite.fronts)
+    proud: float = 0.0
 
     # --- construction ------------------------------------------------------------------
     @staticmethod
@@ -124,12 +129,14 @@ class SimObject:
     def parts(self) -> Tuple[Box, ...]:
         """Boxes drawn and ray-cast for this object (hollow containers, opened doors)."""
         b = self.box
-        t = self.object_type
+        t = self.shape_type or self.object_type
         holes = self.holes if self.holes_at in (None, (self.position, self.rotation)) else ()
         if holes and t not in TABLE_LIKE:
             return _with_holes(b, holes)
         if t in IN_RECEPTACLES and self.flags.get("openable"):
-            return self._open_container_parts(b) if self.openness > 0 else (b,)
+            if self.openness > 0:
+                return self._open_container_parts(b)
+            return (_drawn_out(b, self.front, self.proud),) if self.proud > 0 else (b,)
         # Sinks and bathtubs are basins even when THOR flags only their *Basin child as the
         # receptacle; a solid box would hide (and block placement into) the basin inside.
         if t in OPEN_TOP_RECEPTACLES and (self.flags.get("receptacle") or t in ("Sink", "Bathtub")):
@@ -138,6 +145,8 @@ class SimObject:
             basin_child = t in ("Sink", "Bathtub") and not self.flags.get("receptacle")
             return _hollow_parts(b, open_faces=("top", "bottom") if basin_child else ("top",))
         up = b.upright()
+        if t == "DeskLamp" and up is not None:
+            return _lamp_parts(up)
         if t == "CoffeeMachine" and up is not None:
             return _coffee_machine_parts(*self.aabb, self.rotation[1])
         if t == "ShelvingUnit" and up is not None:
@@ -228,6 +237,36 @@ class SimObject:
         corners = tuple(map(tuple, aabb_corner_points(lo, hi)))
         return (tuple(self.position), tuple(self.rotation), tuple(lo.tolist()), tuple(hi.tolist()),
                 oobb, corners)
+
+
+def _lamp_parts(b: Box) -> Tuple[Box, ...]:
+    """A desk lamp as THOR's mesh stands: a low base, a thin stem and the shade on top
+    (LAMP_* fractions of its box), so what lies beside its base under the shade stays in view."""
+    lo, hi = b.aabb()
+    h = hi[1] - lo[1]
+    parts = []
+    for y0, y1, frac in ((0.0, LAMP_BASE_TOP, LAMP_BASE_WIDTH), (LAMP_BASE_TOP, LAMP_SHADE_BOTTOM, None),
+                         (LAMP_SHADE_BOTTOM, 1.0, 1.0)):
+        half = b.half.copy()
+        if frac is None:  # the stem
+            half[0], half[2] = min(0.012, b.half[0]), min(0.012, b.half[2])
+        else:
+            half[0], half[2] = b.half[0] * frac, b.half[2] * frac
+        half[1] = max((y1 - y0) * h / 2, 1e-3)
+        c = b.center.copy()
+        c[1] = lo[1] + (y0 + y1) * h / 2
+        parts.append(Box(c, half, b.rot))
+    return tuple(parts)
+
+
+def _drawn_out(b: Box, front: Tuple[float, float], dist: float) -> Box:
+    """`b` extended by `dist` along the world xz direction `front` (its box axis nearest it)."""
+    f = np.array([front[0], 0.0, front[1]])
+    k = int(np.argmax(np.abs(f @ b.rot)))
+    sign = float(np.sign(f @ b.rot[:, k])) or 1.0
+    half = b.half.copy()
+    half[k] += dist / 2
+    return Box(b.center + b.rot[:, k] * sign * dist / 2, half, b.rot)
 
 
 def _with_holes(b: Box, holes) -> Tuple[Box, ...]:

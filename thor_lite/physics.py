@@ -10,9 +10,9 @@ from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .constants import (
-    ALWAYS_PLACE_UPRIGHT, BREAK_DROP_HEIGHT, CHAIR_SEAT_BAND, COFFEE_MUG_BASE, COFFEE_MUG_FRONT, COLD_SOURCES, FRIDGE_SHELF_HEIGHT, HEAT_SOURCES,
-    IN_RECEPTACLES, OBJECT_SPECIFIC_RECEPTACLES, OPEN_TOP_RECEPTACLES,
-    SOFT_TYPES,
+    ALWAYS_PLACE_UPRIGHT, BREAK_DROP_HEIGHT, CHAIR_SEAT_BAND, COFFEE_MUG_BASE, COFFEE_MUG_FRONT, COLD_SOURCES, FRIDGE_SHELF_HEIGHT,
+    HEAT_SOURCES, IN_RECEPTACLES, MICROWAVE_CAVITY_X, MICROWAVE_FLOOR, OBJECT_SPECIFIC_RECEPTACLES, OPEN_TOP_RECEPTACLES,
+    SOFT_TYPES, TABLE_LIKE,
 )
 from .geometry import Box, euler_to_matrix
 from .objects import WALL, SimObject, yaw_front
@@ -47,8 +47,13 @@ def move_with_contents(w: World, oid: str, position: Sequence[float],
              rotation=tuple(float(v) for v in rotation), **changes)
 
 
-def surface_height(w: World, rec: SimObject) -> float:
+def surface_height(w: World, rec: SimObject, spawn: bool = False) -> float:
+    """Where things put on/in `rec` rest (the bottom of their box). `spawn`: InitialRandomSpawn's
+    older rule for table-likes without a learned height (the hollow-container fall-through: the
+    floor between the legs), kept so the shipped generated data (data/alfred_lite) regenerates
+    byte for byte; PutObject uses the top."""
     lo, hi = rec.aabb
+    shape = rec.shape_type or rec.object_type
     if rec.object_type == "Fridge":  # its shelf (see FRIDGE_SHELF_HEIGHT)
         if rec.surface_offset is not None:
             return float(hi[1] - rec.surface_offset)
@@ -59,13 +64,40 @@ def surface_height(w: World, rec: SimObject) -> float:
         if rec.object_type in OPEN_TOP_RECEPTACLES:  # never inside the drawn bottom wall
             return float(max(hi[1] - rec.surface_offset, lo[1] + WALL))
         return float(hi[1] - rec.surface_offset)
-    if rec.object_type == "Shelf":  # only the board at the bottom of its box is drawn
+    if shape == "Shelf":  # only the board at the bottom of its box is drawn
         return float(lo[1] + min(0.02, hi[1] - lo[1]))
-    if rec.object_type == "Chair":  # seat drawn at half height when THOR recorded nothing on it
+    if shape == "Chair":  # seat drawn in CHAIR_SEAT_BAND when THOR recorded nothing on it
         return float(lo[1] + CHAIR_SEAT_BAND[1] * (hi[1] - lo[1]))
+    if shape in TABLE_LIKE and not spawn:  # a top slab on legs (not hollow): its top, not the floor between the legs
+        return float(hi[1])
     if len(rec.parts) > 1:  # hollow: rest on the inner bottom
         return float(lo[1] + min(0.02, (hi[1] - lo[1]) * 0.25))
     return float(hi[1])
+
+
+def microwave_cavity(rec: SimObject) -> SimObject:
+    """`rec` (a Microwave) reduced to its cavity for placement: the raised floor and the side
+    away from the control panel (MICROWAVE_FLOOR, MICROWAVE_CAVITY_X), full depth. The result
+    only stands in for `rec` in find_placement; it is never put into the world."""
+    b = rec.box
+    front = np.array([rec.front[0], 0.0, rec.front[1]])
+    k = 0 if abs(front @ b.rot[:, 0]) > abs(front @ b.rot[:, 2]) else 2
+    sf = 1.0 if front @ b.rot[:, k] >= 0 else -1.0
+    # the lateral axis that is +x when the door faces +z (a yaw of 90 deg maps x to -z)
+    lateral = sf * b.rot[:, 0] if k == 2 else -sf * b.rot[:, 2]
+    lat_half = b.half[0] if k == 2 else b.half[2]
+    a0, a1 = MICROWAVE_CAVITY_X
+    shift = lateral * lat_half * (a0 + a1) / 2
+    half = b.half.copy()
+    half[0 if k == 2 else 2] = lat_half * (a1 - a0) / 2
+    lo_y = b.center[1] - b.half[1]
+    floor = lo_y + MICROWAVE_FLOOR * 2 * b.half[1] - 0.02  # surface_height adds 2 cm back
+    half[1] = (b.center[1] + b.half[1] - floor) / 2
+    centre = b.center + shift
+    centre[1] = floor + half[1]
+    r = rec.rot_matrix
+    local = Box(r.T @ (centre - np.asarray(rec.position)), half, r.T @ b.rot)
+    return rec.with_changes(local_box=local)
 
 
 def find_placement(w: World, obj: SimObject, rec: SimObject, *, agent_xz: Optional[np.ndarray],
@@ -73,7 +105,8 @@ def find_placement(w: World, obj: SimObject, rec: SimObject, *, agent_xz: Option
                    yaws: Optional[Sequence[float]] = None, ignore: Iterable[str] = (),
                    attempts: Optional[int] = None,
                    tilt: bool = False, seen: Optional[Callable[[Box], bool]] = None,
-                   max_unseen: int = 60) -> Optional[Tuple[Tuple[float, float, float], Tuple[float, float, float]]]:
+                   max_unseen: int = 60,
+                   spawn: bool = False) -> Optional[Tuple[Tuple[float, float, float], Tuple[float, float, float]]]:
     """A collision-free resting pose for `obj` in/on `rec`, nearest to the agent first;
     `tilt` adds PutObject's sideways orientations (InitialRandomSpawn stays upright).
     With `seen`, the first free pose the camera sees wins; the first free one if none of
@@ -84,7 +117,7 @@ def find_placement(w: World, obj: SimObject, rec: SimObject, *, agent_xz: Option
     """
     rb = rec.box
     rlo, rhi = rec.aabb
-    base_y = surface_height(w, rec)
+    base_y = surface_height(w, rec, spawn)
     rx, rz = rb.rot[:, 0], rb.rot[:, 2]
     hx, hz = rb.half[0], rb.half[2]
     if abs(rb.rot[1, 1]) < 0.99:  # tilted receptacle: use its AABB footprint

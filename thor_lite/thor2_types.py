@@ -33,7 +33,8 @@ def thor2_renames(present: FrozenSet[str], thor2_types: FrozenSet[str]) -> Dict[
 
 
 def with_thor2_types(objs: List[SimObject], thor2_types: FrozenSet[str]) -> List[SimObject]:
-    """The objects with renamed types and ids; parent links follow the new ids."""
+    """The objects with renamed types and ids (drawn as today's asset: `shape_type`); parent
+    links follow the new ids."""
     renames = thor2_renames(frozenset(o.object_type for o in objs), thor2_types)
     if not renames:
         return objs
@@ -43,7 +44,7 @@ def with_thor2_types(objs: List[SimObject], thor2_types: FrozenSet[str]) -> List
     for o in objs:
         changes = {"parents": tuple(ids.get(p, p) for p in o.parents)}
         if o.object_id in ids:
-            changes.update(object_id=ids[o.object_id], object_type=renames[o.object_type])
+            changes.update(object_id=ids[o.object_id], object_type=renames[o.object_type], shape_type=o.object_type)
         out.append(o.with_changes(**changes))
     return out
 

@@ -22,6 +22,7 @@ from .constants import (
 from .geometry import Box, camera_tan_aspect, euler_to_matrix, pack_boxes, ray_box_hits
 from .objects import SimObject
 from .scene_data import SceneRecord, layout_cells, layout_dilation as scene_layout_dilation, layout_object_types
+from .fronts import proud_distances
 from .shapes import cut_counter_holes, cut_table_holes, lower_basin_cabinets
 from .thor2_types import with_thor2_types
 
@@ -152,6 +153,8 @@ class World:
         self.layout_clears_moveables = bool(layout_clears_moveables)
         self._layout_xz: Optional[np.ndarray] = None  # layout cell centres, built when first needed
         self._init_openable_fronts()
+        for oid, d in proud_distances(self.objects.values()).items():
+            self.objects[oid] = self.objects[oid].with_changes(proud=d)
         self._init_surfaces()
         cut_counter_holes(self)
         lower_basin_cabinets(self)

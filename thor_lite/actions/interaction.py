@@ -136,9 +136,11 @@ def put(w: World, objectId=None, x=None, y=None, forceAction=False, placeStation
     # THOR 2.1.0 (ALFRED, forced puts): spawn points come from raycasts onto the receptacle's
     # real surface, and its data only ever shows objects the camera saw land; nearest-first
     # on our boxes can pick a spot a rim hides (a soap bar under a sink's front edge).
-    seen = camera_sees(w, held.object_id) if forceAction and w.layout_clears_moveables else None
+    thor2 = forceAction and w.layout_clears_moveables
+    seen = camera_sees(w, held.object_id) if thor2 else None
+    region = physics.microwave_cavity(rec) if thor2 and rec.object_type == "Microwave" else rec
     pose = physics.find_placement(
-        w, held, rec, agent_xz=np.array([a.x, a.z]),
+        w, held, region, agent_xz=np.array([a.x, a.z]),
         max_dist=None if anywhere else w.visibility_distance + 0.5, rng=None,
         yaws=[(a.yaw + k * 90.0) % 360 for k in range(4)], tilt=True, seen=seen)
     if pose is None:
