@@ -11,11 +11,17 @@ import pytest
 from thor_lite import Controller
 
 
-@pytest.fixture(scope="module")
-def c():
-    ctrl = Controller(scene="FloorPlan1", width=96, height=96)
-    yield ctrl
-    ctrl.stop()
+def controller_fixture(scene: str, width: int = 96, height: int = 96):
+    """A module-scoped fixture yielding a thor_lite Controller on `scene`, stopped afterwards."""
+    @pytest.fixture(scope="module")
+    def _controller():
+        ctrl = Controller(scene=scene, width=width, height=height)
+        yield ctrl
+        ctrl.stop()
+    return _controller
+
+
+c = controller_fixture("FloorPlan1")
 
 
 @pytest.fixture

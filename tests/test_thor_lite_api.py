@@ -8,12 +8,10 @@ import pytest
 
 from thor_lite import Controller, Event
 
+from conftest import controller_fixture
 
-@pytest.fixture(scope="module")
-def c():
-    ctrl = Controller(scene="FloorPlan1", width=160, height=120)
-    yield ctrl
-    ctrl.stop()
+
+c = controller_fixture("FloorPlan1", width=160, height=120)
 
 
 def _obj(ev, object_type):

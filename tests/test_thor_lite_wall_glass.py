@@ -14,12 +14,10 @@ import pytest
 from thor_lite.constants import SEE_THROUGH_TYPES, WALL_GLASS_TYPES
 from thor_lite.controller import Controller
 
+from conftest import controller_fixture
 
-@pytest.fixture(scope="module")
-def bedroom():
-    ctrl = Controller(scene="FloorPlan320", width=96, height=96)
-    yield ctrl
-    ctrl.stop()
+
+bedroom = controller_fixture("FloorPlan320")
 
 
 def _ids(c, object_type):
