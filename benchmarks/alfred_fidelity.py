@@ -236,7 +236,10 @@ def by_task_type(rows: List[Dict[str, Any]]) -> List[str]:
 def _pool_init() -> None:
     import os
 
+    from common.procs import ignore_sigint
+
     os.nice(5)
+    ignore_sigint()
 
 
 def run_all(files: List[Path], modes: Sequence[str], processes: int) -> List[Dict[str, Any]]:

@@ -24,7 +24,7 @@ from tqdm import tqdm
 
 from _common import RESULTS_DIR, markdown_table, write_json, write_markdown
 from common.cli import OneLineArgumentParser, check_int, check_output_file, report_usage_errors
-from common.procs import stop_children_on_signals
+from common.procs import ignore_sigint, stop_children_on_signals
 
 ROOMS = {0: "kitchen", 2: "living room", 3: "bedroom", 4: "bathroom"}
 
@@ -131,7 +131,7 @@ def _run(args: argparse.Namespace, data, out: Path) -> int:
     t0 = time.perf_counter()
     results: List[Dict[str, Any]] = []
     ctx = mp.get_context("forkserver")
-    with ctx.Pool(args.processes) as pool:
+    with ctx.Pool(args.processes, initializer=ignore_sigint) as pool:
         for rows in tqdm(pool.imap_unordered(run_scene, jobs), total=len(jobs), desc="scenes"):
             results.extend(rows)
     wall = time.perf_counter() - t0

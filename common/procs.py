@@ -18,7 +18,7 @@ from typing import Iterator, Optional, Set
 
 import psutil
 
-__all__ = ["descendants", "alive", "stop_descendants", "stop_children_on_signals", "SignalGuard"]
+__all__ = ["descendants", "alive", "stop_descendants", "stop_children_on_signals", "SignalGuard", "ignore_sigint"]
 
 SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
@@ -93,6 +93,9 @@ class SignalGuard:
         if self.signum is not None:  # a second signal while stopping: leave now
             os._exit(128 + self.signum)
         self.signum = signum
+        # a pool's worker-handler thread re-spawning the workers stopped below fails against the
+        # stopped forkserver: that is this shutdown, not an error to print a traceback for
+        threading.excepthook = _quiet_thread_exception
         stopped = stop_descendants(self.grace)
         name = signal.Signals(signum).name
         print(f"{self.prog}: received {name}; stopped {len(stopped)} child process(es); exiting",
@@ -105,6 +108,17 @@ class SignalGuard:
     def _hard_exit(self) -> None:
         time.sleep(self.hard_exit_after)
         os._exit(128 + (self.signum or 0))
+
+
+def ignore_sigint() -> None:
+    """Pool worker initializer: a terminal's Ctrl-C reaches the whole process group, and the
+    parent's `stop_children_on_signals` stops the workers, so they need not print a
+    KeyboardInterrupt traceback each."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _quiet_thread_exception(args: threading.ExceptHookArgs) -> None:
+    """Thread exceptions after a stop signal (see SignalGuard.handle) are not reported."""
 
 
 @contextlib.contextmanager

@@ -16,6 +16,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 from tqdm import tqdm
 
+from common.procs import ignore_sigint
+
 from .dataset import load_dataset, save_dataset
 from .gen import EpisodeGenerator, stage_seed
 
@@ -265,7 +267,7 @@ def evaluate_checkpoint(checkpoint: Path, repo: Path, held, horizon: int, seed: 
     if processes > 1:
         import multiprocessing as mp
 
-        with mp.get_context("forkserver").Pool(min(processes, len(jobs))) as pool:
+        with mp.get_context("forkserver").Pool(min(processes, len(jobs)), initializer=ignore_sigint) as pool:
             runs = pool.map(_evaluate_one, jobs, chunksize=1)
     else:
         runs = [_evaluate_one(job) for job in jobs]

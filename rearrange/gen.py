@@ -24,7 +24,7 @@ from tqdm import tqdm
 from common.cli import (
     OneLineArgumentParser, UsageError, check_int, check_output_file, report_usage_errors,
 )
-from common.procs import stop_children_on_signals
+from common.procs import ignore_sigint, stop_children_on_signals
 
 from .constants import (
     IOU_THRESHOLD, OBJECT_TYPES_THAT_CAN_HAVE_IDENTICAL_MESHES, OBJECT_TYPES_TO_NOT_MOVE, OPENABLE_OBJECTS,
@@ -305,7 +305,7 @@ def generate_stage(stage: str, out_path: Optional[Path] = None, scenes: Optional
             results[scene] = eps
     else:
         ctx = mp.get_context("forkserver")
-        with ctx.Pool(processes) as pool:
+        with ctx.Pool(processes, initializer=ignore_sigint) as pool:
             for scene, eps in tqdm(pool.imap_unordered(_worker_scene, jobs), total=len(jobs),
                                    desc=f"gen {stage}", unit="scene"):
                 results[scene] = eps
