@@ -142,7 +142,8 @@ def put(w: World, objectId=None, x=None, y=None, forceAction=False, placeStation
     pose = physics.find_placement(
         w, held, region, agent_xz=np.array([a.x, a.z]),
         max_dist=None if anywhere else w.visibility_distance + 0.5, rng=None,
-        yaws=[(a.yaw + k * 90.0) % 360 for k in range(4)], tilt=True, seen=seen)
+        yaws=[(a.yaw + k * 90.0) % 360 for k in range(4)], tilt=True, seen=seen,
+        upright_first=thor2)
     if pose is None:
         raise ActionFailed("No valid positions to place object found")
     _place(w, held, rec, *pose)
