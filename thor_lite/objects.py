@@ -153,9 +153,10 @@ class SimObject:
             return _shelving_parts(up)
         if t in TABLE_LIKE and up is not None:
             return _table_parts(up, self.surface_offset, t, holes)
-        if t == "Shelf" and up is not None and self.surface_offset is None:
-            # THOR's shelf box includes the space above the board: draw just the board
-            return (_truncated(up, max(2 * up.half[1] - 0.02, 0.0)),)
+        if t == "Shelf" and up is not None:
+            # THOR's shelf box includes the space above the board (and, under a learned
+            # surface, the open space below it): draw just the board
+            return (_board(up, self.surface_offset),)
         if self.surface_offset is not None and up is not None:
             return (_truncated(up, self.surface_offset),)  # sofa/bed: keep the seat, drop the back
         return (b,)
@@ -307,6 +308,17 @@ def _shelving_parts(b: Box) -> Tuple[Box, ...]:
     top[1] = min(0.01, b.half[1] * 0.1)
     parts.append(Box(b.center + b.rot @ np.array([0.0, b.half[1] - top[1], 0.0]), top, b.rot))
     return tuple(parts)
+
+
+def _board(b: Box, offset: Optional[float]) -> Box:
+    """A 2 cm board under the surface `offset` below an upright box's top (its bottom if None)."""
+    lo, hi = b.aabb()
+    top = lo[1] + min(0.02, hi[1] - lo[1]) if offset is None else hi[1] - offset
+    half = b.half.copy()
+    half[1] = max(min(0.01, (top - lo[1]) / 2), 0.005)
+    c = b.center.copy()
+    c[1] = top - half[1]
+    return Box(c, half, b.rot)
 
 
 def _truncated(b: Box, offset: float) -> Box:
