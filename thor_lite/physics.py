@@ -114,7 +114,8 @@ def find_placement(w: World, obj: SimObject, rec: SimObject, *, agent_xz: Option
     `max_unseen` spots (one orientation each) is seen. `upright_first`: every spot is tried
     upright before any spot is tried on its side. THOR tries the tilts per spot too, but its
     real meshes let an upright pose fit at the nearest spot; our boxes (a basin's rim walls)
-    reject it there, and a knife or sponge stood on end won the next spot (THOR 2.1.0 mode).
+    reject it there, and a knife or sponge stood on end won the next spot (PutObject into a
+    basin in THOR 2.1.0 mode).
 
     THOR's corner rule: for enclosing receptacles all 8 corners must lie inside the
     receptacle, elsewhere at least 4 must lie over its footprint.
