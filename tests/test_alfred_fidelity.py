@@ -131,6 +131,10 @@ _REPLAY_CASES = {
     # resolved to the TVStand, drawn as a solid box: furniture holding another level is open
     "look_at_obj_in_light-Plate-None-FloorLamp-223": "TV stand with an inner level is open (DiningTable)",
     "pick_two_obj_and_place-Plate-None-CoffeeTable-201": "TV stand with an inner level is open (Shelf)",
+    # PickupObject of a RemoteControl / KeyChain on a TV stand resolved to the Television, drawn
+    # as its solid box (a thin screen over a deep foot): it is drawn as foot and screen
+    "look_at_obj_in_light-RemoteControl-None-FloorLamp-208": "television foot and screen (beside the foot)",
+    "pick_two_obj_and_place-KeyChain-None-SideTable-311": "television foot and screen (in front of the screen)",
 }
 
 

@@ -13,7 +13,8 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from .constants import (CHAIR_SEAT_BAND, COFFEE_BAY_BACK, COFFEE_BAY_TOP, COFFEE_MUG_BASE, IN_RECEPTACLES, LAMP_BASE_TOP,
-                        LAMP_BASE_WIDTH, LAMP_SHADE_BOTTOM, OPEN_TOP_RECEPTACLES, TABLE_LIKE)
+                        LAMP_BASE_WIDTH, LAMP_SHADE_BOTTOM, OPEN_TOP_RECEPTACLES, TABLE_LIKE, TV_FOOT_TOP,
+                        TV_FOOT_WIDTH, TV_SCREEN_HALF_DEPTH)
 from .geometry import AABB_CORNER_SIGNS, Box, euler_to_matrix
 from .scene_data import ObjectRecord
 
@@ -147,6 +148,8 @@ class SimObject:
         up = b.upright()
         if t == "DeskLamp" and up is not None:
             return _lamp_parts(up)
+        if t == "Television" and up is not None:
+            return _tv_parts(up)
         if t == "CoffeeMachine" and up is not None:
             return _coffee_machine_parts(*self.aabb, self.rotation[1])
         if t == "ShelvingUnit" and up is not None:
@@ -258,6 +261,23 @@ def _lamp_parts(b: Box) -> Tuple[Box, ...]:
         c[1] = lo[1] + (y0 + y1) * h / 2
         parts.append(Box(c, half, b.rot))
     return tuple(parts)
+
+
+def _tv_parts(b: Box) -> Tuple[Box, ...]:
+    """A television as THOR's mesh stands: a foot (full depth, central width) and a thin
+    screen above it (TV_* constants); depth is the box's shorter horizontal axis."""
+    lo, hi = b.aabb()
+    h = hi[1] - lo[1]
+    d, wd = (0, 2) if b.half[0] <= b.half[2] else (2, 0)
+    foot, screen = b.half.copy(), b.half.copy()
+    foot[wd] *= TV_FOOT_WIDTH
+    foot[1] = max(TV_FOOT_TOP * h / 2, 1e-3)
+    screen[d] = min(b.half[d], TV_SCREEN_HALF_DEPTH)
+    screen[1] = max((1.0 - TV_FOOT_TOP) * h / 2, 1e-3)
+    fc, sc = b.center.copy(), b.center.copy()
+    fc[1] = lo[1] + foot[1]
+    sc[1] = hi[1] - screen[1]
+    return Box(fc, foot, b.rot), Box(sc, screen, b.rot)
 
 
 def _drawn_out(b: Box, front: Tuple[float, float], dist: float) -> Box:
