@@ -124,9 +124,10 @@ OPEN_TOP_RECEPTACLES: FrozenSet[str] = frozenset(
 # their top slabs are cut where the scene shows they cannot be (see shapes.cut_table_holes).
 TABLE_TOPS: FrozenSet[str] = frozenset({"DiningTable", "CoffeeTable", "SideTable", "Desk"})
 TABLE_LIKE: FrozenSet[str] = TABLE_TOPS | {"Chair", "Stool"}
-# Furniture drawn as one solid box unless another piece of furniture (a shelf level) stands
-# inside it (shapes.open_enclosing_furniture, THOR 2.1.0 mode).
-OPEN_FURNITURE_TYPES: FrozenSet[str] = frozenset({"TVStand", "Dresser"})
+# Furniture drawn as one solid box unless another piece of furniture (a shelf level, or the
+# desk and dresser under a loft bed) stands inside it (shapes.open_enclosing_furniture, THOR
+# 2.1.0 mode).
+OPEN_FURNITURE_TYPES: FrozenSet[str] = frozenset({"TVStand", "Dresser", "Bed"})
 # A chair's seat, as a fraction of its height, when THOR's scene puts nothing on it: the seat
 # is drawn as a slab through this band (THOR's chairs that hold things have seats from 0.39 to
 # 0.48 of their height), so something a THOR episode rests on a low seat is not hidden under

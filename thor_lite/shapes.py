@@ -151,10 +151,11 @@ def lower_basin_cabinets(w: "World") -> None:
 
 
 def open_enclosing_furniture(w: "World") -> None:
-    """A TV stand or dresser whose box wholly holds another piece of furniture below its top
-    (the shelf or lower table level THOR's scene keeps as its own object) is open there: drawn
-    as a top on legs (`shape_type`), so what rests on that inner level is not hidden in a
-    solid box. THOR 2.1.0 mode only (ALFRED's poses put things on those levels)."""
+    """A TV stand, dresser or bed whose box wholly holds another piece of furniture below its
+    top (a shelf or lower table level THOR's scene keeps as its own object; the desk and
+    dresser under a loft bed) is open there: drawn as a top on legs (`shape_type`), so what
+    rests on that inner furniture is not hidden in a solid box. THOR 2.1.0 mode only
+    (ALFRED's poses put things on those levels)."""
     if not w.layout_clears_moveables:
         return
     inner = [o for o in w.objects.values() if not o.pickupable and o.flags.get("receptacle")
