@@ -124,6 +124,10 @@ OPEN_TOP_RECEPTACLES: FrozenSet[str] = frozenset(
 # their top slabs are cut where the scene shows they cannot be (see shapes.cut_table_holes).
 TABLE_TOPS: FrozenSet[str] = frozenset({"DiningTable", "CoffeeTable", "SideTable", "Desk"})
 TABLE_LIKE: FrozenSet[str] = TABLE_TOPS | {"Chair", "Stool"}
+# Furniture drawn as one solid box unless another piece of furniture (a shelf level, or the
+# desk and dresser under a loft bed) stands inside it (shapes.open_enclosing_furniture, THOR
+# 2.1.0 mode).
+OPEN_FURNITURE_TYPES: FrozenSet[str] = frozenset({"TVStand", "Dresser", "Bed"})
 # A chair's seat, as a fraction of its height, when THOR's scene puts nothing on it: the seat
 # is drawn as a slab through this band (THOR's chairs that hold things have seats from 0.39 to
 # 0.48 of their height), so something a THOR episode rests on a low seat is not hidden under
@@ -145,6 +149,14 @@ MICROWAVE_CAVITY_X = (-0.45, 0.95)
 LAMP_BASE_TOP = 0.08
 LAMP_BASE_WIDTH = 0.6
 LAMP_SHADE_BOTTOM = 0.55
+# A Television is drawn as THOR's mesh stands, not as its solid box (the AABB of a thin screen
+# over a deep pedestal foot): a foot over the bottom TV_FOOT_TOP of the height and the central
+# TV_FOOT_WIDTH of the width, full depth, and the screen above it, TV_SCREEN_HALF_DEPTH thick
+# either side of the box's middle. ALFRED recorded a remote and a keychain on TV stands inside
+# the TV's box (beside the foot, in front of the screen) in view.
+TV_FOOT_TOP = 0.12
+TV_FOOT_WIDTH = 0.4
+TV_SCREEN_HALF_DEPTH = 0.04
 # Where a CoffeeMachine holds its Mug, from THOR's own scenes (FloorPlan4/7/9/15/19 record a
 # Mug in the machine): on a base 6 cm above the box bottom, centred 0.56 half-depths in front
 # of the box centre along the machine's local +z. The machine is drawn with that bay open

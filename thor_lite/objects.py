@@ -13,7 +13,8 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from .constants import (CHAIR_SEAT_BAND, COFFEE_BAY_BACK, COFFEE_BAY_TOP, COFFEE_MUG_BASE, IN_RECEPTACLES, LAMP_BASE_TOP,
-                        LAMP_BASE_WIDTH, LAMP_SHADE_BOTTOM, OPEN_TOP_RECEPTACLES, TABLE_LIKE)
+                        LAMP_BASE_WIDTH, LAMP_SHADE_BOTTOM, OPEN_TOP_RECEPTACLES, TABLE_LIKE, TV_FOOT_TOP,
+                        TV_FOOT_WIDTH, TV_SCREEN_HALF_DEPTH)
 from .geometry import AABB_CORNER_SIGNS, Box, euler_to_matrix
 from .scene_data import ObjectRecord
 
@@ -147,15 +148,18 @@ class SimObject:
         up = b.upright()
         if t == "DeskLamp" and up is not None:
             return _lamp_parts(up)
+        if t == "Television" and up is not None:
+            return _tv_parts(up)
         if t == "CoffeeMachine" and up is not None:
             return _coffee_machine_parts(*self.aabb, self.rotation[1])
         if t == "ShelvingUnit" and up is not None:
             return _shelving_parts(up)
         if t in TABLE_LIKE and up is not None:
             return _table_parts(up, self.surface_offset, t, holes)
-        if t == "Shelf" and up is not None and self.surface_offset is None:
-            # THOR's shelf box includes the space above the board: draw just the board
-            return (_truncated(up, max(2 * up.half[1] - 0.02, 0.0)),)
+        if t == "Shelf" and up is not None:
+            # THOR's shelf box includes the space above the board (and, under a learned
+            # surface, the open space below it): draw just the board
+            return (_board(up, self.surface_offset),)
         if self.surface_offset is not None and up is not None:
             return (_truncated(up, self.surface_offset),)  # sofa/bed: keep the seat, drop the back
         return (b,)
@@ -259,6 +263,23 @@ def _lamp_parts(b: Box) -> Tuple[Box, ...]:
     return tuple(parts)
 
 
+def _tv_parts(b: Box) -> Tuple[Box, ...]:
+    """A television as THOR's mesh stands: a foot (full depth, central width) and a thin
+    screen above it (TV_* constants); depth is the box's shorter horizontal axis."""
+    lo, hi = b.aabb()
+    h = hi[1] - lo[1]
+    d, wd = (0, 2) if b.half[0] <= b.half[2] else (2, 0)
+    foot, screen = b.half.copy(), b.half.copy()
+    foot[wd] *= TV_FOOT_WIDTH
+    foot[1] = max(TV_FOOT_TOP * h / 2, 1e-3)
+    screen[d] = min(b.half[d], TV_SCREEN_HALF_DEPTH)
+    screen[1] = max((1.0 - TV_FOOT_TOP) * h / 2, 1e-3)
+    fc, sc = b.center.copy(), b.center.copy()
+    fc[1] = lo[1] + foot[1]
+    sc[1] = hi[1] - screen[1]
+    return Box(fc, foot, b.rot), Box(sc, screen, b.rot)
+
+
 def _drawn_out(b: Box, front: Tuple[float, float], dist: float) -> Box:
     """`b` extended by `dist` along the world xz direction `front` (its box axis nearest it)."""
     f = np.array([front[0], 0.0, front[1]])
@@ -307,6 +328,17 @@ def _shelving_parts(b: Box) -> Tuple[Box, ...]:
     top[1] = min(0.01, b.half[1] * 0.1)
     parts.append(Box(b.center + b.rot @ np.array([0.0, b.half[1] - top[1], 0.0]), top, b.rot))
     return tuple(parts)
+
+
+def _board(b: Box, offset: Optional[float]) -> Box:
+    """A 2 cm board under the surface `offset` below an upright box's top (its bottom if None)."""
+    lo, hi = b.aabb()
+    top = lo[1] + min(0.02, hi[1] - lo[1]) if offset is None else hi[1] - offset
+    half = b.half.copy()
+    half[1] = max(min(0.01, (top - lo[1]) / 2), 0.005)
+    c = b.center.copy()
+    c[1] = top - half[1]
+    return Box(c, half, b.rot)
 
 
 def _truncated(b: Box, offset: float) -> Box:

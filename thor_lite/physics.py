@@ -106,11 +106,16 @@ def find_placement(w: World, obj: SimObject, rec: SimObject, *, agent_xz: Option
                    attempts: Optional[int] = None,
                    tilt: bool = False, seen: Optional[Callable[[Box], bool]] = None,
                    max_unseen: int = 60,
-                   spawn: bool = False) -> Optional[Tuple[Tuple[float, float, float], Tuple[float, float, float]]]:
+                   spawn: bool = False,
+                   upright_first: bool = False) -> Optional[Tuple[Tuple[float, float, float], Tuple[float, float, float]]]:
     """A collision-free resting pose for `obj` in/on `rec`, nearest to the agent first;
     `tilt` adds PutObject's sideways orientations (InitialRandomSpawn stays upright).
     With `seen`, the first free pose the camera sees wins; the first free one if none of
-    `max_unseen` spots (one orientation each) is seen.
+    `max_unseen` spots (one orientation each) is seen. `upright_first`: every spot is tried
+    upright before any spot is tried on its side. THOR tries the tilts per spot too, but its
+    real meshes let an upright pose fit at the nearest spot; our boxes (a basin's rim walls)
+    reject it there, and a knife or sponge stood on end won the next spot (PutObject into a
+    basin in THOR 2.1.0 mode).
 
     THOR's corner rule: for enclosing receptacles all 8 corners must lie inside the
     receptacle, elsewhere at least 4 must lie over its footprint.
@@ -145,6 +150,20 @@ def find_placement(w: World, obj: SimObject, rec: SimObject, *, agent_xz: Option
     rotations = _candidate_rotations(obj, yaws, tilt)
     # The receptacle itself is NOT ignored: resting on it must not intersect its walls.
     ignore_set = set(ignore) | {obj.object_id} | set(w.descendants(obj.object_id))
+    n_up = len(_candidate_rotations(obj, yaws, False))
+    passes = [rotations[:n_up], rotations[n_up:]] if upright_first else [rotations]
+    for rots in passes:
+        pose = _first_pose(w, obj, rec, grid, rots, base_y, ignore_set, seen, max_unseen) if rots else None
+        if pose is not None:
+            return pose
+    return None
+
+
+def _first_pose(w: World, obj: SimObject, rec: SimObject, grid: np.ndarray,
+                rotations: List[Tuple[float, float, float]], base_y: float, ignore_set: set,
+                seen: Optional[Callable[[Box], bool]], max_unseen: int):
+    """find_placement's scan: spots in order, orientations in order at each spot."""
+    rb = rec.box
     inside = rec.object_type in IN_RECEPTACLES
     first = None
     tried = 0

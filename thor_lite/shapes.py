@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Dict, List, Tuple
 
 import numpy as np
 
-from .constants import AGENT_RADIUS, COUNTER_OVERHANG, LAYOUT_CELL_SIZE, TABLE_TOPS
+from .constants import AGENT_RADIUS, COUNTER_OVERHANG, LAYOUT_CELL_SIZE, OPEN_FURNITURE_TYPES, TABLE_TOPS
 from .geometry import Box
 from .objects import SimObject
 
@@ -148,3 +148,25 @@ def lower_basin_cabinets(w: "World") -> None:
             r = o.rot_matrix
             local = Box(r.T @ (world.center - np.asarray(o.position)), world.half, r.T @ world.rot)
             w.objects[o.object_id] = o.with_changes(local_box=local)
+
+
+def open_enclosing_furniture(w: "World") -> None:
+    """A TV stand, dresser or bed whose box wholly holds another piece of furniture below its
+    top (a shelf or lower table level THOR's scene keeps as its own object; the desk and
+    dresser under a loft bed) is open there: drawn as a top on legs (`shape_type`), so what
+    rests on that inner furniture is not hidden in a solid box. THOR 2.1.0 mode only
+    (ALFRED's poses put things on those levels)."""
+    if not w.layout_clears_moveables:
+        return
+    inner = [o for o in w.objects.values() if not o.pickupable and o.flags.get("receptacle")
+             and not o.flags.get("openable") and o.box.upright() is not None]
+    for o in list(w.objects.values()):
+        if (o.shape_type or o.object_type) not in OPEN_FURNITURE_TYPES or o.pickupable or o.box.upright() is None:
+            continue
+        lo, hi = o.aabb
+        for s in inner:
+            slo, shi = s.aabb
+            if s.object_id != o.object_id and np.all(slo[[0, 2]] >= lo[[0, 2]] - 0.02) \
+                    and np.all(shi[[0, 2]] <= hi[[0, 2]] + 0.02) and slo[1] >= lo[1] - 0.02 and shi[1] <= hi[1] - 0.05:
+                w.objects[o.object_id] = o.with_changes(shape_type="SideTable")
+                break

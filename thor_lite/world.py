@@ -23,7 +23,7 @@ from .geometry import Box, camera_tan_aspect, euler_to_matrix, pack_boxes, ray_b
 from .objects import SimObject
 from .scene_data import SceneRecord, layout_cells, layout_dilation as scene_layout_dilation, layout_object_types
 from .fronts import proud_distances
-from .shapes import cut_counter_holes, cut_table_holes, lower_basin_cabinets
+from .shapes import cut_counter_holes, cut_table_holes, lower_basin_cabinets, open_enclosing_furniture
 from .thor2_types import with_thor2_types
 
 
@@ -160,6 +160,7 @@ class World:
         lower_basin_cabinets(self)
         self._settle_all()
         cut_table_holes(self)
+        open_enclosing_furniture(self)
         self._scene_poses = {o.object_id: (o.position, o.rotation) for o in self.objects.values()}
         start = self._default_start()
         self.agent = AgentState(start[0], self.floor_y + AGENT_Y_OFFSET, start[1], 0.0, 0.0, True)

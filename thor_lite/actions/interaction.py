@@ -6,7 +6,7 @@ from typing import Optional, Tuple
 import numpy as np
 
 from ..constants import (
-    COOKABLE_TYPES, MUST_BE_OPEN_TO_PUT, OBJECT_SPECIFIC_RECEPTACLES, OFF_TO_OPEN,
+    BASIN_FIXTURES, COOKABLE_TYPES, MUST_BE_OPEN_TO_PUT, OBJECT_SPECIFIC_RECEPTACLES, OFF_TO_OPEN,
     PUT_ANYWHERE_RECEPTACLES, SLICE_COUNT, SLICED_TYPE, placement_allowed,
 )
 from ..geometry import Box, camera_tan_aspect, euler_to_matrix
@@ -142,7 +142,8 @@ def put(w: World, objectId=None, x=None, y=None, forceAction=False, placeStation
     pose = physics.find_placement(
         w, held, region, agent_xz=np.array([a.x, a.z]),
         max_dist=None if anywhere else w.visibility_distance + 0.5, rng=None,
-        yaws=[(a.yaw + k * 90.0) % 360 for k in range(4)], tilt=True, seen=seen)
+        yaws=[(a.yaw + k * 90.0) % 360 for k in range(4)], tilt=True, seen=seen,
+        upright_first=thor2 and rec.object_type in BASIN_FIXTURES)
     if pose is None:
         raise ActionFailed("No valid positions to place object found")
     _place(w, held, rec, *pose)
