@@ -140,6 +140,8 @@ FRIDGE_SHELF_HEIGHT = 0.95
 # into that cavity (the lateral span allows for the objects' half-widths).
 MICROWAVE_FLOOR = 0.26
 MICROWAVE_CAVITY_X = (-0.45, 0.95)
+# An open Drawer slides out of its closed box by this fraction of its depth (times openness).
+DRAWER_SLIDE = 0.8
 # A DeskLamp is drawn as THOR's mesh stands, not as its solid box: a base (the bottom 8 % of
 # the box height, 60 % of its width), a thin stem, and the shade over the top 45 %.
 LAMP_BASE_TOP = 0.08

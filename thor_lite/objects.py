@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from .constants import (CHAIR_SEAT_BAND, COFFEE_BAY_BACK, COFFEE_BAY_TOP, COFFEE_MUG_BASE, IN_RECEPTACLES, LAMP_BASE_TOP,
+from .constants import (CHAIR_SEAT_BAND, COFFEE_BAY_BACK, COFFEE_BAY_TOP, COFFEE_MUG_BASE, DRAWER_SLIDE, IN_RECEPTACLES, LAMP_BASE_TOP,
                         LAMP_BASE_WIDTH, LAMP_SHADE_BOTTOM, OPEN_TOP_RECEPTACLES, TABLE_LIKE)
 from .geometry import AABB_CORNER_SIGNS, Box, euler_to_matrix
 from .scene_data import ObjectRecord
@@ -165,7 +165,7 @@ class SimObject:
         fx, fz = self.front
         if self.object_type == "Drawer":
             depth = (hi - lo)[0] if abs(fx) > abs(fz) else (hi - lo)[2]
-            shift = np.array([fx, 0.0, fz]) * depth * 0.8 * self.openness
+            shift = np.array([fx, 0.0, fz]) * depth * DRAWER_SLIDE * self.openness
             return _hollow_parts(Box(b.center + shift, b.half, b.rot), open_faces=("top",))
         # A shell with the front face missing, plus the door swung open about one edge.
         aa = Box.axis_aligned(lo, hi)
