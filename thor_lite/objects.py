@@ -310,13 +310,16 @@ def _shelving_parts(b: Box) -> Tuple[Box, ...]:
 
 
 def _truncated(b: Box, offset: float) -> Box:
-    """The part of an upright box below `offset` from its top."""
+    """The part of an upright box below `offset` from its top, at least 2 cm thick. Its top
+    stays at `offset` below the box top even when thinner than that: a surface learned from
+    contents resting at the box bottom (a shelf's board) must not poke 1 cm above where they
+    rest, or nothing can be put there ("No valid positions")."""
     lo, hi = b.aabb()
     top = hi[1] - offset
     half = b.half.copy()
     half[1] = max((top - lo[1]) / 2, 0.01)
     c = b.center.copy()
-    c[1] = (lo[1] + top) / 2
+    c[1] = top - half[1]
     return Box(c, half, b.rot)
 
 
