@@ -147,6 +147,13 @@ DRAWER_SLIDE = 0.8
 LAMP_BASE_TOP = 0.08
 LAMP_BASE_WIDTH = 0.6
 LAMP_SHADE_BOTTOM = 0.55
+# A Television is drawn as THOR's mesh stands, not as its solid box (whose depth is its stand's
+# foot): a flat screen panel (TV_PANEL_DEPTH of the box depth, centred) over the top
+# (1 - TV_PANEL_BOTTOM) of the box height and a narrow stand below it (TV_STAND_WIDTH of the
+# width), so the top of the dresser or stand it is on shows in front of and behind it.
+TV_PANEL_DEPTH = 0.25
+TV_PANEL_BOTTOM = 0.12
+TV_STAND_WIDTH = 0.3
 # Where a CoffeeMachine holds its Mug, from THOR's own scenes (FloorPlan4/7/9/15/19 record a
 # Mug in the machine): on a base 6 cm above the box bottom, centred 0.56 half-depths in front
 # of the box centre along the machine's local +z. The machine is drawn with that bay open

@@ -13,7 +13,8 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from .constants import (CHAIR_SEAT_BAND, COFFEE_BAY_BACK, COFFEE_BAY_TOP, COFFEE_MUG_BASE, DRAWER_SLIDE, IN_RECEPTACLES, LAMP_BASE_TOP,
-                        LAMP_BASE_WIDTH, LAMP_SHADE_BOTTOM, OPEN_TOP_RECEPTACLES, TABLE_LIKE)
+                        LAMP_BASE_WIDTH, LAMP_SHADE_BOTTOM, OPEN_TOP_RECEPTACLES, TABLE_LIKE,
+                        TV_PANEL_BOTTOM, TV_PANEL_DEPTH, TV_STAND_WIDTH)
 from .geometry import AABB_CORNER_SIGNS, Box, euler_to_matrix
 from .scene_data import ObjectRecord
 
@@ -147,6 +148,8 @@ class SimObject:
         up = b.upright()
         if t == "DeskLamp" and up is not None:
             return _lamp_parts(up)
+        if t == "Television" and up is not None:
+            return _tv_parts(up)
         if t == "CoffeeMachine" and up is not None:
             return _coffee_machine_parts(*self.aabb, self.rotation[1])
         if t == "ShelvingUnit" and up is not None:
@@ -257,6 +260,26 @@ def _lamp_parts(b: Box) -> Tuple[Box, ...]:
         c[1] = lo[1] + (y0 + y1) * h / 2
         parts.append(Box(c, half, b.rot))
     return tuple(parts)
+
+
+def _tv_parts(b: Box) -> Tuple[Box, ...]:
+    """A television as THOR's mesh stands: a thin screen panel centred in the box's depth (its
+    shorter horizontal axis) over a narrow stand (TV_* fractions), so the top of the furniture
+    under it shows in front of the screen (a dresser top a PutObject mask was recorded on)."""
+    lo, hi = b.aabb()
+    h = hi[1] - lo[1]
+    d = 0 if b.half[0] < b.half[2] else 2  # the depth axis
+    w = 2 - d
+    panel, stand = b.half.copy(), b.half.copy()
+    panel[d] *= TV_PANEL_DEPTH
+    panel[1] = h * (1.0 - TV_PANEL_BOTTOM) / 2
+    stand[d] *= TV_PANEL_DEPTH
+    stand[w] *= TV_STAND_WIDTH
+    stand[1] = max(h * TV_PANEL_BOTTOM / 2, 1e-3)
+    pc, sc = b.center.copy(), b.center.copy()
+    pc[1] = hi[1] - panel[1]
+    sc[1] = lo[1] + stand[1]
+    return Box(pc, panel, b.rot), Box(sc, stand, b.rot)
 
 
 def _drawn_out(b: Box, front: Tuple[float, float], dist: float) -> Box:
