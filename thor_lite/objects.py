@@ -12,8 +12,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from .constants import (CHAIR_SEAT_BAND, COFFEE_BAY_BACK, COFFEE_BAY_TOP, COFFEE_MUG_BASE, DRAWER_SLIDE, IN_RECEPTACLES, LAMP_BASE_TOP,
-                        LAMP_BASE_WIDTH, LAMP_SHADE_BOTTOM, OPEN_TOP_RECEPTACLES, TABLE_LIKE,
+from .constants import (CHAIR_SEAT_BAND, COFFEE_BAY_BACK, COFFEE_BAY_TOP, COFFEE_MUG_BASE, DRAWER_SLIDE, IN_RECEPTACLES,
+                        LAMP_BASE_TOP, LAMP_BASE_WIDTH, LAMP_SHADE_BOTTOM, OPEN_TOP_RECEPTACLES, TABLE_LIKE,
                         TV_PANEL_BOTTOM, TV_PANEL_DEPTH, TV_STAND_WIDTH)
 from .geometry import AABB_CORNER_SIGNS, Box, euler_to_matrix
 from .scene_data import ObjectRecord
