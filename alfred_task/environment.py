@@ -13,6 +13,7 @@ import numpy as np
 from backends import DEFAULT_BACKEND, make_controller
 
 from .constants import AGENT_HORIZON_ADJ, AGENT_STEP_SIZE, FIELD_OF_VIEW, SCREEN_SIZE, VISIBILITY_DISTANCE
+from .furniture_poses import furniture_poses
 
 INTERACTABLE_KEYS = ("pickupable", "receptacle", "openable", "toggleable", "sliceable")
 
@@ -63,7 +64,9 @@ class AlfredEnv:
         self.last_interaction = ("", "", True)
         return self.last_event
 
-    def restore_scene(self, object_poses, object_toggles, dirty_and_empty: bool):
+    def restore_scene(self, object_poses, object_toggles, dirty_and_empty: bool, furniture=()):
+        """ALFRED's restore; `furniture`: extra SetObjectPoses entries for moveable furniture
+        (see `furniture_poses`), posed in the same call."""
         if object_toggles:
             self.controller.step("SetObjectToggles", objectToggles=list(object_toggles))
         if dirty_and_empty:
@@ -71,14 +74,18 @@ class AlfredEnv:
             self.controller.step("SetStateOfAllObjects", StateChange="CanBeFilled", forceAction=False)
         # ALFRED's poses list pickupables only (THOR 2.1.0 moved nothing else); THOR 5 would
         # remove every unlisted moveable (microwaves, chairs, ...) without skipMoveable.
-        return self.controller.step("SetObjectPoses", objectPoses=list(object_poses), skipMoveable=True)
+        return self.controller.step("SetObjectPoses", objectPoses=list(object_poses) + list(furniture),
+                                    skipMoveable=True)
 
     def init_episode(self, traj: Dict[str, Any]) -> Any:
         """reset + restore_scene + init_action for a traj_data.json dict."""
         scene = traj["scene"]
         self.reset(scene["floor_plan"])
+        # furniture the recorded actions name stands where THOR 2.1.0 had it (no-op for data
+        # generated on this simulator: its ids are today's)
+        furniture = furniture_poses(traj, self.last_event.metadata["objects"])
         self.restore_scene(scene["object_poses"], scene.get("object_toggles") or [],
-                           bool(scene.get("dirty_and_empty")))
+                           bool(scene.get("dirty_and_empty")), furniture)
         init = dict(scene["init_action"])
         init.pop("rotateOnTeleport", None)
         action = init.pop("action")

@@ -144,19 +144,20 @@ FRIDGE_SHELF_HEIGHT = 0.95
 # into that cavity (the lateral span allows for the objects' half-widths).
 MICROWAVE_FLOOR = 0.26
 MICROWAVE_CAVITY_X = (-0.45, 0.95)
+# An open Drawer slides out of its closed box by this fraction of its depth (times openness).
+DRAWER_SLIDE = 0.8
 # A DeskLamp is drawn as THOR's mesh stands, not as its solid box: a base (the bottom 8 % of
 # the box height, 60 % of its width), a thin stem, and the shade over the top 45 %.
 LAMP_BASE_TOP = 0.08
 LAMP_BASE_WIDTH = 0.6
 LAMP_SHADE_BOTTOM = 0.55
-# A Television is drawn as THOR's mesh stands, not as its solid box (the AABB of a thin screen
-# over a deep pedestal foot): a foot over the bottom TV_FOOT_TOP of the height and the central
-# TV_FOOT_WIDTH of the width, full depth, and the screen above it, TV_SCREEN_HALF_DEPTH thick
-# either side of the box's middle. ALFRED recorded a remote and a keychain on TV stands inside
-# the TV's box (beside the foot, in front of the screen) in view.
-TV_FOOT_TOP = 0.12
-TV_FOOT_WIDTH = 0.4
-TV_SCREEN_HALF_DEPTH = 0.04
+# A Television is drawn as THOR's mesh stands, not as its solid box (whose depth is its stand's
+# foot): a flat screen panel (TV_PANEL_DEPTH of the box depth, centred) over the top
+# (1 - TV_PANEL_BOTTOM) of the box height and a narrow stand below it (TV_STAND_WIDTH of the
+# width), so the top of the dresser or stand it is on shows in front of and behind it.
+TV_PANEL_DEPTH = 0.25
+TV_PANEL_BOTTOM = 0.12
+TV_STAND_WIDTH = 0.3
 # Where a CoffeeMachine holds its Mug, from THOR's own scenes (FloorPlan4/7/9/15/19 record a
 # Mug in the machine): on a base 6 cm above the box bottom, centred 0.56 half-depths in front
 # of the box centre along the machine's local +z. The machine is drawn with that bay open

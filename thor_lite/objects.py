@@ -12,9 +12,9 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from .constants import (CHAIR_SEAT_BAND, COFFEE_BAY_BACK, COFFEE_BAY_TOP, COFFEE_MUG_BASE, IN_RECEPTACLES, LAMP_BASE_TOP,
-                        LAMP_BASE_WIDTH, LAMP_SHADE_BOTTOM, OPEN_TOP_RECEPTACLES, TABLE_LIKE, TV_FOOT_TOP,
-                        TV_FOOT_WIDTH, TV_SCREEN_HALF_DEPTH)
+from .constants import (CHAIR_SEAT_BAND, COFFEE_BAY_BACK, COFFEE_BAY_TOP, COFFEE_MUG_BASE, DRAWER_SLIDE, IN_RECEPTACLES,
+                        LAMP_BASE_TOP, LAMP_BASE_WIDTH, LAMP_SHADE_BOTTOM, OPEN_TOP_RECEPTACLES, TABLE_LIKE,
+                        TV_PANEL_BOTTOM, TV_PANEL_DEPTH, TV_STAND_WIDTH)
 from .geometry import AABB_CORNER_SIGNS, Box, euler_to_matrix
 from .scene_data import ObjectRecord
 
@@ -169,7 +169,7 @@ class SimObject:
         fx, fz = self.front
         if self.object_type == "Drawer":
             depth = (hi - lo)[0] if abs(fx) > abs(fz) else (hi - lo)[2]
-            shift = np.array([fx, 0.0, fz]) * depth * 0.8 * self.openness
+            shift = np.array([fx, 0.0, fz]) * depth * DRAWER_SLIDE * self.openness
             return _hollow_parts(Box(b.center + shift, b.half, b.rot), open_faces=("top",))
         # A shell with the front face missing, plus the door swung open about one edge.
         aa = Box.axis_aligned(lo, hi)
@@ -264,20 +264,23 @@ def _lamp_parts(b: Box) -> Tuple[Box, ...]:
 
 
 def _tv_parts(b: Box) -> Tuple[Box, ...]:
-    """A television as THOR's mesh stands: a foot (full depth, central width) and a thin
-    screen above it (TV_* constants); depth is the box's shorter horizontal axis."""
+    """A television as THOR's mesh stands: a thin screen panel centred in the box's depth (its
+    shorter horizontal axis) over a narrow stand (TV_* fractions), so the top of the furniture
+    under it shows in front of the screen (a dresser top a PutObject mask was recorded on)."""
     lo, hi = b.aabb()
     h = hi[1] - lo[1]
-    d, wd = (0, 2) if b.half[0] <= b.half[2] else (2, 0)
-    foot, screen = b.half.copy(), b.half.copy()
-    foot[wd] *= TV_FOOT_WIDTH
-    foot[1] = max(TV_FOOT_TOP * h / 2, 1e-3)
-    screen[d] = min(b.half[d], TV_SCREEN_HALF_DEPTH)
-    screen[1] = max((1.0 - TV_FOOT_TOP) * h / 2, 1e-3)
-    fc, sc = b.center.copy(), b.center.copy()
-    fc[1] = lo[1] + foot[1]
-    sc[1] = hi[1] - screen[1]
-    return Box(fc, foot, b.rot), Box(sc, screen, b.rot)
+    d = 0 if b.half[0] < b.half[2] else 2  # the depth axis
+    w = 2 - d
+    panel, stand = b.half.copy(), b.half.copy()
+    panel[d] *= TV_PANEL_DEPTH
+    panel[1] = h * (1.0 - TV_PANEL_BOTTOM) / 2
+    stand[d] *= TV_PANEL_DEPTH
+    stand[w] *= TV_STAND_WIDTH
+    stand[1] = max(h * TV_PANEL_BOTTOM / 2, 1e-3)
+    pc, sc = b.center.copy(), b.center.copy()
+    pc[1] = hi[1] - panel[1]
+    sc[1] = lo[1] + stand[1]
+    return Box(pc, panel, b.rot), Box(sc, stand, b.rot)
 
 
 def _drawn_out(b: Box, front: Tuple[float, float], dist: float) -> Box:
@@ -342,13 +345,16 @@ def _board(b: Box, offset: Optional[float]) -> Box:
 
 
 def _truncated(b: Box, offset: float) -> Box:
-    """The part of an upright box below `offset` from its top."""
+    """The part of an upright box below `offset` from its top, at least 2 cm thick. Its top
+    stays at `offset` below the box top even when thinner than that: a surface learned from
+    contents resting at the box bottom (a shelf's board) must not poke 1 cm above where they
+    rest, or nothing can be put there ("No valid positions")."""
     lo, hi = b.aabb()
     top = hi[1] - offset
     half = b.half.copy()
     half[1] = max((top - lo[1]) / 2, 0.01)
     c = b.center.copy()
-    c[1] = (lo[1] + top) / 2
+    c[1] = top - half[1]
     return Box(c, half, b.rot)
 
 

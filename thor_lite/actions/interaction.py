@@ -6,7 +6,7 @@ from typing import Optional, Tuple
 import numpy as np
 
 from ..constants import (
-    BASIN_FIXTURES, COOKABLE_TYPES, MUST_BE_OPEN_TO_PUT, OBJECT_SPECIFIC_RECEPTACLES, OFF_TO_OPEN,
+    BASIN_FIXTURES, COOKABLE_TYPES, DRAWER_SLIDE, MUST_BE_OPEN_TO_PUT, OBJECT_SPECIFIC_RECEPTACLES, OFF_TO_OPEN,
     PUT_ANYWHERE_RECEPTACLES, SLICE_COUNT, SLICED_TYPE, placement_allowed,
 )
 from ..geometry import Box, camera_tan_aspect, euler_to_matrix
@@ -138,7 +138,10 @@ def put(w: World, objectId=None, x=None, y=None, forceAction=False, placeStation
     # on our boxes can pick a spot a rim hides (a soap bar under a sink's front edge).
     thor2 = forceAction and w.layout_clears_moveables
     seen = camera_sees(w, held.object_id) if thor2 else None
-    region = physics.microwave_cavity(rec) if thor2 and rec.object_type == "Microwave" else rec
+    if thor2 and rec.object_type == "Microwave":
+        region = physics.microwave_cavity(rec)
+    else:
+        region = physics.open_drawer_region(rec)  # where an open drawer is drawn, slid out
     pose = physics.find_placement(
         w, held, region, agent_xz=np.array([a.x, a.z]),
         max_dist=None if anywhere else w.visibility_distance + 0.5, rng=None,
@@ -218,7 +221,7 @@ def set_openness(w: World, obj: SimObject, openness: float) -> None:
         # Contents ride along with the drawer as it slides.
         lo, hi = obj.aabb
         depth = (hi - lo)[0] if abs(obj.front[0]) > abs(obj.front[1]) else (hi - lo)[2]
-        delta = (openness - obj.openness) * depth * 0.8
+        delta = (openness - obj.openness) * depth * DRAWER_SLIDE
         shift = np.array([obj.front[0], 0.0, obj.front[1]]) * delta
         for cid in w.descendants(obj.object_id):
             c = w.objects[cid]
