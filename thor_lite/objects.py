@@ -164,13 +164,21 @@ class SimObject:
             return (_truncated(up, self.surface_offset),)  # sofa/bed: keep the seat, drop the back
         return (b,)
 
+    def drawer_shift(self) -> np.ndarray:
+        """How far an open Drawer has slid out of its closed box, as a world xz vector:
+        DRAWER_SLIDE of its depth times the openness, along its front. Where it is drawn and
+        where PutObject places into it (`interaction.set_openness` moves its contents by the
+        same rule, multiplied in its historic order)."""
+        lo, hi = self.aabb
+        fx, fz = self.front
+        depth = (hi - lo)[0] if abs(fx) > abs(fz) else (hi - lo)[2]
+        return np.array([fx, 0.0, fz]) * depth * DRAWER_SLIDE * self.openness
+
     def _open_container_parts(self, b: Box) -> Tuple[Box, ...]:
         lo, hi = self.aabb
         fx, fz = self.front
         if self.object_type == "Drawer":
-            depth = (hi - lo)[0] if abs(fx) > abs(fz) else (hi - lo)[2]
-            shift = np.array([fx, 0.0, fz]) * depth * DRAWER_SLIDE * self.openness
-            return _hollow_parts(Box(b.center + shift, b.half, b.rot), open_faces=("top",))
+            return _hollow_parts(Box(b.center + self.drawer_shift(), b.half, b.rot), open_faces=("top",))
         # A shell with the front face missing, plus the door swung open about one edge.
         aa = Box.axis_aligned(lo, hi)
         face = _front_face_name(fx, fz)

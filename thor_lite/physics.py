@@ -10,7 +10,7 @@ from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .constants import (
-    ALWAYS_PLACE_UPRIGHT, BREAK_DROP_HEIGHT, CHAIR_SEAT_BAND, COFFEE_MUG_BASE, COFFEE_MUG_FRONT, COLD_SOURCES, DRAWER_SLIDE,
+    ALWAYS_PLACE_UPRIGHT, BREAK_DROP_HEIGHT, CHAIR_SEAT_BAND, COFFEE_MUG_BASE, COFFEE_MUG_FRONT, COLD_SOURCES,
     FRIDGE_SHELF_HEIGHT, HEAT_SOURCES, IN_RECEPTACLES, MICROWAVE_CAVITY_X, MICROWAVE_FLOOR, OBJECT_SPECIFIC_RECEPTACLES, OPEN_TOP_RECEPTACLES,
     SOFT_TYPES, TABLE_LIKE,
 )
@@ -100,15 +100,6 @@ def microwave_cavity(rec: SimObject) -> SimObject:
     return rec.with_changes(local_box=local)
 
 
-def drawer_slide(rec: SimObject) -> np.ndarray:
-    """How far an open Drawer has slid out of its closed box (world xz vector): 80 % of its
-    depth times its openness, along its front, as `interaction.set_openness` moves its contents
-    and `SimObject.parts` draws it."""
-    lo, hi = rec.aabb
-    depth = (hi - lo)[0] if abs(rec.front[0]) > abs(rec.front[1]) else (hi - lo)[2]
-    return np.array([rec.front[0], 0.0, rec.front[1]]) * depth * DRAWER_SLIDE * rec.openness
-
-
 def open_drawer_region(rec: SimObject) -> SimObject:
     """An open Drawer where it is drawn, slid out of its furniture: PutObject places inside
     that box (the closed box lies inside the dresser or desk that holds the drawer, whose solid
@@ -118,7 +109,7 @@ def open_drawer_region(rec: SimObject) -> SimObject:
         return rec
     b = rec.box
     r = rec.rot_matrix
-    centre = b.center + drawer_slide(rec)
+    centre = b.center + rec.drawer_shift()
     return rec.with_changes(local_box=Box(r.T @ (centre - np.asarray(rec.position)), b.half, r.T @ b.rot))
 
 

@@ -221,7 +221,7 @@ def set_openness(w: World, obj: SimObject, openness: float) -> None:
         # Contents ride along with the drawer as it slides.
         lo, hi = obj.aabb
         depth = (hi - lo)[0] if abs(obj.front[0]) > abs(obj.front[1]) else (hi - lo)[2]
-        delta = (openness - obj.openness) * depth * DRAWER_SLIDE
+        delta = (openness - obj.openness) * depth * DRAWER_SLIDE  # scalar first: stored poses depend on it
         shift = np.array([obj.front[0], 0.0, obj.front[1]]) * delta
         for cid in w.descendants(obj.object_id):
             c = w.objects[cid]
