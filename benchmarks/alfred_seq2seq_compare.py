@@ -105,7 +105,8 @@ def _cached(path: Path, compute) -> list:
 
 def evaluate(agent: str, factory_kwargs: Dict[str, Any], split: str, args: argparse.Namespace) -> Dict[str, list]:
     """Task and subgoal records of one agent on one split, each cached under <out>/eval/<agent>/
-    (a rerun resumes), plus ALFRED's result files next to them."""
+    (a rerun resumes), plus ALFRED's result files next to them. Agents left out of ``--evaluate``
+    (and every agent with ``--report-only``) only read their cache."""
     from alfred_task import eval as ev
     from alfred_task.agents import agent_factory
     from common.atomic_io import write_json_atomic
@@ -116,7 +117,7 @@ def evaluate(agent: str, factory_kwargs: Dict[str, Any], split: str, args: argpa
     factory = agent_factory("random" if agent == "random" else "checkpoint", **factory_kwargs)
     entries = ev.resolve_entries(args.data, args.data / "splits.json", [split], args.limit)
     common = dict(max_fails=args.max_fails, num_workers=args.workers, progress=True)
-    only = args.report_only  # cached records only, nothing evaluated
+    only = args.report_only or (args.evaluate is not None and agent not in args.evaluate)  # cache only
     tasks = _cached(folder / f"{split}_task.json", None if only else lambda: ev.evaluate_tasks(
         factory, entries, args.data, max_steps=args.max_steps, **common))
     if tasks:
@@ -293,6 +294,10 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--out", type=Path, default=RESULTS_DIR / "alfred_seq2seq_compare")
     ap.add_argument("--report-only", action="store_true",
                     help="table from the cached evaluations only (no training, no evaluation)")
+    ap.add_argument("--evaluate", default=None, metavar="AGENTS",
+                    help="evaluate only these agents (comma-separated variants and/or 'random'), read the others "
+                         "from their cache: separate calls can then run side by side, and a last call without "
+                         "it (or with --report-only) writes the joint table")
     ap.add_argument("--ship", type=Path, default=None, help="copy the trained Seq2Seq+PM checkpoint (slim) here")
     ap.add_argument("--checkpoint", action="append", default=[], metavar="VARIANT=PATH",
                     help="evaluate this checkpoint for VARIANT instead of training it (e.g. one written by "
@@ -331,6 +336,11 @@ def _check(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         check_int("--subgoal-limit", args.subgoal_limit, 1)
         check_output_dir("--out", args.out)
         args.given = given_checkpoints(args.checkpoint)
+        if args.evaluate is not None:
+            args.evaluate = [a for a in args.evaluate.split(",") if a]
+            bad = [a for a in args.evaluate if a not in (*VARIANTS, "random")]
+            if bad:
+                raise UsageError(f"--evaluate: unknown {bad} (expected some of {','.join(VARIANTS)},random)")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -54,7 +54,7 @@ def _setup(args: argparse.Namespace):
     module, cls, ablation = VARIANTS[args.variant]
     config = getattr(importlib.import_module(f"baseline_configs.alfred.{module}"), cls)
     cfg = config(data_root=args.data, visual_encoder=args.encoder, model_size="lite", batch_size=args.batch,
-                 ablation=ablation, lr=args.lr, eval_storage=False)
+                 ablation=ablation, lr=args.lr, eval_storage=False, prev_action_input=args.prev_action_input)
     torch.manual_seed(args.seed)
     model = cfg.create_model().train()
     pframe = cfg.dims["pframe"]
@@ -148,6 +148,9 @@ def main() -> None:
     ap.add_argument("--held-out-examples", type=int, default=None, help="first K valid_seen pairs for held-out loss")
     ap.add_argument("--save", type=Path, default=None, help="write the trained policy here (AllenAct layout)")
     ap.add_argument("--tag", default="", help="suffix of the result files (several runs side by side)")
+    ap.add_argument("--prev-action-input", default="argmax", choices=("argmax", "taken"),
+                    help="decoder's previous-action input in training: its own argmax (ALFRED's default) or the "
+                         "demonstration's action (ALFRED's --dec_teacher_forcing; what evaluation feeds)")
     ap.add_argument("--threads", type=int, default=1, help="torch threads (1 is fastest for the lite model)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)

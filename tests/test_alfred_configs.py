@@ -106,7 +106,8 @@ def test_bad_kwargs_fail_in_one_line(dataset, tmp_path, monkeypatch):
              ({"visual_encoder": "random_resnet18:3"}, "is not the encoder that made"),
              ({"ablation": "no_eyes"}, "ablation"),
              ({"data_root": str(tmp_path / "nowhere")}, "splits"),
-             ({"sampler_torch_threads": 0}, "sampler_torch_threads")]
+             ({"sampler_torch_threads": 0}, "sampler_torch_threads"),
+             ({"prev_action_input": "gold"}, "prev_action_input")]
     for extra, needle in cases:
         with pytest.raises(SystemExit) as e:
             AlfredSeq2SeqILConfig(**{**_kwargs(dataset), **extra})

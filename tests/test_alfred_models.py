@@ -247,6 +247,27 @@ def test_wrapper_sequence_equals_step_by_step(prev):
     assert torch.allclose(full.distributions.logits, picked, atol=1e-5)
 
 
+@pytest.mark.parametrize("prev", ["argmax", "taken"])
+def test_previous_action_input_is_the_taken_action_only_when_asked(prev):
+    """`taken` (ALFRED's --dec_teacher_forcing, what evaluation feeds) reads AllenAct's prev_actions
+    from step 1 on; `argmax` (ALFRED's default) ignores them."""
+    torch.manual_seed(2)
+    ac = AlfredSeq2SeqActorCritic(gym.spaces.Discrete(13), _obs_space(), num_words=50, prev_action_input=prev,
+                                  **LITE).eval()
+    t, b = 4, 2
+    obs, masks = _rollout_obs(t, b), torch.ones(t, b, 1)
+    masks[0] = 0
+    first = torch.zeros(t, b, dtype=torch.long)
+    other = first.clone()
+    other[2] = 5  # a different action taken before step 2
+    with torch.no_grad():
+        out_a, _ = ac(obs, _memory(ac, b), first, masks)
+        out_b, _ = ac(obs, _memory(ac, b), other, masks)
+    la, lb = out_a.distributions.logits, out_b.distributions.logits
+    assert torch.allclose(la[:2], lb[:2])
+    assert torch.allclose(la[2:], lb[2:]) == (prev == "argmax")
+
+
 def test_wrapper_episode_reset_uses_new_language():
     torch.manual_seed(1)
     ac = AlfredSeq2SeqActorCritic(gym.spaces.Discrete(13), _obs_space(), num_words=50, **LITE).eval()

@@ -28,10 +28,11 @@ from .. import constants as C
 from .observations import EXPERT_ACTION_UUID, LANG_GOAL_UUID, LANG_INSTR_UUID, RESNET_UUID
 from .seq2seq import Seq2Seq, ablation_flags
 
-__all__ = ["STATE_PREFIX", "AlfredSeq2SeqActorCritic", "build_actor_critic"]
+__all__ = ["PREV_ACTION_INPUTS", "STATE_PREFIX", "AlfredSeq2SeqActorCritic", "build_actor_critic"]
 
 STATE_PREFIX = "seq2seq."
-_PREV_INPUTS = ("argmax", "taken")
+#: previous-action input: the model's own argmax (ALFRED's default) or the action taken (--dec_teacher_forcing)
+PREV_ACTION_INPUTS = ("argmax", "taken")
 
 
 def _pad_to(x: torch.Tensor, length: int) -> torch.Tensor:
@@ -58,8 +59,8 @@ class AlfredSeq2SeqActorCritic(ActorCriticModel[CategoricalDistr]):
         unknown = [a for a in action_names if a not in action_vocab]
         if unknown:
             raise ValueError(f"actions {unknown} are not in the action_low vocabulary {list(action_vocab)}")
-        if prev_action_input not in _PREV_INPUTS:
-            raise ValueError(f"prev_action_input must be one of {_PREV_INPUTS}, got {prev_action_input!r}")
+        if prev_action_input not in PREV_ACTION_INPUTS:
+            raise ValueError(f"prev_action_input must be one of {PREV_ACTION_INPUTS}, got {prev_action_input!r}")
         self.action_names, self.action_vocab = tuple(action_names), tuple(action_vocab)
         self.prev_action_input, self.ablation = prev_action_input, ablation
         self.seq2seq = Seq2Seq(num_words, len(action_vocab), mask_lang_padding=mask_lang_padding,

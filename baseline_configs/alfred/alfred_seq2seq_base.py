@@ -19,6 +19,11 @@ Construction arguments (``--config_kwargs '{...}'``):
   leaves torch's default, one per core, and N samplers × N threads on N shared cores made one
   ResNet call 3.5–5× slower (benchmarks/alfred_dagger_sampler.py); trainer_torch_threads (None =
   torch's default; the DAgger config uses 1 on CPU, where the samplers need the cores)
+- prev_action_input: the decoder's previous-action input in training, ``argmax`` (ALFRED's default:
+  its own prediction) or ``taken`` (ALFRED's ``--dec_teacher_forcing``: the demonstration's / the
+  executed action). Evaluation always feeds the action executed (teacher-forced prefixes: the
+  expert's), so ``taken`` trains on exactly what evaluation feeds; see the README's ALFRED
+  learning section for why that matters for an under-trained model
 
 Evaluation: ``allenact -b . <cfg> --eval -c <ckpt> --deterministic_agents`` (argmax actions, as
 ALFRED) runs the test split; per-episode numerators/denominators land in AllenAct's metrics file and
@@ -39,6 +44,7 @@ from allenact.base_abstractions.sensor import Sensor
 from allenact.utils.experiment_utils import Builder, TrainingPipeline
 
 from alfred_task import constants as C
+from alfred_task.models.actor_critic import PREV_ACTION_INPUTS
 from alfred_task.models.losses import LossWeights
 from alfred_task.models.seq2seq import ABLATIONS
 from backends import DEFAULT_BACKEND
@@ -70,7 +76,7 @@ class AlfredSeq2SeqBaseConfig(ExperimentConfig):
                  test_limit: Optional[int] = None, max_steps: int = C.MAX_STEPS, backend: str = DEFAULT_BACKEND,
                  planner: str = "template", metric_accumulate_interval: Optional[int] = None,
                  eval_storage: Optional[bool] = None, sampler_torch_threads: int = 1,
-                 trainer_torch_threads: Optional[int] = None) -> None:
+                 trainer_torch_threads: Optional[int] = None, prev_action_input: str = "argmax") -> None:
         self.data_root = Path(data_root)
         self.splits = Path(splits) if splits else self.data_root / "splits.json"
         if not self.splits.is_file():
@@ -86,6 +92,9 @@ class AlfredSeq2SeqBaseConfig(ExperimentConfig):
         if ablation not in ABLATIONS:
             raise ConfigError(f"ablation: {ablation!r} is not one of {sorted(ABLATIONS)}")
         self.model_size, self.ablation = model_size, ablation
+        if prev_action_input not in PREV_ACTION_INPUTS:
+            raise ConfigError(f"prev_action_input: {prev_action_input!r} is not one of {list(PREV_ACTION_INPUTS)}")
+        self.prev_action_input = prev_action_input
         self.lr, self.batch_size, self.training_frames = float(lr), int(batch_size), int(training_frames)
         self.save_interval = save_interval
         self.cuda = torch.cuda.is_available()
@@ -148,7 +157,7 @@ class AlfredSeq2SeqBaseConfig(ExperimentConfig):
     def model_kwargs(self) -> Dict[str, Any]:
         """What `build_actor_critic` (evaluation) needs to rebuild the network."""
         return {"num_words": len(self.vocab.word), **self.dims, "progress_monitor": self.PROGRESS_MONITOR,
-                "ablation": self.ablation, "mask_lang_padding": True}
+                "ablation": self.ablation, "mask_lang_padding": True, "prev_action_input": self.prev_action_input}
 
     def create_model(self, **kwargs) -> torch.nn.Module:
         from alfred_task.models.agent import AGENT_REF
@@ -223,4 +232,5 @@ class AlfredSeq2SeqBaseConfig(ExperimentConfig):
     def run_record(self) -> Dict[str, Any]:
         """What result files record about the run's inputs (encoder, dims, ablation)."""
         return {"visual_encoder": self.visual_encoder, "encoder": self.encoder_record, "dims": self.dims,
-                "ablation": self.ablation, "progress_monitor": self.PROGRESS_MONITOR}
+                "ablation": self.ablation, "progress_monitor": self.PROGRESS_MONITOR,
+                "prev_action_input": self.prev_action_input}

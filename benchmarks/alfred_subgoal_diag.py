@@ -1,0 +1,197 @@
+"""Why does a learned ALFRED agent fail a subgoal? Step-by-step log of ALFRED's subgoal evaluation.
+
+    python benchmarks/alfred_subgoal_diag.py --checkpoint out/learn/seq2seq_pm.pt --data out/alfred_s2s_big \\
+        --split valid_seen --subgoal PickupObject --episodes 6 --max-steps 5 [--out DIR] [--features]
+
+Runs the same protocol as ``python -m alfred_task.eval --subgoals`` (reset, teacher-force the agent
+through the expert prefix, then let it act), one subgoal of the first ``--episodes`` annotations
+that have one, and logs per agent step: the top-3 action probabilities, the executed action and
+whether it succeeded (with the simulator's message), and for interaction subgoals the predicted
+mask (pixels with sigmoid > 0.5, the object ALFRED's IoU rule resolves it to, the expert's target)
+with a PNG of the mask over the frame. ``--features`` adds how much the dataset's ResNet features
+vary (per-dimension spread, nearest-neighbour retrieval of the same demonstration). Writes
+``diag.md`` and ``diag.json`` (and the PNGs) under ``--out``.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+import numpy as np
+
+from _common import RESULTS_DIR, write_json, write_markdown
+
+MASK_RGB = np.array([255, 0, 0])
+
+
+def _agent_view(agent: Any, env) -> Dict[str, Any]:
+    """What the agent's next step will see: action probabilities and its 300x300 mask."""
+    import torch
+
+    frame = np.asarray(env.last_event.frame)
+    with torch.no_grad():
+        lo, cont, _h, _c = agent._decode(frame)  # noqa: SLF001 - the agent's own decoder step, no state change
+        probs = torch.softmax(lo[0, agent.allowed], 0)
+        logits = agent.model.dec.mask_dec(cont)
+        logits = torch.nn.functional.interpolate(logits.unsqueeze(1), size=frame.shape[:2], mode="bilinear",
+                                                 align_corners=False)[:, 0]
+    names = [agent.vocab.action_low.index2word(int(i)) for i in agent.allowed]
+    top = sorted(zip(probs.tolist(), names), reverse=True)[:3]
+    return {"frame": frame, "mask": (torch.sigmoid(logits[0]) > 0.5).numpy(), "top3": [(n, round(p, 3)) for p, n in top]}
+
+
+def _save_overlay(frame: np.ndarray, mask: np.ndarray, path: Path) -> str:
+    from PIL import Image
+
+    img = frame.astype(float).copy()
+    img[mask] = img[mask] * 0.4 + MASK_RGB * 0.6
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.fromarray(img.astype(np.uint8)).save(path)
+    return path.name
+
+
+def _prefix(env, agent, traj: dict, repeat_idx: int, eval_idx: int):
+    """Reset and teacher-force the expert prefix (ALFRED's subgoal evaluation); the tracker and
+    the expert's steps of the evaluated subgoal."""
+    from alfred_task.agents import expert_steps
+    from alfred_task.eval_episodes import _prefix_end
+    from alfred_task.subgoals import SubgoalTracker
+
+    steps = expert_steps(traj)
+    env.init_episode(traj)
+    tracker = SubgoalTracker(traj, env)
+    agent.reset(traj, repeat_idx, env)
+    for action, mask, _ in steps[:_prefix_end(steps, eval_idx)]:
+        ok = env.va_interact(action, mask)[0]
+        agent.teacher_force(env, action, mask, ok)
+        tracker.update(action, ok)
+    return tracker, [(a, m) for a, m, h in steps if h == eval_idx]
+
+
+def diagnose_episode(env, agent, traj: dict, repeat_idx: int, eval_idx: int, max_steps: int, png_dir: Path,
+                     tag: str) -> Dict[str, Any]:
+    """One subgoal evaluation, step by step (see the module doc)."""
+    from alfred_task import constants as C
+
+    tracker, gold = _prefix(env, agent, traj, repeat_idx, eval_idx)
+    target = env.mask_to_object(gold[0][1]) if gold and gold[0][1] is not None else None
+    ann = traj["turk_annotations"]["anns"][repeat_idx]
+    rec = {"task": traj["task_id"], "repeat_idx": repeat_idx, "subgoal_idx": eval_idx,
+           "instruction": (ann["high_descs"] + [""])[min(eval_idx, len(ann["high_descs"]))],
+           "expert": [a for a, _ in gold], "target": target, "steps": [], "success": False,
+           "target_mask_pixels": int(np.asarray(gold[0][1]).sum()) if gold and gold[0][1] is not None else None}
+    for t in range(max_steps):
+        if tracker.get_subgoal_idx() == eval_idx:
+            rec["success"] = True
+            break
+        view = _agent_view(agent, env)
+        action, mask = agent.act(env)
+        step: Dict[str, Any] = {"t": t, "top3": view["top3"], "action": action}
+        if C.has_interaction(action) or gold and C.has_interaction(gold[0][0]):
+            m = view["mask"]
+            step.update(mask_pixels=int(m.sum()), mask_object=env.mask_to_object(m) if m.any() else None,
+                        png=_save_overlay(view["frame"], m, png_dir / f"{tag}_t{t}.png"))
+        if action in (C.STOP, C.SEG):
+            rec["steps"].append(step)
+            break
+        ok, _ev, _tgt, err, _api = env.va_interact(action, mask)
+        tracker.update(action, ok)
+        step.update(ok=bool(ok), error=err[:80])
+        rec["steps"].append(step)
+    rec["success"] = rec["success"] or tracker.get_subgoal_idx() == eval_idx
+    return rec
+
+
+def feature_spread(data: Path, split: str, demos: int = 20, seed: int = 0) -> Dict[str, float]:
+    """Do the dataset's ResNet features carry information? Spread across frames and how often a
+    frame's nearest neighbour (frames within 2 steps excluded) comes from the same demonstration."""
+    import torch
+
+    files = sorted(data.glob(f"{split}/*/*/feat_conv.pt"))[:demos]
+    feats = [torch.load(f, weights_only=True).float().reshape(-1, 512 * 49) for f in files]
+    x = torch.cat(feats)
+    ids = torch.cat([torch.full((len(f),), i) for i, f in enumerate(feats)])
+    unit = x / x.norm(dim=1, keepdim=True).clamp(min=1e-9)
+    cos = unit @ unit.t()
+    idx = torch.arange(len(x))
+    cos[(idx[:, None] - idx[None, :]).abs() <= 2] = -9.0
+    same = ids[cos.argmax(1)] == ids
+    chance = float(((ids[:, None] == ids[None, :]).float().sum(1) / len(x)).mean())
+    torch.manual_seed(seed)
+    return {"frames": len(x), "demos": len(files), "mean_abs": float(x.abs().mean()),
+            "median_dim_std": float(x.std(0).median()), "nn_same_demo": float(same.float().mean()),
+            "nn_same_demo_chance": chance}
+
+
+def _markdown(recs: List[Dict[str, Any]], spread: Optional[Dict[str, float]], args: argparse.Namespace) -> str:
+    lines = [f"# Subgoal diagnosis: {args.subgoal} on {args.split} ({args.checkpoint})", ""]
+    if spread:
+        lines += ["Features: " + ", ".join(f"{k} {v:.3g}" for k, v in spread.items()), ""]
+    for r in recs:
+        lines += [f"## {r['task']} r{r['repeat_idx']} subgoal {r['subgoal_idx']}: "
+                  f"{'SUCCESS' if r['success'] else 'failed'}", "",
+                  f"instruction: {r['instruction']}  ", f"expert: {' '.join(r['expert'])}; target {r['target']} (expert mask "
+                  f"{r['target_mask_pixels']} px)", ""]
+        for s in r["steps"]:
+            mask = f"; mask {s['mask_pixels']} px -> {s['mask_object']}" if "mask_pixels" in s else ""
+            lines.append(f"- t{s['t']} {s['action']} ok={s.get('ok')} top3={s['top3']}{mask} {s.get('error', '')}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    from common.cli import OneLineArgumentParser, check_input_file, check_int, report_usage_errors
+
+    ap = OneLineArgumentParser(prog="benchmarks/alfred_subgoal_diag.py", description=__doc__,
+                               formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--checkpoint", type=Path, required=True)
+    ap.add_argument("--data", type=Path, required=True)
+    ap.add_argument("--split", default="valid_seen")
+    ap.add_argument("--subgoal", default="PickupObject")
+    ap.add_argument("--episodes", type=int, default=6)
+    ap.add_argument("--max-steps", type=int, default=5)
+    ap.add_argument("--features", action="store_true", help="also measure the dataset features' spread")
+    ap.add_argument("--out", type=Path, default=RESULTS_DIR / "alfred_subgoal_diag")
+    args = ap.parse_args(argv)
+    with report_usage_errors(ap.prog, ValueError):
+        check_input_file("--checkpoint", args.checkpoint)
+        check_int("--episodes", args.episodes, 1)
+        check_int("--max-steps", args.max_steps, 1)
+        recs, spread = run(args)
+    write_json(args.out / "diag.json", {"args": {k: str(v) for k, v in vars(args).items()}, "features": spread,
+                                        "episodes": recs})
+    text = _markdown(recs, spread, args)
+    write_markdown(args.out / "diag.md", text)
+    print(text)
+    return 0
+
+
+def run(args: argparse.Namespace):
+    """The diagnosed episodes (and the feature spread with ``--features``)."""
+    import torch
+
+    from alfred_task.agents import CheckpointAgent
+    from alfred_task.eval_episodes import subgoal_indices
+    from alfred_task.eval_inputs import load_traj, resolve_entries
+    from alfred_task.eval_runner import _make_env
+
+    torch.set_num_threads(1)
+    agent = CheckpointAgent(args.checkpoint).inner
+    entries = resolve_entries(args.data, args.data / "splits.json", args.split)
+    env, recs = _make_env("thor_lite", 300), []
+    for e in entries:
+        if len(recs) >= args.episodes:
+            break
+        traj = load_traj(e.path)
+        idxs = subgoal_indices(traj, [args.subgoal])
+        if idxs:
+            recs.append(diagnose_episode(env, agent, traj, e.repeat_idx, idxs[0], args.max_steps, args.out,
+                                         f"{args.subgoal}_{len(recs)}"))
+    spread = feature_spread(args.data, "train") if args.features else None
+    return recs, spread
+
+
+if __name__ == "__main__":
+    sys.exit(main())
