@@ -448,11 +448,15 @@ def _done_marker(out: Path, index: int, split: Optional[str] = None) -> Path:
 
 def generate(out: Path, num: int, seed: int = 0, workers: int = 1, backend: str = DEFAULT_BACKEND,
              save_frames: bool = False, features: Optional[str] = None, start: int = 0,
-             planner: str = "fast_downward", split: Optional[str] = None, encoder_seed: int = 0) -> Dict[str, Any]:
+             planner: str = "fast_downward", split: Optional[str] = None, encoder_seed: int = 0,
+             torch_threads: int = 1) -> Dict[str, Any]:
     """Generate demonstrations [start, start+num) into `out` (resumable) and write splits.json.
 
     `features`: None (no feat_conv.pt), "imagenet", "random_resnet18" (seeded by
     `encoder_seed`) or a resnet18 state_dict path; recorded in ``dataset_meta.json``.
+    `torch_threads`: torch's intra-op threads in each worker, the in-process one included (the
+    simulator needs the cores: torch's default of one per core made one in-process worker
+    5-10x slower on a loaded 2-core machine).
     """
     from tqdm import tqdm
 
@@ -474,8 +478,14 @@ def generate(out: Path, num: int, seed: int = 0, workers: int = 1, backend: str 
     def record(r: Dict[str, Any]) -> None:
         write_json_atomic(_done_marker(out, r["index"], split), r, indent=None)
 
+    restore_threads = None
     if workers <= 1:
-        _worker_init(backend, save_frames, features, planner, encoder_seed)
+        if features is not None:  # only the encoder uses torch; the caller's setting comes back
+            import torch
+
+            restore_threads = torch.get_num_threads()
+        _worker_init(backend, save_frames, features, planner, encoder_seed,
+                     torch_threads if features is not None else 0)
         it = map(_work, jobs)
         pool = None
     else:
@@ -486,7 +496,7 @@ def generate(out: Path, num: int, seed: int = 0, workers: int = 1, backend: str 
         # error here) instead of being respawned forever. map() keeps the input order.
         pool = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("forkserver"),
                                    initializer=_worker_init,
-                                   initargs=(backend, save_frames, features, planner, encoder_seed, 1))
+                                   initargs=(backend, save_frames, features, planner, encoder_seed, torch_threads))
         it = pool.map(_work, jobs)
     try:
         for r in tqdm(it, total=len(jobs), desc="demonstrations", unit="demo"):
@@ -501,6 +511,10 @@ def generate(out: Path, num: int, seed: int = 0, workers: int = 1, backend: str 
     finally:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
+        if restore_threads is not None:
+            import torch
+
+            torch.set_num_threads(restore_threads)
     return write_splits(out)
 
 
@@ -559,11 +573,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                          "cached weights; fails at once naming the file when absent), 'random_resnet18' (seeded "
                          "by --encoder-seed) or a path to a resnet18 state_dict; recorded in dataset_meta.json")
     ap.add_argument("--encoder-seed", type=int, default=0, help="seed of the random_resnet18 encoder")
+    ap.add_argument("--torch-threads", type=int, default=1, help="torch intra-op threads per worker (default 1)")
     args = ap.parse_args(argv)
     try:
         check_int("--num", args.num, 1)
         check_int("--start", args.start, 0)
         check_int("--workers", args.workers, 1)
+        check_int("--torch-threads", args.torch_threads, 1)
         check_output_dir("--out", args.out)
         if args.features is not None:
             from .features import check_encoder, seeded_spec
@@ -574,7 +590,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         with stop_children_on_signals(ap.prog):
             summary = generate(args.out, args.num, args.seed, args.workers, args.backend, args.save_frames,
-                               args.features, args.start, args.planner, args.split, args.encoder_seed)
+                               args.features, args.start, args.planner, args.split, args.encoder_seed,
+                               args.torch_threads)
     except (ThorUnavailableError, RuntimeError, FileNotFoundError, ValueError) as e:
         return print_error(ap.prog, e)
     print(json.dumps(summary, indent=2))

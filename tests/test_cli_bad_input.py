@@ -111,6 +111,7 @@ CASES = [
     ("alfred_task.gen", "--out {tmp}/o --num 1 --workers 0", "--workers"),
     ("alfred_task.gen", "--out {tmp}/o --num 0", "--num"),
     ("alfred_task.gen", "--out {tmp}/o --num 1 --start -1", "--start"),
+    ("alfred_task.gen", "--out {tmp}/o --num 1 --torch-threads 0", "--torch-threads"),
     ("alfred_task.eval", "--agent random --data {alfred} --splits {alfred}/splits.json --num-workers 0 --out {tmp}/o",
      "--num-workers"),
     ("alfred_task.eval", "--agent random --data {alfred} --splits {alfred}/splits.json --out {file}", "is a file"),
