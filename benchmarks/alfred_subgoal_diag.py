@@ -56,17 +56,14 @@ def _prefix(env, agent, traj: dict, repeat_idx: int, eval_idx: int):
     """Reset and teacher-force the expert prefix (ALFRED's subgoal evaluation); the tracker and
     the expert's steps of the evaluated subgoal."""
     from alfred_task.agents import expert_steps
-    from alfred_task.eval_episodes import _prefix_end
+    from alfred_task.eval_episodes import _prefix_end, _replay
     from alfred_task.subgoals import SubgoalTracker
 
     steps = expert_steps(traj)
     env.init_episode(traj)
     tracker = SubgoalTracker(traj, env)
     agent.reset(traj, repeat_idx, env)
-    for action, mask, _ in steps[:_prefix_end(steps, eval_idx)]:
-        ok = env.va_interact(action, mask)[0]
-        agent.teacher_force(env, action, mask, ok)
-        tracker.update(action, ok)
+    _replay(env, agent, tracker, steps, 0, _prefix_end(steps, eval_idx))  # the evaluation's own prefix pass
     return tracker, [(a, m) for a, m, h in steps if h == eval_idx]
 
 
@@ -104,7 +101,7 @@ def diagnose_episode(env, agent, traj: dict, repeat_idx: int, eval_idx: int, max
     return rec
 
 
-def feature_spread(data: Path, split: str, demos: int = 20, seed: int = 0) -> Dict[str, float]:
+def feature_spread(data: Path, split: str, demos: int = 20) -> Dict[str, float]:
     """Do the dataset's ResNet features carry information? Spread across frames and how often a
     frame's nearest neighbour (frames within 2 steps excluded) comes from the same demonstration."""
     import torch
@@ -119,7 +116,6 @@ def feature_spread(data: Path, split: str, demos: int = 20, seed: int = 0) -> Di
     cos[(idx[:, None] - idx[None, :]).abs() <= 2] = -9.0
     same = ids[cos.argmax(1)] == ids
     chance = float(((ids[:, None] == ids[None, :]).float().sum(1) / len(x)).mean())
-    torch.manual_seed(seed)
     return {"frames": len(x), "demos": len(files), "mean_abs": float(x.abs().mean()),
             "median_dim_std": float(x.std(0).median()), "nn_same_demo": float(same.float().mean()),
             "nn_same_demo_chance": chance}
