@@ -78,12 +78,19 @@ def _interaction(rng: random.Random, event) -> Dict:
     return {"action": action, "objectId": rng.choice(cands)["objectId"]}
 
 
-def run_steps(controller: Controller, steps: int, mix: str, mode: str, seed: int) -> Tuple[float, int, int]:
-    """Run `steps` steps; returns (elapsed seconds, interactions tried, interactions that succeeded)."""
+def run_steps(controller: Controller, steps: int, mix: str, mode: str, seed: int
+              ) -> Tuple[float, float, int, int]:
+    """Run `steps` steps; returns (wall seconds, CPU seconds of this process, interactions tried,
+    interactions that succeeded).
+
+    CPU seconds barely move when other processes share the cores (wall time does, by tens of
+    percent on a shared VM); llvmpipe renders in this thread (LP_NUM_THREADS=0), so they cover
+    the rendering too.
+    """
     rng = random.Random(seed)
     event = controller.last_event
     tried = ok = 0
-    t0 = time.perf_counter()
+    c0, t0 = time.process_time(), time.perf_counter()
     for i in range(steps):
         if mix == "interact" and i % 2 == 1:
             event = controller.step(_interaction(rng, event))
@@ -94,23 +101,27 @@ def run_steps(controller: Controller, steps: int, mix: str, mode: str, seed: int
         if mix == "interact" and mode == "none":
             event.metadata["objects"]
         _read_frames(event, mode)
-    return time.perf_counter() - t0, tried, ok
+    return time.perf_counter() - t0, time.process_time() - c0, tried, ok
 
 
 def bench_case(scene: str, res: int, mix: str, mode: str, steps: int, repeats: int,
-               seed: int) -> Tuple[float, List[float], float]:
+               seed: int) -> Tuple[float, List[float], float, float]:
+    """(median wall seconds, every repeat's wall seconds, interaction success rate, median CPU
+    seconds) of `repeats` runs of `steps` steps."""
     controller = make_controller(scene, res, mode)
     try:
         run_steps(controller, min(20, steps), mix, mode, seed + 999)  # warm-up (GL context, caches)
-        times, tried, ok = [], 0, 0
+        times, cpu, tried, ok = [], [], 0, 0
         for r in range(repeats):
             controller.reset(scene)
-            t, n, k = run_steps(controller, steps, mix, mode, seed + r)
+            t, c, n, k = run_steps(controller, steps, mix, mode, seed + r)
             times.append(t)
+            cpu.append(c)
             tried, ok = tried + n, ok + k
     finally:
         controller.stop()
-    return statistics.median(times), times, (ok / tried if tried else float("nan"))
+    return (statistics.median(times), times, (ok / tried if tried else float("nan")),
+            statistics.median(cpu))
 
 
 def profile_case(scene: str, steps: int, seed: int, top: int = 15) -> str:
@@ -141,7 +152,7 @@ def main(argv=None) -> int:
 
     rows = []
     header, sep = markdown_table(["res", "mix", "images read", "steps/s", "ms/step", "interactions ok",
-                                  "repeats (s)"], [], "rllrrrl")
+                                  "repeats (s)", "CPU ms/step"], [], "rllrrrlr")
     print(f"thor_lite FPS: scene={args.scene} steps={args.steps} repeats={args.repeats} "
           f"python={platform.python_version()} cpus={os.cpu_count()} "
           f"LP_NUM_THREADS={os.environ.get('LP_NUM_THREADS')}")
@@ -150,11 +161,11 @@ def main(argv=None) -> int:
     for res in RESOLUTIONS:
         for mix in MIXES:
             for mode in MODES:
-                med, times, ok = bench_case(args.scene, res, mix, mode, args.steps, args.repeats,
-                                            args.seed)
+                med, times, ok, cpu = bench_case(args.scene, res, mix, mode, args.steps, args.repeats,
+                                                 args.seed)
                 ok_s = "-" if ok != ok else f"{100 * ok:.0f}%"
                 row = (f"| {res} | {mix} | {mode} | {args.steps / med:.1f} | {1000 * med / args.steps:.2f} "
-                       f"| {ok_s} | {', '.join(f'{t:.3f}' for t in times)} |")
+                       f"| {ok_s} | {', '.join(f'{t:.3f}' for t in times)} | {1000 * cpu / args.steps:.3f} |")
                 rows.append(row)
                 print(row, flush=True)
 
@@ -166,7 +177,8 @@ def main(argv=None) -> int:
         f"LP_NUM_THREADS={os.environ.get('LP_NUM_THREADS')}.",
         "`images read`: all = RGB + depth + instance segmentation rendered and read every step; "
         "rgb = RGB only; none = frames never read. `interactions ok`: share of the "
-        "interaction-mix Open/Close/Pickup/Put/Drop actions that succeeded.",
+        "interaction-mix Open/Close/Pickup/Put/Drop actions that succeeded. `CPU ms/step`: "
+        "median CPU time of this process per step (robust to other processes on the cores).",
         "",
         header,
         sep,

@@ -4,11 +4,13 @@
     python benchmarks/thor_lite_fps_compare.py --before-tree /tmp/fps_before [--rounds 3]
 
 A shared 2-core VM drifts by tens of percent within minutes, so two runs made an hour apart say
-nothing about a 10 % regression. This script alternates ``benchmarks/thor_lite_fps.py`` between
-the two trees (before, after, before, after, ...; each in its own process with ``PYTHONPATH`` set
-to that tree) after one short discarded warm-up run per tree, then prints, per case, every
-round's steps/s, the median over rounds and the ratio after/before, and writes the table to
-``benchmarks/results/thor_lite_fps_compare.md``.
+nothing about a 10 % regression. This script alternates this checkout's
+``benchmarks/thor_lite_fps.py`` between the two trees' simulators (before, after, before, after,
+...; each in its own process with ``PYTHONPATH`` starting with that tree, so only ``thor_lite``
+differs and the measured loop is the same) after one short discarded warm-up run per tree, then
+prints, per case, every round's steps/s, the median over rounds and the ratio after/before, and
+the same for the CPU time per step (which other processes on the cores barely move), and writes
+the table to ``benchmarks/results/thor_lite_fps_compare.md``.
 """
 from __future__ import annotations
 
@@ -28,24 +30,33 @@ from common.cli import OneLineArgumentParser, UsageError, check_int, check_outpu
 from common.procs import stop_children_on_signals
 
 Case = Tuple[str, str, str]  # resolution, action mix, images read
-_ROW = re.compile(r"^\|\s*(\d+)\s*\|\s*(\w+)\s*\|\s*(\w+)\s*\|\s*([\d.]+)\s*\|")
+Result = Tuple[float, Optional[float]]  # steps/s, CPU ms per step (None in tables without it)
 
 
-def parse_fps_table(text: str) -> Dict[Case, float]:
-    """steps/s per case from a ``thor_lite_fps.py`` markdown table."""
-    out: Dict[Case, float] = {}
+def parse_fps_table(text: str) -> Dict[Case, Result]:
+    """(steps/s, CPU ms/step) per case from a ``thor_lite_fps.py`` markdown table."""
+    out: Dict[Case, Result] = {}
+    columns: List[str] = []
     for line in text.splitlines():
-        m = _ROW.match(line)
-        if m:
-            out[(m[1], m[2], m[3])] = float(m[4])
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if not line.startswith("|") or set("".join(cells)) <= set("-:"):
+            continue
+        if cells[0] == "res":
+            columns = cells
+        elif columns and len(cells) == len(columns) and cells[0].isdigit():
+            row = dict(zip(columns, cells))
+            cpu = row.get("CPU ms/step")
+            out[(row["res"], row["mix"], row["images read"])] = (
+                float(row["steps/s"]), float(cpu) if cpu else None)
     return out
 
 
-def run_tree(tree: Path, out: Path, steps: int, repeats: int) -> Dict[Case, float]:
-    """One ``thor_lite_fps.py`` run of `tree` in a fresh process; its table, parsed."""
-    env = dict(os.environ, PYTHONPATH=str(tree))
-    cmd = [sys.executable, "benchmarks/thor_lite_fps.py", "--steps", str(steps), "--repeats", str(repeats),
-           "--no-profile", "--out", str(out)]
+def run_tree(tree: Path, out: Path, steps: int, repeats: int) -> Dict[Case, Result]:
+    """One run of this checkout's ``thor_lite_fps.py`` on `tree`'s ``thor_lite`` in a fresh
+    process; its table, parsed."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tree), str(REPO)]))
+    cmd = [sys.executable, str(REPO / "benchmarks" / "thor_lite_fps.py"), "--steps", str(steps),
+           "--repeats", str(repeats), "--no-profile", "--out", str(out)]
     proc = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True)
     if proc.returncode != 0:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["(no output)"]
@@ -56,17 +67,23 @@ def run_tree(tree: Path, out: Path, steps: int, repeats: int) -> Dict[Case, floa
     return table
 
 
-def compare_rows(before: List[Dict[Case, float]], after: List[Dict[Case, float]]) -> List[list]:
-    """Table rows: case, each side's runs, medians and after/before."""
+def compare_rows(before: List[Dict[Case, Result]], after: List[Dict[Case, Result]]) -> List[list]:
+    """Table rows: case, each side's steps/s runs, medians and after/before; then both sides'
+    median CPU ms/step and the CPU speed ratio before/after ("-" when a table lacks CPU times)."""
     rows = []
     for case in before[0]:
-        b = [run[case] for run in before if case in run]
-        a = [run[case] for run in after if case in run]
+        b = [run[case][0] for run in before if case in run]
+        a = [run[case][0] for run in after if case in run]
         if not a:
             continue
         mb, ma = statistics.median(b), statistics.median(a)
+        bc = [run[case][1] for run in before if case in run and run[case][1] is not None]
+        ac = [run[case][1] for run in after if case in run and run[case][1] is not None]
+        cpu = (["-", "-", "-"] if not (bc and ac) else
+               [f"{statistics.median(bc):.3f}", f"{statistics.median(ac):.3f}",
+                f"{statistics.median(bc) / statistics.median(ac):.2f}"])
         rows.append([*case, ", ".join(f"{x:.0f}" for x in b), ", ".join(f"{x:.0f}" for x in a),
-                     f"{mb:.0f}", f"{ma:.0f}", f"{ma / mb:.2f}"])
+                     f"{mb:.0f}", f"{ma:.0f}", f"{ma / mb:.2f}", *cpu])
     return rows
 
 
@@ -81,11 +98,11 @@ def build_parser() -> OneLineArgumentParser:
 
 
 def run_interleaved(before_tree: Path, rounds: int, steps: int, repeats: int
-                    ) -> Tuple[List[Dict[Case, float]], List[Dict[Case, float]]]:
+                    ) -> Tuple[List[Dict[Case, Result]], List[Dict[Case, Result]]]:
     """`rounds` runs per tree, alternating, after one discarded warm-up run per tree (a tree's
     first run pays for compiling its caches)."""
-    before: List[Dict[Case, float]] = []
-    after: List[Dict[Case, float]] = []
+    before: List[Dict[Case, Result]] = []
+    after: List[Dict[Case, Result]] = []
     with tempfile.TemporaryDirectory(prefix="fps_compare_") as tmp, \
             tqdm(total=2 * rounds + 2, desc="fps runs") as bar:
         for tree in (before_tree, REPO):
@@ -111,11 +128,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     with stop_children_on_signals(ap.prog):
         before, after = run_interleaved(before_tree, args.rounds, args.steps, args.repeats)
     header = ["res", "mix", "images read", "before runs", "after runs", "before median", "after median",
-              "after/before"]
+              "after/before", "before CPU ms", "after CPU ms", "CPU speed after/before"]
     lines = [f"# thor_lite steps/s: this checkout vs {before_tree}", "",
              f"{args.rounds} interleaved rounds of `benchmarks/thor_lite_fps.py --steps {args.steps} "
-             f"--repeats {args.repeats}` per tree; steps/s of each round is that run's median.", "",
-             *markdown_table(header, compare_rows(before, after), "lllrrrrr")]
+             f"--repeats {args.repeats}` per tree; steps/s of each round is that run's median; CPU ms is "
+             "the median over rounds of each run's median CPU time per step.", "",
+             *markdown_table(header, compare_rows(before, after), "lllrrrrrrrr")]
     print("\n".join(lines))
     write_markdown(args.out, "\n".join(lines))
     print(f"\ntable written to {args.out}")

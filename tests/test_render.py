@@ -263,3 +263,20 @@ def test_many_instances_grow_buffer(renderer):
     _, _, ids = renderer.render((0, 9, -6), 0, 55)  # overview from above
     assert ids.max() <= 300 and len(np.unique(ids)) > 20
     assert np.any(ids > 64)
+
+
+def test_colour_only_pass_matches_full_pass(renderer):
+    """An RGB-only render (drawn without the id and depth targets) gives the same colours,
+    and a later full render still returns the ids and depth of the current view."""
+    boxes, colors = _random_scene(1)
+    scene(renderer, boxes, colors)
+    full = renderer.render((0.2, 1.5, -0.3), 33.0, 20.0)
+    other_view = renderer.render((0.0, 1.2, 0.4), 210.0, -10.0)
+    rgb_only = renderer.render((0.2, 1.5, -0.3), 33.0, 20.0, rgb=True, depth=False, ids=False)
+    assert rgb_only[1] is None and rgb_only[2] is None
+    assert rgb_only[0].tobytes() == full[0].tobytes()
+    renderer.render((0.0, 1.2, 0.4), 210.0, -10.0, rgb=True, depth=False, ids=False)
+    again = renderer.render((0.0, 1.2, 0.4), 210.0, -10.0)
+    for x, y in zip(again, other_view):
+        assert x.tobytes() == y.tobytes()
+    assert not np.array_equal(full[2], other_view[2])

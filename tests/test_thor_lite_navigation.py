@@ -81,8 +81,11 @@ def test_blocked_moves_fail_without_moving(fresh):
     else:
         pytest.fail("no blocked neighbour")
     _teleport(c, p, yaw=0.0)
+    version = c._world.version
     ev = c.step("MoveAhead")
     assert ev.metadata["lastActionSuccess"] is False
+    # nothing changed, so the caches keyed on the world version (grid, drawn instances) stay
+    assert c._world.version == version
     assert "is blocking" in ev.metadata["errorMessage"]
     assert ev.metadata["errorMessage"].endswith("from moving by (0.0000, 0.0000, 0.2500).")
     assert _pos(ev) == (p["x"], p["z"])

@@ -311,9 +311,12 @@ def _room_boxes(w: World):
 def _id_table(w: World) -> Tuple[Tuple[str, ...], np.ndarray]:
     """Instance index -> name (0 = background) and a collision-free colour per instance."""
     cached = w._cache.get("id_table")
+    if cached is not None and cached[0] is w.objects:  # objects are replaced, never mutated
+        return cached[2]
     order = tuple(oid for oid, o in w.objects.items() if o.rendered)
-    if cached is not None and cached[0] == order:
-        return cached[1]
+    if cached is not None and cached[1] == order:
+        w._cache["id_table"] = (w.objects, order, cached[2])
+        return cached[2]
     names = ("",) + order + _WALL_NAMES
     palette = np.zeros((len(names), 3), dtype=np.uint8)
     used = {(0, 0, 0)}
@@ -327,21 +330,24 @@ def _id_table(w: World) -> Tuple[Tuple[str, ...], np.ndarray]:
             salt += 1
         used.add(c)
         palette[i] = c
-    w._cache["id_table"] = (order, (names, palette))
+    w._cache["id_table"] = (w.objects, order, (names, palette))
     return names, palette
 
 
 def _instances(w: World, names: Tuple[str, ...]):
     index = {n: i for i, n in enumerate(names)}
-    mats, cols, ids = [], [], []
+    mats, cols, ids, counts = [], [], [], []
     for o in w.objects.values():
         if not o.rendered:
             continue
         m = (o.part_transforms if o.object_id != w.held
              else w.held_box(o).transform()[None].astype(np.float32))
         mats.append(m)
-        cols.append(np.broadcast_to(o.color, (len(m), 3)))
-        ids.append(np.full(len(m), index[o.object_id], dtype=np.int32))
+        cols.append(o.color)
+        ids.append(index[o.object_id])
+        counts.append(len(m))
+    cols = [np.repeat(np.asarray(cols, dtype=np.uint8).reshape(-1, 3), counts, axis=0)]
+    ids = [np.repeat(np.asarray(ids, dtype=np.int32), counts)]
     walls = w._cache.get("room_transforms")
     if walls is None:
         walls = np.stack([b.transform() for b in _room_boxes(w)]).astype(np.float32)

@@ -249,7 +249,10 @@ class BoxRenderer:
         self._ensure_framebuffer()
         self._upload_instances()
 
-        ctx, fbo = self._ctx, self._fbo
+        # Without ids or depth, draw into a framebuffer holding only the colour (and z)
+        # buffer: llvmpipe then skips two stores per fragment (measured in
+        # benchmarks/thor_lite_fps_compare.py).
+        ctx, fbo = self._ctx, (self._fbo if ids or depth else self._fbo_rgb)
         fbo.use()
         fbo.clear(0.0, 0.0, 0.0, 0.0, depth=1.0)
         n = self._instances.shape[0]
@@ -319,6 +322,7 @@ class BoxRenderer:
         self._inst_capacity = 0
         self._vao: Any = None
         self._fbo: Any = None
+        self._fbo_rgb: Any = None
         self._attachments: list[Any] = []
         self._fbo_dirty = True
         self._instances_dirty = True
@@ -394,6 +398,8 @@ class BoxRenderer:
         self._attachments = [color, inst, depth, zbuf]
         self._fbo = ctx.framebuffer(color_attachments=[color, inst, depth], depth_attachment=zbuf)
         self._fbo.viewport = (0, 0, self._width, self._height)
+        self._fbo_rgb = ctx.framebuffer(color_attachments=[color], depth_attachment=zbuf)
+        self._fbo_rgb.viewport = (0, 0, self._width, self._height)
         self._fbo_dirty = False
 
     def _upload_instances(self) -> None:
@@ -411,11 +417,12 @@ class BoxRenderer:
 
     # ---------------------------------------------------------------- cleanup
     def _release_framebuffer(self) -> None:
-        if self._fbo is not None:
-            self._fbo.release()
+        for fbo in (self._fbo, self._fbo_rgb):
+            if fbo is not None:
+                fbo.release()
         for rb in self._attachments:
             rb.release()
-        self._fbo, self._attachments = None, []
+        self._fbo, self._fbo_rgb, self._attachments = None, None, []
 
     def release(self) -> None:
         """Free all GL objects and the context; a later render recreates them."""
@@ -449,7 +456,7 @@ class BoxRenderer:
 _GL_KEYS = frozenset(
     {
         "_ctx", "_ctx_pid", "_prog", "_u_viewproj", "_cube_vbo", "_cube_ibo",
-        "_inst_buf", "_inst_capacity", "_vao", "_fbo", "_attachments",
+        "_inst_buf", "_inst_capacity", "_vao", "_fbo", "_fbo_rgb", "_attachments",
         "_fbo_dirty", "_instances_dirty",
     }
 )

@@ -188,8 +188,10 @@ class World:
         return (self.objects, self.held, self.agent, self.version, dict(self.name_aliases), self.posed_configs)
 
     def restore(self, snap) -> None:
+        untouched = self.version == snap[3] and self.objects is snap[0] and self.held == snap[1]
         self.objects, self.held, self.agent, _, self.name_aliases, self.posed_configs = snap
-        self.version += 1  # caches keyed on the old version must not be reused
+        if not untouched:  # caches keyed on the old version must not be reused
+            self.version += 1
 
     def _cached(self, key: str, fn, version: Optional[int] = None):
         v = self.version if version is None else version
