@@ -90,8 +90,12 @@ class SignalGuard:
         self.signum: Optional[int] = None
 
     def handle(self, signum: int, frame) -> None:
-        if self.signum is not None:  # a second signal while stopping: leave now
-            os._exit(128 + self.signum)
+        # Later signals are ignored from here on, until the process is gone: `timeout`, a terminal
+        # or a scheduler often deliver one request twice (to the process and to its group), and a
+        # second delivery must not cut the stop short (no message, orphaned children) or kill the
+        # interpreter while it exits. The hard-exit thread below bounds how long stopping takes.
+        for s in SIGNALS:
+            signal.signal(s, signal.SIG_IGN)
         self.signum = signum
         # a pool's worker-handler thread re-spawning the workers stopped below fails against the
         # stopped forkserver: that is this shutdown, not an error to print a traceback for
@@ -107,7 +111,25 @@ class SignalGuard:
 
     def _hard_exit(self) -> None:
         time.sleep(self.hard_exit_after)
+        _release_multiprocessing_semaphores()
         os._exit(128 + (self.signum or 0))
+
+
+def _release_multiprocessing_semaphores() -> None:
+    """Run multiprocessing's remaining exit finalizers before a hard exit.
+
+    The usual hang this thread cuts short is `Pool.terminate` joining its task-handler thread,
+    which waits for a sentinel the worker-handler thread never sent (it died trying to respawn
+    the stopped workers). Those finalizers (run once each; the pool's own is already running)
+    unlink the pools' named semaphores, which `os._exit` would otherwise leave to the resource
+    tracker and its "leaked semaphore objects" warning. Private stdlib API, so best effort.
+    """
+    import multiprocessing.util as mp_util
+
+    run = getattr(mp_util, "_run_finalizers", None)
+    if run is not None:
+        with contextlib.suppress(Exception):
+            run(0)
 
 
 def ignore_sigint() -> None:
@@ -126,8 +148,9 @@ def stop_children_on_signals(prog: str, grace: float = 3.0, hard_exit_after: flo
     """While inside: SIGTERM/SIGINT stop every descendant and exit with 128 + signum.
 
     Only the main thread can install handlers; elsewhere this is a no-op. Previous handlers are
-    restored on leaving. If the exit was swallowed by code inside (e.g. a `return` in a
-    `finally`), it is raised again here.
+    restored on leaving, unless a signal came (then further signals stay ignored while the process
+    exits). If the exit was swallowed by code inside (e.g. a `return` in a `finally`), it is
+    raised again here.
     """
     guard = SignalGuard(prog, grace, hard_exit_after)
     if threading.current_thread() is not threading.main_thread():
@@ -137,7 +160,8 @@ def stop_children_on_signals(prog: str, grace: float = 3.0, hard_exit_after: flo
     try:
         yield guard
     finally:
-        for s, h in old.items():
-            signal.signal(s, h)
+        if guard.signum is None:  # after a stop request signals stay ignored: the process is exiting
+            for s, h in old.items():
+                signal.signal(s, h)
     if guard.signum is not None:
         raise SystemExit(128 + guard.signum)

@@ -37,7 +37,7 @@ def _workers(tree: Dict[int, str]) -> Dict[int, str]:
 
 
 def _sigterm_run(cmd: List[str], ready: Callable[[int, Dict[int, str]], bool], tmp: Path,
-                 start_timeout: float = 45.0) -> Dict[str, object]:
+                 start_timeout: float = 45.0, signals=(signal.SIGTERM,)) -> Dict[str, object]:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     log = open(tmp / "run.log", "w")
     p = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
@@ -58,13 +58,18 @@ def _sigterm_run(cmd: List[str], ready: Callable[[int, Dict[int, str]], bool], t
             seen.setdefault(d, _cmdline(d))
         before = {d: c for d, c in seen.items() if alive(d)}
         t0 = time.monotonic()
-        p.send_signal(signal.SIGTERM)
+        for i, sig in enumerate(signals):
+            if i:
+                time.sleep(0.2)  # apart enough that the first handler is already running
+            p.send_signal(sig)
         code = p.wait(timeout=10)
         while any(alive(d) for d in seen) and time.monotonic() - t0 < 10:
             time.sleep(0.1)
         gone_after = time.monotonic() - t0
         left = {d: c for d, c in seen.items() if alive(d)}
-        return {"code": code, "before": before, "left": left, "gone_after": gone_after}
+        log.flush()
+        return {"code": code, "before": before, "left": left, "gone_after": gone_after,
+                "log": (tmp / "run.log").read_text(errors="replace")}
     finally:
         if p.poll() is None:
             p.kill()
@@ -140,3 +145,17 @@ def test_sigterm_rearrange_expert_benchmark_stops_pool(tmp_path):
                       "--out", str(tmp_path / "r.md")], _n_workers(3), tmp_path)
     _report("benchmarks/rearrange_expert.py", r)
     _check(r)
+
+
+def test_sigint_delivered_twice_at_once_is_one_request(tmp_path):
+    """`timeout -s INT` signals the process and then its process group: the main process gets the
+    same SIGINT twice, the second while the first is being handled. That must stop the run like one Ctrl-C (workers
+    stopped, the one-line message printed), not like an impatient second Ctrl-C."""
+    r = _sigterm_run([sys.executable, "-m", "alfred_task.eval", "--agent", "random", "--data", str(ALFRED),
+                      "--splits", str(ALFRED / "splits.json"), "--split", "valid_seen,valid_unseen",
+                      "--num-workers", "2", "--out", str(tmp_path / "out"), "--quiet"], _n_workers(2), tmp_path,
+                     signals=(signal.SIGINT, signal.SIGINT))
+    _report("alfred_task.eval, SIGINT twice", r)
+    assert r["code"] == 128 + signal.SIGINT, r
+    assert not r["left"], f"survived 10 s after SIGINT: {r['left']}"
+    assert "received SIGINT" in r["log"], r["log"][-2000:]
