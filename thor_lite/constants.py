@@ -166,6 +166,9 @@ COFFEE_MUG_BASE = 0.06
 COFFEE_MUG_FRONT = 0.56
 COFFEE_BAY_BACK = 0.2  # the bay starts this many half-depths in front of the centre
 COFFEE_BAY_TOP = 0.6  # fraction of the machine's height
+# THOR's receptacle spawn points: a grid of this many points per side over the top of each
+# trigger box, edge to edge (`Contains.GetValidSpawnPoints`, gridsize 8 -> 9 points).
+THOR_SPAWN_GRID = 9
 # PutObject tries these types upright only; any other type may also be laid on its side
 # (tilted 90 degrees about a horizontal axis), e.g. a fork standing in a cup.
 ALWAYS_PLACE_UPRIGHT: FrozenSet[str] = frozenset({
