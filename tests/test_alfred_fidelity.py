@@ -157,6 +157,10 @@ _REPLAY_CASES = {
     # at the bowl's centre, which the 5 cm grid from a corner misses; THOR's 9 x 9 spawn grid
     # (edge to edge, symmetric) is tried where ours holds nothing
     "pick_and_place_with_movable_recep-Pencil-Bowl-SideTable-316": "THOR spawn grid where ours holds nothing",
+    # PickupObject of a cooled Lettuce resolved to the Fridge: put on our one shelf level, it
+    # lay below where THOR's mask shows it; a fridge offers every level its contents rest on,
+    # spots the camera sees first, nearest to the camera
+    "pick_cool_then_place_in_recep-Lettuce-None-SinkBasin-25": "fridge shelf levels",
 }
 
 
@@ -321,3 +325,15 @@ def test_thor_spawn_grid_is_nine_by_nine_edge_to_edge_about_the_centre():
     off = thor - centre
     assert np.isclose(off[:, 2].max(), 0.085) and np.isclose(off[:, 0].min(), -0.085)  # edge to edge
     assert np.allclose(np.sort(off[:, 2]), -np.sort(off[:, 2])[::-1])  # symmetric about the centre
+
+
+def test_shelf_spots_put_seen_spots_first_each_nearest_to_the_eye():
+    from thor_lite.physics import _shelf_spots
+
+    flat = np.array([[0.0, 9.0, 0.0], [0.3, 9.0, 0.0]])
+    eye = np.array([0.0, 1.5, -0.5])
+    hidden_low = lambda p: p[1] > 1.0  # the lower level is under a shelf
+    grid = _shelf_spots(flat, [0.6, 1.2], eye, hidden_low)
+    assert grid.shape == (4, 3)
+    assert np.allclose(grid[:2, 1], 1.2) and np.allclose(grid[2:, 1], 0.6)  # seen level first
+    assert np.allclose(grid[0], [0.0, 1.2, 0.0]) and np.allclose(grid[2], [0.0, 0.6, 0.0])  # nearest first

@@ -137,6 +137,9 @@ CHAIR_SEAT_BAND: Tuple[float, float] = (0.35, 0.5)
 # scene keeps its contents, else at this height above its bottom (the median of that level
 # over the 25 kitchen fridges whose scene records contents).
 FRIDGE_SHELF_HEIGHT = 0.95
+# Fridge contents whose bottoms lie within this of each other rest on one shelf level
+# (physics.fridge_levels; PutObject into a fridge in THOR 2.1.0 mode).
+FRIDGE_LEVEL_MERGE = 0.03
 # A Microwave's box holds its control panel beside the cavity and a raised floor: THOR 2.1.0
 # kept things inside it (ALFRED's initial poses in 28 kitchens, 90 objects) with their bottoms
 # at a median 26 % of the box height and their centres between -0.31 and +0.84 half-widths

@@ -11,7 +11,7 @@ import numpy as np
 
 from .constants import (
     ALWAYS_PLACE_UPRIGHT, BREAK_DROP_HEIGHT, CHAIR_SEAT_BAND, COFFEE_MUG_BASE, COFFEE_MUG_FRONT, COLD_SOURCES,
-    FRIDGE_SHELF_HEIGHT, HEAT_SOURCES, IN_RECEPTACLES, MICROWAVE_CAVITY_X, MICROWAVE_FLOOR, OBJECT_SPECIFIC_RECEPTACLES, OPEN_TOP_RECEPTACLES,
+    FRIDGE_LEVEL_MERGE, FRIDGE_SHELF_HEIGHT, HEAT_SOURCES, IN_RECEPTACLES, MICROWAVE_CAVITY_X, MICROWAVE_FLOOR, OBJECT_SPECIFIC_RECEPTACLES, OPEN_TOP_RECEPTACLES,
     SOFT_TYPES, TABLE_LIKE, THOR_SPAWN_GRID,
 )
 from .geometry import Box, euler_to_matrix
@@ -121,7 +121,9 @@ def find_placement(w: World, obj: SimObject, rec: SimObject, *, agent_xz: Option
                    max_unseen: int = 60,
                    spawn: bool = False,
                    upright_first: bool = False,
-                   thor_grid_fallback: bool = False) -> Optional[Tuple[Tuple[float, float, float], Tuple[float, float, float]]]:
+                   thor_grid_fallback: bool = False,
+                   shelves: Optional[Tuple[Sequence[float], np.ndarray, Callable[[np.ndarray], bool]]] = None,
+                   ) -> Optional[Tuple[Tuple[float, float, float], Tuple[float, float, float]]]:
     """A collision-free resting pose for `obj` in/on `rec`, nearest to the agent first;
     `tilt` adds PutObject's sideways orientations (InitialRandomSpawn stays upright).
     With `seen`, the first free pose the camera sees wins; the first free one if none of
@@ -131,6 +133,8 @@ def find_placement(w: World, obj: SimObject, rec: SimObject, *, agent_xz: Option
     reject it there, and a knife or sponge stood on end won the next spot (PutObject into a
     basin in THOR 2.1.0 mode). `thor_grid_fallback`: where no spot of our grid holds the
     object, THOR's own spawn grid is tried (`_spots`; PutObject in THOR 2.1.0 mode).
+    `shelves` = (levels, eye, sees): spots on every level, those `sees` keeps first, each group
+    nearest to `eye` in 3D (`_shelf_spots`; replaces `seen` and the agent order).
 
     THOR's corner rule: for enclosing receptacles all 8 corners must lie inside the
     receptacle, elsewhere at least 4 must lie over its footprint.
@@ -151,9 +155,13 @@ def find_placement(w: World, obj: SimObject, rec: SimObject, *, agent_xz: Option
     passes = [rotations[:n_up], rotations[n_up:]] if upright_first else [rotations]
     for thor_grid in ((False, True) if thor_grid_fallback else (False,)):
         grid = _spots(centre, rx, rz, hx, hz, thor_grid)
-        grid = _order_spots(grid, agent_xz, max_dist, rng, attempts)
+        if shelves is not None:
+            grid, seen = _shelf_spots(grid, *shelves), None
+        else:
+            grid = _order_spots(grid, agent_xz, max_dist, rng, attempts)
+            grid[:, 1] = base_y
         for rots in passes:
-            pose = _first_pose(w, obj, rec, grid, rots, base_y, ignore_set, seen, max_unseen) if rots else None
+            pose = _first_pose(w, obj, rec, grid, rots, ignore_set, seen, max_unseen) if rots else None
             if pose is not None:
                 return pose
     return None
@@ -194,10 +202,40 @@ def _order_spots(grid: np.ndarray, agent_xz: Optional[np.ndarray], max_dist: Opt
     return grid
 
 
+def _shelf_spots(flat: np.ndarray, levels: Sequence[float], eye: np.ndarray,
+                 sees: Callable[[np.ndarray], bool]) -> np.ndarray:
+    """THOR's spawn points of a receptacle with several levels (a fridge's shelves): the spots
+    of every level (their y), those `sees` keeps first, each group nearest to `eye` in 3D."""
+    grid = np.concatenate([np.column_stack([flat[:, 0], np.full(len(flat), y), flat[:, 2]]) for y in levels])
+    d = np.linalg.norm(grid - eye, axis=1)
+    grid = grid[np.lexsort((grid[:, 1], grid[:, 2], grid[:, 0], np.round(d, 6)))]
+    vis = np.array([sees(p) for p in grid], dtype=bool)
+    return np.concatenate([grid[vis], grid[~vis]])
+
+
+def fridge_levels(w: World, rec: SimObject, holding: str) -> List[float]:
+    """A Fridge's shelf levels: its default shelf (`surface_height`) and every height its
+    contents rest at now (bottoms within FRIDGE_LEVEL_MERGE are one level). THOR 2.1.0's fridge
+    has a trigger box on each shelf, and PutObject takes spawn points on all of them; ours is
+    one box, so the levels are read off what THOR's scene keeps in it."""
+    lo, hi = rec.aabb
+    ys = [surface_height(w, rec)]
+    for o in w.objects.values():
+        if o.enabled and o.pickupable and o.object_id != holding and not o.is_picked_up:
+            if np.all(o.box.center >= lo) and np.all(o.box.center <= hi):
+                ys.append(float(o.aabb[0][1]))
+    out: List[float] = []
+    for y in sorted(ys):
+        if not out or y - out[-1] > FRIDGE_LEVEL_MERGE:
+            out.append(y)
+    return [y for y in out if lo[1] + 0.05 <= y <= hi[1] - 0.1]
+
+
 def _first_pose(w: World, obj: SimObject, rec: SimObject, grid: np.ndarray,
-                rotations: List[Tuple[float, float, float]], base_y: float, ignore_set: set,
+                rotations: List[Tuple[float, float, float]], ignore_set: set,
                 seen: Optional[Callable[[Box], bool]], max_unseen: int):
-    """find_placement's scan: spots in order, orientations in order at each spot."""
+    """find_placement's scan: spots in order (each at the height things rest there: its y),
+    orientations in order at each spot."""
     rb = rec.box
     inside = rec.object_type in IN_RECEPTACLES
     first = None
@@ -206,7 +244,7 @@ def _first_pose(w: World, obj: SimObject, rec: SimObject, grid: np.ndarray,
         for rot in rotations:
             b0 = pose_box(obj, (0.0, 0.0, 0.0), rot)
             lo0, _ = b0.aabb()
-            pos = np.array([p[0] - b0.center[0], base_y - lo0[1] + REST_GAP, p[2] - b0.center[2]])
+            pos = np.array([p[0] - b0.center[0], p[1] - lo0[1] + REST_GAP, p[2] - b0.center[2]])
             b = pose_box(obj, pos, rot)
             corners = b.corners()
             if inside:
