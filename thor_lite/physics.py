@@ -228,7 +228,8 @@ def fridge_levels(w: World, rec: SimObject, holding: str) -> List[float]:
     for y in sorted(ys):
         if not out or y - out[-1] > FRIDGE_LEVEL_MERGE:
             out.append(y)
-    return [y for y in out if lo[1] + 0.05 <= y <= hi[1] - 0.1]
+    inside = [y for y in out if lo[1] + 0.05 <= y <= hi[1] - 0.1]
+    return inside or [ys[0]]
 
 
 def _first_pose(w: World, obj: SimObject, rec: SimObject, grid: np.ndarray,
