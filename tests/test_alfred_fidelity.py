@@ -153,6 +153,14 @@ _REPLAY_CASES = {
     # every step succeeded but the PutObject mask of the garbage can found the toilet: today's
     # can stands 3 m away; the recorded objectId says where THOR 2.1.0 had it
     "pick_and_place_simple-SoapBottle-None-GarbageCan-413": "THOR 2.1.0 furniture poses from recorded ids",
+    # PutObject of a Pencil into a 17 cm Bowl found "No valid positions": stood up, it fits only
+    # at the bowl's centre, which the 5 cm grid from a corner misses; THOR's 9 x 9 spawn grid
+    # (edge to edge, symmetric) is tried where ours holds nothing
+    "pick_and_place_with_movable_recep-Pencil-Bowl-SideTable-316": "THOR spawn grid where ours holds nothing",
+    # PickupObject of a cooled Lettuce resolved to the Fridge: put on our one shelf level, it
+    # lay below where THOR's mask shows it; a fridge offers every level its contents rest on,
+    # spots the camera sees first, nearest to the camera
+    "pick_cool_then_place_in_recep-Lettuce-None-SinkBasin-25": "fridge shelf levels",
 }
 
 
@@ -301,3 +309,31 @@ def test_a_television_is_a_thin_centred_panel_on_a_narrow_stand():
     assert np.allclose([plo[0], phi[0]], [0.5, 1.5]) and np.isclose(phi[1], 1.6)
     assert np.isclose(plo[1], 0.8 + 0.8 * TV_PANEL_BOTTOM) and np.isclose(slo[1], 0.8)
     assert np.isclose(shi[1], plo[1]) and np.isclose(shi[0] - slo[0], 1.0 * TV_STAND_WIDTH)
+
+
+def test_thor_spawn_grid_is_nine_by_nine_edge_to_edge_about_the_centre():
+    from thor_lite.physics import _spots
+
+    centre = np.array([1.0, 0.5, -2.0])
+    rx, rz = np.array([0.0, 0.0, 1.0]), np.array([-1.0, 0.0, 0.0])  # a receptacle turned 90 deg
+    ours = _spots(centre, rx, rz, 0.085, 0.085, thor_grid=False)
+    thor = _spots(centre, rx, rz, 0.085, 0.085, thor_grid=True)
+    assert len(thor) == 81
+    assert np.isclose(np.linalg.norm(thor - centre, axis=1), 0.0).any()  # the centre is a spot
+    assert not np.isclose(np.linalg.norm(ours - centre, axis=1), 0.0, atol=0.01).any()  # 1.5 cm off
+    assert np.allclose(thor[:, 1], 0.5)
+    off = thor - centre
+    assert np.isclose(off[:, 2].max(), 0.085) and np.isclose(off[:, 0].min(), -0.085)  # edge to edge
+    assert np.allclose(np.sort(off[:, 2]), -np.sort(off[:, 2])[::-1])  # symmetric about the centre
+
+
+def test_shelf_spots_put_seen_spots_first_each_nearest_to_the_eye():
+    from thor_lite.physics import _shelf_spots
+
+    flat = np.array([[0.0, 9.0, 0.0], [0.3, 9.0, 0.0]])
+    eye = np.array([0.0, 1.5, -0.5])
+    hidden_low = lambda p: p[1] > 1.0  # the lower level is under a shelf
+    grid = _shelf_spots(flat, [0.6, 1.2], eye, hidden_low)
+    assert grid.shape == (4, 3)
+    assert np.allclose(grid[:2, 1], 1.2) and np.allclose(grid[2:, 1], 0.6)  # seen level first
+    assert np.allclose(grid[0], [0.0, 1.2, 0.0]) and np.allclose(grid[2], [0.0, 0.6, 0.0])  # nearest first

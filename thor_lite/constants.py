@@ -137,6 +137,9 @@ CHAIR_SEAT_BAND: Tuple[float, float] = (0.35, 0.5)
 # scene keeps its contents, else at this height above its bottom (the median of that level
 # over the 25 kitchen fridges whose scene records contents).
 FRIDGE_SHELF_HEIGHT = 0.95
+# Fridge contents whose bottoms lie within this of each other rest on one shelf level
+# (physics.fridge_levels; PutObject into a fridge in THOR 2.1.0 mode).
+FRIDGE_LEVEL_MERGE = 0.03
 # A Microwave's box holds its control panel beside the cavity and a raised floor: THOR 2.1.0
 # kept things inside it (ALFRED's initial poses in 28 kitchens, 90 objects) with their bottoms
 # at a median 26 % of the box height and their centres between -0.31 and +0.84 half-widths
@@ -166,6 +169,9 @@ COFFEE_MUG_BASE = 0.06
 COFFEE_MUG_FRONT = 0.56
 COFFEE_BAY_BACK = 0.2  # the bay starts this many half-depths in front of the centre
 COFFEE_BAY_TOP = 0.6  # fraction of the machine's height
+# THOR's receptacle spawn points: a grid of this many points per side over the top of each
+# trigger box, edge to edge (`Contains.GetValidSpawnPoints`, gridsize 8 -> 9 points).
+THOR_SPAWN_GRID = 9
 # PutObject tries these types upright only; any other type may also be laid on its side
 # (tilted 90 degrees about a horizontal axis), e.g. a fork standing in a cup.
 ALWAYS_PLACE_UPRIGHT: FrozenSet[str] = frozenset({

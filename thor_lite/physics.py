@@ -11,8 +11,8 @@ import numpy as np
 
 from .constants import (
     ALWAYS_PLACE_UPRIGHT, BREAK_DROP_HEIGHT, CHAIR_SEAT_BAND, COFFEE_MUG_BASE, COFFEE_MUG_FRONT, COLD_SOURCES,
-    FRIDGE_SHELF_HEIGHT, HEAT_SOURCES, IN_RECEPTACLES, MICROWAVE_CAVITY_X, MICROWAVE_FLOOR, OBJECT_SPECIFIC_RECEPTACLES, OPEN_TOP_RECEPTACLES,
-    SOFT_TYPES, TABLE_LIKE,
+    FRIDGE_LEVEL_MERGE, FRIDGE_SHELF_HEIGHT, HEAT_SOURCES, IN_RECEPTACLES, MICROWAVE_CAVITY_X, MICROWAVE_FLOOR, OBJECT_SPECIFIC_RECEPTACLES, OPEN_TOP_RECEPTACLES,
+    SOFT_TYPES, TABLE_LIKE, THOR_SPAWN_GRID,
 )
 from .geometry import Box, euler_to_matrix
 from .objects import WALL, SimObject, yaw_front
@@ -120,7 +120,10 @@ def find_placement(w: World, obj: SimObject, rec: SimObject, *, agent_xz: Option
                    tilt: bool = False, seen: Optional[Callable[[Box], bool]] = None,
                    max_unseen: int = 60,
                    spawn: bool = False,
-                   upright_first: bool = False) -> Optional[Tuple[Tuple[float, float, float], Tuple[float, float, float]]]:
+                   upright_first: bool = False,
+                   thor_grid_fallback: bool = False,
+                   shelves: Optional[Tuple[Sequence[float], np.ndarray, Callable[[np.ndarray], bool]]] = None,
+                   ) -> Optional[Tuple[Tuple[float, float, float], Tuple[float, float, float]]]:
     """A collision-free resting pose for `obj` in/on `rec`, nearest to the agent first;
     `tilt` adds PutObject's sideways orientations (InitialRandomSpawn stays upright).
     With `seen`, the first free pose the camera sees wins; the first free one if none of
@@ -128,7 +131,10 @@ def find_placement(w: World, obj: SimObject, rec: SimObject, *, agent_xz: Option
     upright before any spot is tried on its side. THOR tries the tilts per spot too, but its
     real meshes let an upright pose fit at the nearest spot; our boxes (a basin's rim walls)
     reject it there, and a knife or sponge stood on end won the next spot (PutObject into a
-    basin in THOR 2.1.0 mode).
+    basin in THOR 2.1.0 mode). `thor_grid_fallback`: where no spot of our grid holds the
+    object, THOR's own spawn grid is tried (`_spots`; PutObject in THOR 2.1.0 mode).
+    `shelves` = (levels, eye, sees): spots on every level, those `sees` keeps first, each group
+    nearest to `eye` in 3D (`_shelf_spots`; replaces `seen` and the agent order).
 
     THOR's corner rule: for enclosing receptacles all 8 corners must lie inside the
     receptacle, elsewhere at least 4 must lie over its footprint.
@@ -142,13 +148,46 @@ def find_placement(w: World, obj: SimObject, rec: SimObject, *, agent_xz: Option
         rx, rz = np.array([1.0, 0, 0]), np.array([0, 0, 1.0])
         hx, hz = (rhi - rlo)[0] / 2, (rhi - rlo)[2] / 2
     centre = (rlo + rhi) / 2
-    step = 0.05 if max(hx, hz) < 1.5 else 0.1
-    us = np.arange(-hx, hx + 1e-9, step)
-    vs = np.arange(-hz, hz + 1e-9, step)
+    rotations = _candidate_rotations(obj, yaws, tilt)
+    # The receptacle itself is NOT ignored: resting on it must not intersect its walls.
+    ignore_set = set(ignore) | {obj.object_id} | set(w.descendants(obj.object_id))
+    n_up = len(_candidate_rotations(obj, yaws, False))
+    passes = [rotations[:n_up], rotations[n_up:]] if upright_first else [rotations]
+    for thor_grid in ((False, True) if thor_grid_fallback else (False,)):
+        grid = _spots(centre, rx, rz, hx, hz, thor_grid)
+        if shelves is not None:
+            grid, seen = _shelf_spots(grid, *shelves), None
+        else:
+            grid = _order_spots(grid, agent_xz, max_dist, rng, attempts)
+            grid[:, 1] = base_y
+        for rots in passes:
+            pose = _first_pose(w, obj, rec, grid, rots, ignore_set, seen, max_unseen) if rots else None
+            if pose is not None:
+                return pose
+    return None
+
+
+def _spots(centre: np.ndarray, rx: np.ndarray, rz: np.ndarray, hx: float, hz: float,
+           thor_grid: bool) -> np.ndarray:
+    """Candidate spots over a receptacle's footprint: a 5 cm grid (10 cm on large ones) from
+    one corner, or THOR's spawn grid (`thor_grid`): 9 x 9 points from edge to edge
+    (`Contains.GetValidSpawnPoints`), symmetric about the centre. A pencil fits a 17 cm bowl
+    only stood up at its centre, which the 5 cm grid from its corner misses by 1.5 cm."""
+    if thor_grid:
+        us, vs = np.linspace(-hx, hx, THOR_SPAWN_GRID), np.linspace(-hz, hz, THOR_SPAWN_GRID)
+    else:
+        step = 0.05 if max(hx, hz) < 1.5 else 0.1
+        us = np.arange(-hx, hx + 1e-9, step)
+        vs = np.arange(-hz, hz + 1e-9, step)
     uu, vv = np.meshgrid(us, vs, indexing="ij")
     grid = centre + uu.reshape(-1, 1) * rx + vv.reshape(-1, 1) * rz
-    if len(grid) == 0:
-        grid = centre[None]
+    return grid if len(grid) else centre[None]
+
+
+def _order_spots(grid: np.ndarray, agent_xz: Optional[np.ndarray], max_dist: Optional[float],
+                 rng: Optional[np.random.Generator], attempts: Optional[int]) -> np.ndarray:
+    """Nearest to the agent first (within `max_dist`), else in `rng`'s order; the first
+    `attempts` of them."""
     if agent_xz is not None:
         d = np.hypot(grid[:, 0] - agent_xz[0], grid[:, 2] - agent_xz[1])
         if max_dist is not None:
@@ -160,22 +199,44 @@ def find_placement(w: World, obj: SimObject, rec: SimObject, *, agent_xz: Option
         grid = grid[rng.permutation(len(grid))]
     if attempts is not None:
         grid = grid[:attempts]
-    rotations = _candidate_rotations(obj, yaws, tilt)
-    # The receptacle itself is NOT ignored: resting on it must not intersect its walls.
-    ignore_set = set(ignore) | {obj.object_id} | set(w.descendants(obj.object_id))
-    n_up = len(_candidate_rotations(obj, yaws, False))
-    passes = [rotations[:n_up], rotations[n_up:]] if upright_first else [rotations]
-    for rots in passes:
-        pose = _first_pose(w, obj, rec, grid, rots, base_y, ignore_set, seen, max_unseen) if rots else None
-        if pose is not None:
-            return pose
-    return None
+    return grid
+
+
+def _shelf_spots(flat: np.ndarray, levels: Sequence[float], eye: np.ndarray,
+                 sees: Callable[[np.ndarray], bool]) -> np.ndarray:
+    """THOR's spawn points of a receptacle with several levels (a fridge's shelves): the spots
+    of every level (their y), those `sees` keeps first, each group nearest to `eye` in 3D."""
+    grid = np.concatenate([np.column_stack([flat[:, 0], np.full(len(flat), y), flat[:, 2]]) for y in levels])
+    d = np.linalg.norm(grid - eye, axis=1)
+    grid = grid[np.lexsort((grid[:, 1], grid[:, 2], grid[:, 0], np.round(d, 6)))]
+    vis = np.array([sees(p) for p in grid], dtype=bool)
+    return np.concatenate([grid[vis], grid[~vis]])
+
+
+def fridge_levels(w: World, rec: SimObject, holding: str) -> List[float]:
+    """A Fridge's shelf levels: its default shelf (`surface_height`) and every height its
+    contents rest at now (bottoms within FRIDGE_LEVEL_MERGE are one level). THOR 2.1.0's fridge
+    has a trigger box on each shelf, and PutObject takes spawn points on all of them; ours is
+    one box, so the levels are read off what THOR's scene keeps in it."""
+    lo, hi = rec.aabb
+    ys = [surface_height(w, rec)]
+    for o in w.objects.values():
+        if o.enabled and o.pickupable and o.object_id != holding and not o.is_picked_up:
+            if np.all(o.box.center >= lo) and np.all(o.box.center <= hi):
+                ys.append(float(o.aabb[0][1]))
+    out: List[float] = []
+    for y in sorted(ys):
+        if not out or y - out[-1] > FRIDGE_LEVEL_MERGE:
+            out.append(y)
+    inside = [y for y in out if lo[1] + 0.05 <= y <= hi[1] - 0.1]
+    return inside or [ys[0]]
 
 
 def _first_pose(w: World, obj: SimObject, rec: SimObject, grid: np.ndarray,
-                rotations: List[Tuple[float, float, float]], base_y: float, ignore_set: set,
+                rotations: List[Tuple[float, float, float]], ignore_set: set,
                 seen: Optional[Callable[[Box], bool]], max_unseen: int):
-    """find_placement's scan: spots in order, orientations in order at each spot."""
+    """find_placement's scan: spots in order (each at the height things rest there: its y),
+    orientations in order at each spot."""
     rb = rec.box
     inside = rec.object_type in IN_RECEPTACLES
     first = None
@@ -184,7 +245,7 @@ def _first_pose(w: World, obj: SimObject, rec: SimObject, grid: np.ndarray,
         for rot in rotations:
             b0 = pose_box(obj, (0.0, 0.0, 0.0), rot)
             lo0, _ = b0.aabb()
-            pos = np.array([p[0] - b0.center[0], base_y - lo0[1] + REST_GAP, p[2] - b0.center[2]])
+            pos = np.array([p[0] - b0.center[0], p[1] - lo0[1] + REST_GAP, p[2] - b0.center[2]])
             b = pose_box(obj, pos, rot)
             corners = b.corners()
             if inside:

@@ -13,7 +13,7 @@ from ..geometry import Box, camera_tan_aspect, euler_to_matrix
 from ..objects import SimObject
 from .. import physics
 from ..world import World
-from .interaction_queries import camera_sees
+from .interaction_queries import camera_sees, camera_sees_spot
 from .registry import REQUIRED, SCREEN, ActionFailed, action
 
 _TARGET = dict(objectId=None, x=None, y=None, forceAction=False)
@@ -138,6 +138,10 @@ def put(w: World, objectId=None, x=None, y=None, forceAction=False, placeStation
     # on our boxes can pick a spot a rim hides (a soap bar under a sink's front edge).
     thor2 = forceAction and w.layout_clears_moveables
     seen = camera_sees(w, held.object_id) if thor2 else None
+    shelves = None
+    if thor2 and rec.object_type == "Fridge":  # THOR's spawn points on every shelf it can see
+        levels = physics.fridge_levels(w, rec, held.object_id)
+        shelves = (levels, w.camera_position(), camera_sees_spot(w, held.object_id, rec.object_id, levels))
     if thor2 and rec.object_type == "Microwave":
         region = physics.microwave_cavity(rec)
     else:
@@ -146,7 +150,8 @@ def put(w: World, objectId=None, x=None, y=None, forceAction=False, placeStation
         w, held, region, agent_xz=np.array([a.x, a.z]),
         max_dist=None if anywhere else w.visibility_distance + 0.5, rng=None,
         yaws=[(a.yaw + k * 90.0) % 360 for k in range(4)], tilt=True, seen=seen,
-        upright_first=thor2 and rec.object_type in BASIN_FIXTURES)
+        upright_first=thor2 and rec.object_type in BASIN_FIXTURES, thor_grid_fallback=thor2,
+        shelves=shelves)
     if pose is None:
         raise ActionFailed("No valid positions to place object found")
     _place(w, held, rec, *pose)

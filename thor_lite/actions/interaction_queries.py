@@ -98,3 +98,46 @@ def camera_sees(w: World, moving: str) -> Callable[[Box], bool]:
         return bool((t >= 0.999).all(axis=1).any())
 
     return sees
+
+
+def camera_sees_spot(w: World, moving: str, receptacle: str,
+                     shelves: Sequence[float] = ()) -> Callable[[np.ndarray], bool]:
+    """THOR 2.1.0's test of a receptacle spawn point (`Contains.NarrowDownValidSpawnPoints`):
+    the surface point itself within the visibility distance of the camera (horizontally), in
+    the viewport (raised 5 cm when not below the camera), and no drawn part on the segment
+    from the camera to 1 cm short of it. `moving` and its contents (at the hand) are left
+    out; a segment ending inside the receptacle's own part is not hidden by it; `shelves`:
+    heights of boards across the receptacle's box (a fridge's shelves, not drawn) that hide
+    points below them."""
+    occ = w.occluders()
+    rec = w.objects[receptacle]
+    gone = {moving, *w.descendants(moving)}
+    keep = np.array([occ.ids[k] not in gone for k in occ.owners], dtype=bool)
+    centers, halves, rots = occ.centers[keep], occ.halves[keep], occ.rots[keep]
+    own = np.array([occ.ids[k] == receptacle for k in occ.owners], dtype=bool)[keep][None, :]
+    cam = w.camera_position()
+
+    def under_shelf(p: np.ndarray, seg: np.ndarray) -> bool:
+        for y in shelves:
+            if p[1] + 0.01 < y < cam[1]:
+                q = cam + seg * (y - cam[1]) / seg[1]
+                if rec.box.contains(np.array([q[0], rec.box.center[1], q[2]]), margin=-0.03).all():
+                    return True
+        return False
+
+    def sees(point: np.ndarray) -> bool:
+        p = np.asarray(point, float).copy()
+        if np.hypot(p[0] - cam[0], p[2] - cam[2]) >= w.visibility_distance:
+            return False
+        if p[1] >= cam[1] - 0.05:
+            p[1] += 0.05
+        if not bool(w.in_viewport(p[None])[0]):
+            return False
+        seg = p - cam
+        length = float(np.linalg.norm(seg))
+        end = cam + seg * (length - 0.01) / length
+        if not bool((ray_box_hits(cam, end[None], centers, halves, rots, own) >= 0.999).all()):
+            return False
+        return not under_shelf(p, seg)
+
+    return sees
