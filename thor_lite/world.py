@@ -23,6 +23,7 @@ from .geometry import Box, camera_tan_aspect, euler_to_matrix, pack_boxes, ray_b
 from .objects import SimObject
 from .scene_data import SceneRecord, layout_cells, layout_dilation as scene_layout_dilation, layout_object_types
 from .fronts import proud_distances
+from .furniture_sides import with_furniture_sides
 from .shapes import cut_counter_holes, cut_table_holes, lower_basin_cabinets, open_enclosing_furniture
 from .thor2_types import with_thor2_types
 
@@ -153,6 +154,8 @@ class World:
         self.layout_clears_moveables = bool(layout_clears_moveables)
         self._layout_xz: Optional[np.ndarray] = None  # layout cell centres, built when first needed
         self._init_openable_fronts()
+        if self.layout_clears_moveables:
+            self._add_furniture_sides()
         for oid, d in proud_distances(self.objects.values()).items():
             self.objects[oid] = self.objects[oid].with_changes(proud=d)
         self._init_surfaces()
@@ -322,6 +325,17 @@ class World:
             return out
 
         return self._cached("footprints", build, self._obstacle_version())
+
+    def _add_furniture_sides(self) -> None:
+        """THOR 2.1.0 layout mode: cells beside furniture join the room (`furniture_sides`).
+        Done after the door sides are chosen, which read the layout's own free cells."""
+        if self.room_cells is None:
+            return
+        feet = [f[:3] for f in self.obstacle_footprints() if f[3]]
+        self.room_cells = with_furniture_sides(
+            self.room_cells, feet, LAYOUT_CELL_SIZE, AGENT_RADIUS, max(self.layout_dilation, 0),
+            self.room_lo[[0, 2]], self.room_hi[[0, 2]])
+        self._cache.clear()
 
     def _layout_contradicts(self, centre: np.ndarray, half: np.ndarray, rot: np.ndarray) -> bool:
         """Does the recorded layout hold a cell whose centre lies inside this footprint?
