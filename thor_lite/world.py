@@ -21,9 +21,11 @@ from .constants import (
 )
 from .geometry import Box, camera_tan_aspect, euler_to_matrix, pack_boxes, ray_box_hits
 from .objects import SimObject
-from .scene_data import SceneRecord, layout_cells, layout_dilation as scene_layout_dilation, layout_object_types
+from .scene_data import (SceneRecord, layout_cells, layout_dilation as scene_layout_dilation, layout_object_types,
+                         layout_open_poses)
 from .fronts import proud_distances
 from .furniture_sides import with_furniture_sides
+from .hinges import hinge_sides
 from .shapes import cut_counter_holes, cut_table_holes, lower_basin_cabinets, open_enclosing_furniture
 from .thor2_types import with_thor2_types
 
@@ -156,6 +158,8 @@ class World:
         self._init_openable_fronts()
         if self.layout_clears_moveables:
             self._add_furniture_sides()
+            for oid, high in hinge_sides(self.objects.values(), layout_open_poses(scene.name)).items():
+                self.objects[oid] = self.objects[oid].with_changes(hinge_high=high)
         for oid, d in proud_distances(self.objects.values()).items():
             self.objects[oid] = self.objects[oid].with_changes(proud=d)
         self._init_surfaces()

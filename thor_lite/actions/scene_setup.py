@@ -179,11 +179,13 @@ def _expose_resting_surfaces(w: World, ids: List[str]) -> None:
     show where that furniture's surface is, as the scene's own contents do at load
     (`World._init_surfaces`): draw and rest on it there, so they are not hidden. THOR 2.1.0's
     poses win over a surface learned from today's scene when they lie lower (a sofa seat
-    2.1.0 drew 7 cm lower hid the card ALFRED recorded on it)."""
+    2.1.0 drew 7 cm lower hid the card ALFRED recorded on it). Something that also rests on
+    the Floor (a plunger beside a toilet, inside its oversized box) shows no furniture surface:
+    it lowered FloorPlan428's toilet to a floor slab, and its PutObject mask found the wall."""
     bottoms: Dict[str, List[float]] = {}
     for oid in ids:
         o = w.objects[oid]
-        if o.parents:
+        if o.parents and not any(w.objects[p].object_type == "Floor" for p in o.parents if p in w.objects):
             bottoms.setdefault(o.parents[0], []).append(float(o.aabb[0][1]))
     for rid, ys in sorted(bottoms.items()):
         r = w.objects.get(rid)

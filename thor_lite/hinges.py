@@ -1,0 +1,56 @@
+"""Which edge of a cabinet's front its door hangs on, from where ALFRED stood to open it.
+
+Open doors are drawn swung out about one edge of the front face. Which edge is the asset's
+own and the scene metadata does not say; the low edge was always taken, so half the open
+cabinet doors stood on the wrong side and a recorded CloseObject mask of THOR 2.1.0's door
+found the floor beside it (FloorPlan13, FloorPlan428). ALFRED's generator recorded for each
+openable the agent pose it opens it from (`FloorPlanN-openable.json`): an agent that stands
+off the front's centre stands clear of the swinging door, so the hinge is on the other edge.
+"""
+from __future__ import annotations
+
+from typing import Dict, Iterable, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .objects import SimObject
+
+#: the opening pose must be this far (m) off the front's centre along it to say anything
+HINGE_POSE_OFFSET = 0.1
+#: a recorded objectId's position this near (m, xz) an object of its type is that object
+SAME_OBJECT = 0.15
+#: openables whose door swings about an edge and that this rule sets
+HINGED_TYPES = frozenset({"Cabinet"})
+
+
+def _match(rid: str, by_type: Mapping[str, Sequence[SimObject]]) -> Optional[SimObject]:
+    t, *xyz = rid.split("|")
+    try:
+        x, z = float(xyz[0]), float(xyz[2])
+    except (ValueError, IndexError):
+        return None
+    cands = [(np.hypot(o.position[0] - x, o.position[2] - z), o.object_id, o) for o in by_type.get(t, ())]
+    best = min(cands, default=None, key=lambda c: c[:2])
+    return best[2] if best is not None and best[0] <= SAME_OBJECT else None
+
+
+def hinge_sides(objects: Iterable[SimObject],
+                poses: Mapping[str, Tuple[float, ...]]) -> Dict[str, bool]:
+    """objectId -> hinge on the high edge, for each hinged openable whose recorded opening
+    pose stands clearly off its front's centre (towards the low edge: hinge high)."""
+    by_type: Dict[str, list] = {}
+    for o in objects:
+        if o.object_type in HINGED_TYPES and o.flags.get("openable"):
+            by_type.setdefault(o.object_type, []).append(o)
+    out: Dict[str, bool] = {}
+    for rid, pose in sorted(poses.items()):
+        o = _match(rid, by_type)
+        if o is None or len(pose) < 2:
+            continue
+        lo, hi = o.aabb
+        centre = (lo + hi) / 2
+        axis = 2 if abs(o.front[0]) > abs(o.front[1]) else 0  # the front face runs along z or x
+        offset = float((pose[0], None, pose[1])[axis] - centre[axis])
+        if abs(offset) > HINGE_POSE_OFFSET:
+            out[o.object_id] = offset < 0
+    return out
