@@ -15,7 +15,8 @@ import numpy as np
 
 from .constants import (
     AGENT_HEIGHT, AGENT_RADIUS, AGENT_Y_OFFSET, BASIN_FIXTURES, CAMERA_CROUCH_OFFSET, CAMERA_STANDING_OFFSET,
-    FLOOR_EXTENDED_TYPES, GRID_SIZE, HAND_LOCAL_POSITION, IN_RECEPTACLES, LAYOUT_CELL_SIZE, LAYOUT_MODE_BOX_OVERLAP, NON_BLOCKING_TYPES,
+    FLOOR_EXTENDED_TYPES, GRID_SIZE, HAND_LOCAL_POSITION, IN_RECEPTACLES, LAYOUT_CELL_SIZE, LAYOUT_MODE_BOX_OVERLAP, MOVEABLE_LAYOUT_REACH,
+    NON_BLOCKING_TYPES,
     OPEN_TOP_RECEPTACLES,
     SEE_THROUGH_TYPES, START_BRIDGE_CELLS, VISIBILITY_DISTANCE, WALL_GLASS_TYPES,
 )
@@ -309,6 +310,17 @@ class World:
         """
 
         def build():
+            out = self._box_footprints()
+            if self.layout_clears_moveables and self.layout:
+                out = [f for f in out if not self._layout_contradicts(*f[:3], 0.0 if f[4] else MOVEABLE_LAYOUT_REACH)]
+            return [f[:4] for f in out]
+
+        return self._cached("footprints", build, self._obstacle_version())
+
+    def _box_footprints(self) -> List[Tuple[np.ndarray, np.ndarray, np.ndarray, bool]]:
+        """`obstacle_footprints` before the layout drops any box it contradicts."""
+
+        def build():
             out = []
             for o in self.active():
                 if o.pickupable or o.object_type in NON_BLOCKING_TYPES or o.is_picked_up:
@@ -323,26 +335,26 @@ class World:
                     out.append((b.center[[0, 2]], b.half[[0, 2]], ax))
                 else:
                     out.append(((lo + hi)[[0, 2]] / 2, (hi - lo)[[0, 2]] / 2, np.eye(2)))
-                out[-1] = out[-1] + (o.is_static or self._scene_poses.get(o.object_id) == (o.position, o.rotation),)
-            if self.layout_clears_moveables and self.layout:
-                out = [f for f in out if not self._layout_contradicts(*f[:3])]
+                out[-1] = out[-1] + (o.is_static or self._scene_poses.get(o.object_id) == (o.position, o.rotation),
+                                     o.is_static)
             return out
 
-        return self._cached("footprints", build, self._obstacle_version())
+        return self._cached("box_footprints", build, self._obstacle_version())
 
     def _add_furniture_sides(self) -> None:
         """THOR 2.1.0 layout mode: cells beside furniture join the room (`furniture_sides`).
         Done after the door sides are chosen, which read the layout's own free cells."""
         if self.room_cells is None:
             return
-        feet = [f[:3] for f in self.obstacle_footprints() if f[3]]
+        feet = [f[:3] for f in self._box_footprints() if f[3]]  # a box the layout cuts stands in the room too
         self.room_cells = with_furniture_sides(
             self.room_cells, feet, LAYOUT_CELL_SIZE, AGENT_RADIUS, max(self.layout_dilation, 0),
             self.room_lo[[0, 2]], self.room_hi[[0, 2]])
         self._cache.clear()
 
-    def _layout_contradicts(self, centre: np.ndarray, half: np.ndarray, rot: np.ndarray) -> bool:
-        """Does the recorded layout hold a cell whose centre lies inside this footprint?
+    def _layout_contradicts(self, centre: np.ndarray, half: np.ndarray, rot: np.ndarray, reach: float = 0.0) -> bool:
+        """Does the recorded layout hold a cell whose centre lies inside this footprint (or
+        within `reach` of it: moveable furniture, see MOVEABLE_LAYOUT_REACH)?
 
         THOR's agent could not stand there if the box were solid, so the box is not the
         object's shape (an L-shaped or island counter as one box): in THOR 2.1.0 layout mode
@@ -350,6 +362,9 @@ class World:
         if self._layout_xz is None:
             self._layout_xz = np.array(sorted(self.layout), dtype=np.float64) * LAYOUT_CELL_SIZE
         local = (self._layout_xz - centre) @ rot
+        if reach > 0:
+            q = np.maximum(np.abs(local) - half, 0.0)
+            return bool(np.any(np.einsum("ij,ij->i", q, q) < reach * reach))
         return bool(np.any(np.all(np.abs(local) < half - 1e-3, axis=1)))
 
     def _obstacle_version(self) -> int:
