@@ -26,7 +26,7 @@ from .scene_data import (SceneRecord, layout_cells, layout_dilation as scene_lay
                          layout_open_poses)
 from .fronts import proud_distances
 from .furniture_sides import with_furniture_sides
-from .hinges import hinge_sides
+from .open_poses import hinge_sides, pose_fronts
 from .shapes import cut_counter_holes, cut_table_holes, lower_basin_cabinets, open_enclosing_furniture
 from .thor2_types import with_thor2_types
 
@@ -159,8 +159,7 @@ class World:
         self._init_openable_fronts()
         if self.layout_clears_moveables:
             self._add_furniture_sides()
-            for oid, high in hinge_sides(self.objects.values(), layout_open_poses(scene.name)).items():
-                self.objects[oid] = self.objects[oid].with_changes(hinge_high=high)
+            self._fronts_from_open_poses(layout_open_poses(scene.name))
         for oid, d in proud_distances(self.objects.values()).items():
             self.objects[oid] = self.objects[oid].with_changes(proud=d)
         self._init_surfaces()
@@ -340,6 +339,13 @@ class World:
             return out
 
         return self._cached("box_footprints", build, self._obstacle_version())
+
+    def _fronts_from_open_poses(self, poses) -> None:
+        """THOR 2.1.0 layout mode: fronts and door hinges from ALFRED's opening poses."""
+        for oid, front in pose_fronts(self.objects.values(), poses).items():
+            self.objects[oid] = self.objects[oid].with_changes(front=front)
+        for oid, high in hinge_sides(self.objects.values(), poses).items():
+            self.objects[oid] = self.objects[oid].with_changes(hinge_high=high)
 
     def _add_furniture_sides(self) -> None:
         """THOR 2.1.0 layout mode: cells beside furniture join the room (`furniture_sides`).

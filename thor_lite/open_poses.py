@@ -1,11 +1,14 @@
-"""Which edge of a cabinet's front its door hangs on, from where ALFRED stood to open it.
+"""Which face of an openable is its front, and which edge of a cabinet's front its door hangs
+on, from where ALFRED stood to open it (THOR 2.1.0 layout mode).
 
-Open doors are drawn swung out about one edge of the front face. Which edge is the asset's
+ALFRED's generator recorded for each openable the agent pose it opens it from
+(`FloorPlanN-openable.json`). The agent looks at the front, so the front faces back along its
+view (the free-space guess put FloorPlan319's dresser drawers' fronts on their sides, and the
+recorded OpenObject mask of a drawer front found the dresser). Open doors are drawn swung out about one edge of the front face. Which edge is the asset's
 own and the scene metadata does not say; the low edge was always taken, so half the open
 cabinet doors stood on the wrong side and a recorded CloseObject mask of THOR 2.1.0's door
 found the floor beside it (FloorPlan13, FloorPlan428). ALFRED's generator recorded for each
-openable the agent pose it opens it from (`FloorPlanN-openable.json`): an agent that stands
-off the front's centre stands clear of the swinging door, so the hinge is on the other edge.
+openable the agent pose it opens it from: an agent that stands off the front's centre stands clear of the swinging door, so the hinge is on the other edge.
 """
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ from .objects import SimObject
 
 #: the opening pose must be this far (m) off the front's centre along it to say anything
 HINGE_POSE_OFFSET = 0.1
-#: a recorded objectId's position this near (m, xz) an object of its type is that object
+#: a recorded objectId's position this near (m) an object of its type is that object
 SAME_OBJECT = 0.15
 #: openables whose door swings about an edge and that this rule sets
 HINGED_TYPES = frozenset({"Cabinet"})
@@ -26,12 +29,33 @@ HINGED_TYPES = frozenset({"Cabinet"})
 def _match(rid: str, by_type: Mapping[str, Sequence[SimObject]]) -> Optional[SimObject]:
     t, *xyz = rid.split("|")
     try:
-        x, z = float(xyz[0]), float(xyz[2])
-    except (ValueError, IndexError):
+        p = np.array([float(v) for v in xyz[:3]])
+    except ValueError:
         return None
-    cands = [(np.hypot(o.position[0] - x, o.position[2] - z), o.object_id, o) for o in by_type.get(t, ())]
+    if p.shape != (3,):
+        return None
+    cands = [(float(np.linalg.norm(np.asarray(o.position) - p)), o.object_id, o) for o in by_type.get(t, ())]
     best = min(cands, default=None, key=lambda c: c[:2])
     return best[2] if best is not None and best[0] <= SAME_OBJECT else None
+
+
+def pose_fronts(objects: Iterable[SimObject],
+                poses: Mapping[str, Tuple[float, ...]]) -> Dict[str, Tuple[float, float]]:
+    """objectId -> front (a world xz axis direction) facing the recorded opening pose's
+    view, for each non-pickupable openable a recorded objectId names."""
+    by_type: Dict[str, list] = {}
+    for o in objects:
+        if o.flags.get("openable") and not o.pickupable:
+            by_type.setdefault(o.object_type, []).append(o)
+    out: Dict[str, Tuple[float, float]] = {}
+    for rid, pose in sorted(poses.items()):
+        o = _match(rid, by_type)
+        if o is None or len(pose) < 3:
+            continue
+        yaw = np.radians(pose[2])
+        fx, fz = -np.sin(yaw), -np.cos(yaw)  # back towards the agent
+        out[o.object_id] = (float(np.sign(fx)), 0.0) if abs(fx) > abs(fz) else (0.0, float(np.sign(fz)))
+    return out
 
 
 def hinge_sides(objects: Iterable[SimObject],
