@@ -46,6 +46,17 @@ def make_controller(backend: str = DEFAULT_BACKEND, *, layout_clears_moveables: 
     raise ValueError(f"unknown simulator backend '{backend}' (expected one of {BACKENDS})")
 
 
+def thor2_pose_kwargs(backend: str) -> Dict[str, Any]:
+    """Extra SetObjectPoses arguments for a trajectory recorded in THOR 2.1.0 (ALFRED's):
+    thor_lite then takes openables' fronts and door hinges from ALFRED's recorded opening
+    poses; real THOR has its own meshes and takes none."""
+    if backend != DEFAULT_BACKEND:
+        return {}
+    from thor_lite.constants import THOR2_POSES
+
+    return {THOR2_POSES: True}
+
+
 def _major(version: str) -> int:
     """Major version as a number ("10.0" > "5.0"; a string comparison gets that wrong)."""
     head = version.split(".")[0]

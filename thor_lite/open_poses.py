@@ -1,14 +1,14 @@
 """Which face of an openable is its front, and which edge of a cabinet's front its door hangs
-on, from where ALFRED stood to open it (THOR 2.1.0 layout mode).
+on, from where ALFRED stood to open it (THOR 2.1.0 trajectories in layout mode).
 
 ALFRED's generator recorded for each openable the agent pose it opens it from
-(`FloorPlanN-openable.json`). The agent looks at the front, so the front faces back along its
-view (the free-space guess put FloorPlan319's dresser drawers' fronts on their sides, and the
-recorded OpenObject mask of a drawer front found the dresser). Open doors are drawn swung out about one edge of the front face. Which edge is the asset's
-own and the scene metadata does not say; the low edge was always taken, so half the open
-cabinet doors stood on the wrong side and a recorded CloseObject mask of THOR 2.1.0's door
-found the floor beside it (FloorPlan13, FloorPlan428). ALFRED's generator recorded for each
-openable the agent pose it opens it from: an agent that stands off the front's centre stands clear of the swinging door, so the hinge is on the other edge.
+(`FloorPlanN-openable.json`). The agent stands out from the front: the free-space guess put
+FloorPlan319's dresser drawers' fronts on their sides, and the recorded OpenObject mask of a
+drawer front found the dresser. Open doors are drawn swung out about one edge of the front;
+which edge is the asset's own and the metadata does not say. The low edge was always taken,
+so half the open cabinet doors stood on the wrong side and a recorded CloseObject mask of
+THOR 2.1.0's door found the floor beside it (FloorPlan13, FloorPlan428). An agent that stands
+off the front's centre stands clear of the swinging door, so the hinge is on the other edge.
 """
 from __future__ import annotations
 
@@ -41,8 +41,10 @@ def _match(rid: str, by_type: Mapping[str, Sequence[SimObject]]) -> Optional[Sim
 
 def pose_fronts(objects: Iterable[SimObject],
                 poses: Mapping[str, Tuple[float, ...]]) -> Dict[str, Tuple[float, float]]:
-    """objectId -> front (a world xz axis direction) facing the recorded opening pose's
-    view, for each non-pickupable openable a recorded objectId names."""
+    """objectId -> front (a world xz axis direction): the face of the box the recorded opening
+    pose stands out from most (offset over half extent), for each non-pickupable openable a
+    recorded objectId names. Not the pose's view direction: ALFRED often looked at a desk
+    drawer from its side (FloorPlan307)."""
     by_type: Dict[str, list] = {}
     for o in objects:
         if o.flags.get("openable") and not o.pickupable:
@@ -50,11 +52,11 @@ def pose_fronts(objects: Iterable[SimObject],
     out: Dict[str, Tuple[float, float]] = {}
     for rid, pose in sorted(poses.items()):
         o = _match(rid, by_type)
-        if o is None or len(pose) < 3:
+        if o is None or len(pose) < 2:
             continue
-        yaw = np.radians(pose[2])
-        fx, fz = -np.sin(yaw), -np.cos(yaw)  # back towards the agent
-        out[o.object_id] = (float(np.sign(fx)), 0.0) if abs(fx) > abs(fz) else (0.0, float(np.sign(fz)))
+        lo, hi = o.aabb
+        rel = (np.array([pose[0], pose[1]]) - (lo + hi)[[0, 2]] / 2) / np.maximum((hi - lo)[[0, 2]] / 2, 1e-3)
+        out[o.object_id] = (float(np.sign(rel[0])), 0.0) if abs(rel[0]) > abs(rel[1]) else (0.0, float(np.sign(rel[1])))
     return out
 
 

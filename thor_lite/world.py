@@ -156,10 +156,8 @@ class World:
         self.room_cells = _dilate(self.layout, self.layout_dilation)
         self.layout_clears_moveables = bool(layout_clears_moveables)
         self._layout_xz: Optional[np.ndarray] = None  # layout cell centres, built when first needed
+        self.moveable_layout_reach = 0.0  # see use_thor2_rules
         self._init_openable_fronts()
-        if self.layout_clears_moveables:
-            self._add_furniture_sides()
-            self._fronts_from_open_poses(layout_open_poses(scene.name))
         for oid, d in proud_distances(self.objects.values()).items():
             self.objects[oid] = self.objects[oid].with_changes(proud=d)
         self._init_surfaces()
@@ -311,7 +309,7 @@ class World:
         def build():
             out = self._box_footprints()
             if self.layout_clears_moveables and self.layout:
-                out = [f for f in out if not self._layout_contradicts(*f[:3], 0.0 if f[4] else MOVEABLE_LAYOUT_REACH)]
+                out = [f for f in out if not self._layout_contradicts(*f[:3], 0.0 if f[4] else self.moveable_layout_reach)]
             return [f[:4] for f in out]
 
         return self._cached("footprints", build, self._obstacle_version())
@@ -340,19 +338,34 @@ class World:
 
         return self._cached("box_footprints", build, self._obstacle_version())
 
-    def _fronts_from_open_poses(self, poses) -> None:
-        """THOR 2.1.0 layout mode: fronts and door hinges from ALFRED's opening poses."""
-        for oid, front in pose_fronts(self.objects.values(), poses).items():
-            self.objects[oid] = self.objects[oid].with_changes(front=front)
-        for oid, high in hinge_sides(self.objects.values(), poses).items():
-            self.objects[oid] = self.objects[oid].with_changes(hinge_high=high)
+    def use_thor2_rules(self) -> None:
+        """For a trajectory recorded in THOR 2.1.0 (SetObjectPoses' `thor2Poses`; data
+        generated on thor_lite keeps the rules it was made with, so it regenerates byte for
+        byte): cells beside furniture join the room (`furniture_sides`), moveable furniture
+        a layout cell comes within MOVEABLE_LAYOUT_REACH of blocks nothing, and openables take
+        fronts and door hinges from ALFRED's recorded opening poses (`open_poses`)."""
+        if self.layout_clears_moveables:
+            self.moveable_layout_reach = MOVEABLE_LAYOUT_REACH
+            self._cache.clear()
+            self._add_furniture_sides()
+        poses = layout_open_poses(self.scene_name)
+        objs = dict(self.objects)
+        for oid, front in pose_fronts(objs.values(), poses).items():
+            objs[oid] = objs[oid].with_changes(front=front, proud=0.0)
+        for oid, high in hinge_sides(objs.values(), poses).items():
+            objs[oid] = objs[oid].with_changes(hinge_high=high)
+        for oid, d in proud_distances(objs.values()).items():
+            objs[oid] = objs[oid].with_changes(proud=d)
+        self.objects = objs
+        self.version += 1
+        self._cache.clear()
 
     def _add_furniture_sides(self) -> None:
-        """THOR 2.1.0 layout mode: cells beside furniture join the room (`furniture_sides`).
-        Done after the door sides are chosen, which read the layout's own free cells."""
+        """Cells beside furniture where the scene stands it join the room (`furniture_sides`;
+        a box the layout cuts stands in the room too)."""
         if self.room_cells is None:
             return
-        feet = [f[:3] for f in self._box_footprints() if f[3]]  # a box the layout cuts stands in the room too
+        feet = [f[:3] for f in self._box_footprints() if f[3]]
         self.room_cells = with_furniture_sides(
             self.room_cells, feet, LAYOUT_CELL_SIZE, AGENT_RADIUS, max(self.layout_dilation, 0),
             self.room_lo[[0, 2]], self.room_hi[[0, 2]])
