@@ -91,3 +91,36 @@ def test_floor_objects_do_not_lower_a_toilet(alfred_env):
     toilet = next(o for o in w.objects.values() if o.object_type == "Toilet")
     top = max(float(p.center[1] + (np.abs(p.rot) @ p.half)[1]) for p in w.render_parts(toilet))
     assert top > w.floor_y + 0.3
+
+
+def test_desk_drawer_front_is_the_face_the_pose_stands_out_from(bench, alfred_env):
+    """FloorPlan307: ALFRED opened the desk drawer looking along -x from beside and in front of
+    it; its front is +z (towards the room), not the face its view direction meets."""
+    traj = _trial("pick_two_obj_and_place-KeyChain-None-Drawer-307", "trial_T20190919_014613_455486")
+    alfred_env.init_episode(traj)
+    w = alfred_env.controller._world
+    top = w.objects["Drawer|-01.39|+00.73|-02.26"]  # the one the trajectory opens
+    assert top.front == (0.0, 1.0)
+    r = bench.replay(alfred_env, traj)
+    assert r["first_failure"] is None and r["goal"]
+
+
+def test_chair_the_layout_walks_past_does_not_block(bench, alfred_env):
+    """FloorPlan16: a recorded layout cell is 4 cm from today's chair box, so 2.1.0's chair
+    was not there as drawn; the recorded MoveAhead past it (step 21) succeeds."""
+    r = _replay(bench, alfred_env, "pick_cool_then_place_in_recep-LettuceSliced-None-DiningTable-16",
+                "trial_T20190908_135706_513332")
+    assert r["first_failure"] is None or r["first_failure"]["step"] > 21
+
+
+def test_thor_lite_trajectories_keep_the_rules_they_were_made_with(alfred_env):
+    """Data generated on thor_lite names today's objectIds: no THOR 2.1.0 rule applies (the
+    shipped data/alfred_lite regenerates byte for byte, tests/test_alfred_dataset.py)."""
+    traj = _trial("pick_two_obj_and_place-CD-None-Drawer-319", "trial_T20190907_145438_983650")
+    alfred_env.init_episode(traj)
+    thor2_room = alfred_env.controller._world.room_cells
+    alfred_env.reset(traj["scene"]["floor_plan"])
+    alfred_env.restore_scene(traj["scene"]["object_poses"], [], False)  # no thor2 flag
+    w = alfred_env.controller._world
+    assert w.room_cells < thor2_room and w.moveable_layout_reach == 0.0
+    assert any(o.front != (-1.0, 0.0) for o in w.objects.values() if o.object_type == "Drawer")

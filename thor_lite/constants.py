@@ -73,11 +73,6 @@ DEFAULT_INIT = {
 # poses in today's scene files differ from that build's. ALFRED episodes turn it on; in that
 # mode SetObjectPoses also lets an object posed inside a furniture box expose its surface.
 LAYOUT_CLEARS_MOVEABLES = "layoutClearsMoveables"
-# SetObjectPoses flag (thor_lite, layout mode): the poses are a THOR 2.1.0 trajectory's, so
-# openables take their fronts and door hinges from ALFRED's recorded opening poses and posed
-# objects resting on the Floor lower no furniture surface (data generated on thor_lite keeps
-# the rules it was made with, so it regenerates byte for byte)
-THOR2_POSES = "thor2Poses"
 THOR_ONLY_KWARGS = frozenset(
     {
         "quality", "fullscreen", "headless", "port", "start_unity", "local_executable_path",

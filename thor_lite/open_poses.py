@@ -80,3 +80,27 @@ def hinge_sides(objects: Iterable[SimObject],
         if abs(offset) > HINGE_POSE_OFFSET:
             out[o.object_id] = offset < 0
     return out
+
+
+def free_space_fronts(objects: Iterable[SimObject], free: Iterable[Tuple[int, int]],
+                      grid: float) -> Dict[str, Tuple[float, float]]:
+    """objectId -> the face of each openable looking into the most free space: the one whose
+    probe half a metre out lies nearest a free grid cell (every mode; the THOR 2.1.0 rules
+    above override it where ALFRED recorded a pose)."""
+    cells = list(free)
+    pts = np.array(cells, dtype=np.float64) * grid if cells else np.zeros((0, 2))
+    out: Dict[str, Tuple[float, float]] = {}
+    for o in objects:
+        if not o.flags.get("openable"):
+            continue
+        lo, hi = o.aabb
+        c = (lo + hi) / 2
+        best, best_d = (0.0, 1.0), np.inf
+        for d in ((1.0, 0.0), (-1.0, 0.0), (0.0, 1.0), (0.0, -1.0)):
+            ext = (hi - lo)[0] / 2 if d[0] else (hi - lo)[2] / 2
+            probe = np.array([c[0] + d[0] * (ext + 0.5), c[2] + d[1] * (ext + 0.5)])
+            dist = np.min(np.linalg.norm(pts - probe, axis=1)) if len(pts) else 0.0
+            if dist < best_d - 1e-9:
+                best, best_d = d, dist
+        out[o.object_id] = best
+    return out

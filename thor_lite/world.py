@@ -15,18 +15,16 @@ import numpy as np
 
 from .constants import (
     AGENT_HEIGHT, AGENT_RADIUS, AGENT_Y_OFFSET, BASIN_FIXTURES, CAMERA_CROUCH_OFFSET, CAMERA_STANDING_OFFSET,
-    FLOOR_EXTENDED_TYPES, GRID_SIZE, HAND_LOCAL_POSITION, IN_RECEPTACLES, LAYOUT_CELL_SIZE, LAYOUT_MODE_BOX_OVERLAP, MOVEABLE_LAYOUT_REACH,
-    NON_BLOCKING_TYPES,
+    FLOOR_EXTENDED_TYPES, GRID_SIZE, HAND_LOCAL_POSITION, IN_RECEPTACLES, LAYOUT_CELL_SIZE, LAYOUT_MODE_BOX_OVERLAP, NON_BLOCKING_TYPES,
     OPEN_TOP_RECEPTACLES,
     SEE_THROUGH_TYPES, START_BRIDGE_CELLS, VISIBILITY_DISTANCE, WALL_GLASS_TYPES,
 )
 from .geometry import Box, camera_tan_aspect, euler_to_matrix, pack_boxes, ray_box_hits
 from .objects import SimObject
-from .scene_data import (SceneRecord, layout_cells, layout_dilation as scene_layout_dilation, layout_object_types,
-                         layout_open_poses)
+from .scene_data import SceneRecord, layout_cells, layout_dilation as scene_layout_dilation, layout_object_types
 from .fronts import proud_distances
-from .furniture_sides import with_furniture_sides
-from .open_poses import hinge_sides, pose_fronts
+from .open_poses import free_space_fronts
+from .thor2_rules import use_thor2_rules
 from .shapes import cut_counter_holes, cut_table_holes, lower_basin_cabinets, open_enclosing_furniture
 from .thor2_types import with_thor2_types
 
@@ -258,21 +256,8 @@ class World:
     # --- static setup ------------------------------------------------------------------
     def _init_openable_fronts(self) -> None:
         """Pick the door side of each openable: the face looking into the most free space."""
-        free = self.free_cells()
-        pts = np.array(list(free)) * self.grid_size if free else np.zeros((0, 2))
-        for o in list(self.objects.values()):
-            if not o.flags.get("openable"):
-                continue
-            lo, hi = o.aabb
-            c = (lo + hi) / 2
-            best, best_d = (0.0, 1.0), np.inf
-            for d in ((1.0, 0.0), (-1.0, 0.0), (0.0, 1.0), (0.0, -1.0)):
-                ext = (hi - lo)[0] / 2 if d[0] else (hi - lo)[2] / 2
-                probe = np.array([c[0] + d[0] * (ext + 0.5), c[2] + d[1] * (ext + 0.5)])
-                dist = np.min(np.linalg.norm(pts - probe, axis=1)) if len(pts) else 0.0
-                if dist < best_d - 1e-9:
-                    best, best_d = d, dist
-            self.objects[o.object_id] = o.with_changes(front=best)
+        for oid, front in free_space_fronts(self.objects.values(), self.free_cells(), self.grid_size).items():
+            self.objects[oid] = self.objects[oid].with_changes(front=front)
 
     def _init_surfaces(self) -> None:
         """Resting height on each receptacle, learned from where THOR put its contents."""
@@ -339,37 +324,8 @@ class World:
         return self._cached("box_footprints", build, self._obstacle_version())
 
     def use_thor2_rules(self) -> None:
-        """For a trajectory recorded in THOR 2.1.0 (SetObjectPoses' `thor2Poses`; data
-        generated on thor_lite keeps the rules it was made with, so it regenerates byte for
-        byte): cells beside furniture join the room (`furniture_sides`), moveable furniture
-        a layout cell comes within MOVEABLE_LAYOUT_REACH of blocks nothing, and openables take
-        fronts and door hinges from ALFRED's recorded opening poses (`open_poses`)."""
-        if self.layout_clears_moveables:
-            self.moveable_layout_reach = MOVEABLE_LAYOUT_REACH
-            self._cache.clear()
-            self._add_furniture_sides()
-        poses = layout_open_poses(self.scene_name)
-        objs = dict(self.objects)
-        for oid, front in pose_fronts(objs.values(), poses).items():
-            objs[oid] = objs[oid].with_changes(front=front, proud=0.0)
-        for oid, high in hinge_sides(objs.values(), poses).items():
-            objs[oid] = objs[oid].with_changes(hinge_high=high)
-        for oid, d in proud_distances(objs.values()).items():
-            objs[oid] = objs[oid].with_changes(proud=d)
-        self.objects = objs
-        self.version += 1
-        self._cache.clear()
-
-    def _add_furniture_sides(self) -> None:
-        """Cells beside furniture where the scene stands it join the room (`furniture_sides`;
-        a box the layout cuts stands in the room too)."""
-        if self.room_cells is None:
-            return
-        feet = [f[:3] for f in self._box_footprints() if f[3]]
-        self.room_cells = with_furniture_sides(
-            self.room_cells, feet, LAYOUT_CELL_SIZE, AGENT_RADIUS, max(self.layout_dilation, 0),
-            self.room_lo[[0, 2]], self.room_hi[[0, 2]])
-        self._cache.clear()
+        """Rules for a trajectory recorded in THOR 2.1.0 (see `thor2_rules.use_thor2_rules`)."""
+        use_thor2_rules(self)
 
     def _layout_contradicts(self, centre: np.ndarray, half: np.ndarray, rot: np.ndarray, reach: float = 0.0) -> bool:
         """Does the recorded layout hold a cell whose centre lies inside this footprint (or

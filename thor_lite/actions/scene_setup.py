@@ -118,7 +118,7 @@ def set_object_poses(w: World, objectPoses, placeStationary=True, skipMoveable=F
                      **_) -> None:
     if not isinstance(objectPoses, (list, tuple)) or any(not isinstance(p, dict) for p in objectPoses):
         raise ActionFailed("objectPoses was not initialized correctly. Please make sure each element in the objectPoses list is initialized.")
-    if thor2Poses and w.layout_clears_moveables:
+    if thor2Poses and w.layout_clears_moveables:  # a THOR 2.1.0 trajectory's poses (thor2_rules)
         w.use_thor2_rules()
     errors: List[str] = []
     placed: Dict[str, int] = {}
