@@ -69,7 +69,7 @@ class AlfredEnv:
                       thor2: bool = False):
         """ALFRED's restore; `furniture`: extra SetObjectPoses entries for moveable furniture
         (see `furniture_poses`), posed in the same call; `thor2`: the trajectory was recorded
-        in THOR 2.1.0 (thor_lite then takes openables' fronts from ALFRED's opening poses)."""
+        in THOR 2.1.0 (thor_lite then applies its rules for those, `thor_lite/thor2_rules.py`)."""
         if object_toggles:
             self.controller.step("SetObjectToggles", objectToggles=list(object_toggles))
         if dirty_and_empty:

@@ -1,7 +1,7 @@
 """Simulator backends, shared by the task packages (`rearrange`, `alfred_task`).
 
 This package owns the choice of simulator (`DEFAULT_BACKEND`, `BACKENDS`), starting one
-(`make_controller`), the real-THOR pre-flight (`check_thor`, `ThorUnavailableError`,
+(`make_controller`; `thor2_pose_kwargs` for a THOR 2.1.0 trajectory's poses), the real-THOR pre-flight (`check_thor`, `ThorUnavailableError`,
 `open_x_displays`), the pinned THOR release (`THOR_COMMIT_ID`, `REQUIRED_THOR_VERSION`),
 the AI2-THOR facts task code needs on either backend (`thor_facts`), and dataset-name
 resolution on metadata dicts (`find_object`). Task packages import these from here, never
@@ -27,7 +27,6 @@ from .thor_facts import (
 )
 
 __all__ = [
-    "thor2_pose_kwargs",
     "AGENT_Y_OFFSET",
     "BACKENDS",
     "CAMERA_STANDING_OFFSET",
@@ -47,5 +46,6 @@ __all__ = [
     "open_x_displays",
     "SLICED_TYPE",
     "placement_allowed",
+    "thor2_pose_kwargs",
     "position_from_object_id",
 ]

@@ -299,8 +299,9 @@ class World:
 
         return self._cached("footprints", build, self._obstacle_version())
 
-    def _box_footprints(self) -> List[Tuple[np.ndarray, np.ndarray, np.ndarray, bool]]:
-        """`obstacle_footprints` before the layout drops any box it contradicts."""
+    def _box_footprints(self) -> List[Tuple[np.ndarray, np.ndarray, np.ndarray, bool, bool]]:
+        """`obstacle_footprints` before the layout drops any box it contradicts, each with
+        whether its object is static furniture last."""
 
         def build():
             out = []
