@@ -10,10 +10,10 @@ from typing import Any, Dict, Optional, Set, Tuple
 
 import numpy as np
 
-from backends import DEFAULT_BACKEND, make_controller
+from backends import DEFAULT_BACKEND, make_controller, thor2_pose_kwargs
 
 from .constants import AGENT_HORIZON_ADJ, AGENT_STEP_SIZE, FIELD_OF_VIEW, SCREEN_SIZE, VISIBILITY_DISTANCE
-from .furniture_poses import furniture_poses
+from .furniture_poses import furniture_poses, recorded_ids
 
 INTERACTABLE_KEYS = ("pickupable", "receptacle", "openable", "toggleable", "sliceable")
 
@@ -39,6 +39,7 @@ class AlfredEnv:
 
     def __init__(self, backend: str = DEFAULT_BACKEND, width: int = SCREEN_SIZE, height: int = SCREEN_SIZE,
                  field_of_view: float = FIELD_OF_VIEW) -> None:
+        self.backend = backend
         # ALFRED ran on THOR 2.1.0, whose reachable grid is the recorded layout (§4)
         self.controller = make_controller(
             backend, layout_clears_moveables=True, width=width, height=height, gridSize=AGENT_STEP_SIZE, visibilityDistance=VISIBILITY_DISTANCE,
@@ -64,9 +65,11 @@ class AlfredEnv:
         self.last_interaction = ("", "", True)
         return self.last_event
 
-    def restore_scene(self, object_poses, object_toggles, dirty_and_empty: bool, furniture=()):
+    def restore_scene(self, object_poses, object_toggles, dirty_and_empty: bool, furniture=(),
+                      thor2: bool = False):
         """ALFRED's restore; `furniture`: extra SetObjectPoses entries for moveable furniture
-        (see `furniture_poses`), posed in the same call."""
+        (see `furniture_poses`), posed in the same call; `thor2`: the trajectory was recorded
+        in THOR 2.1.0 (thor_lite then applies its rules for those, `thor_lite/thor2_rules.py`)."""
         if object_toggles:
             self.controller.step("SetObjectToggles", objectToggles=list(object_toggles))
         if dirty_and_empty:
@@ -74,8 +77,9 @@ class AlfredEnv:
             self.controller.step("SetStateOfAllObjects", StateChange="CanBeFilled", forceAction=False)
         # ALFRED's poses list pickupables only (THOR 2.1.0 moved nothing else); THOR 5 would
         # remove every unlisted moveable (microwaves, chairs, ...) without skipMoveable.
+        extra = thor2_pose_kwargs(self.backend) if thor2 else {}
         return self.controller.step("SetObjectPoses", objectPoses=list(object_poses) + list(furniture),
-                                    skipMoveable=True)
+                                    skipMoveable=True, **extra)
 
     def init_episode(self, traj: Dict[str, Any]) -> Any:
         """reset + restore_scene + init_action for a traj_data.json dict."""
@@ -83,9 +87,12 @@ class AlfredEnv:
         self.reset(scene["floor_plan"])
         # furniture the recorded actions name stands where THOR 2.1.0 had it (no-op for data
         # generated on this simulator: its ids are today's)
-        furniture = furniture_poses(traj, self.last_event.metadata["objects"])
+        objects = self.last_event.metadata["objects"]
+        furniture = furniture_poses(traj, objects)
+        today = {o["objectId"] for o in objects}
+        thor2 = any(i not in today for i in recorded_ids(traj))  # ids of an older scene build
         self.restore_scene(scene["object_poses"], scene.get("object_toggles") or [],
-                           bool(scene.get("dirty_and_empty")), furniture)
+                           bool(scene.get("dirty_and_empty")), furniture, thor2)
         init = dict(scene["init_action"])
         init.pop("rotateOnTeleport", None)
         action = init.pop("action")

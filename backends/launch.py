@@ -46,6 +46,18 @@ def make_controller(backend: str = DEFAULT_BACKEND, *, layout_clears_moveables: 
     raise ValueError(f"unknown simulator backend '{backend}' (expected one of {BACKENDS})")
 
 
+#: thor_lite's SetObjectPoses flag for a THOR 2.1.0 trajectory's poses (the parameter of
+#: thor_lite.actions.scene_setup.set_object_poses)
+THOR2_POSES = "thor2Poses"
+
+
+def thor2_pose_kwargs(backend: str) -> Dict[str, Any]:
+    """Extra SetObjectPoses arguments for a trajectory recorded in THOR 2.1.0 (ALFRED's):
+    thor_lite then takes openables' fronts and door hinges from ALFRED's recorded opening
+    poses; real THOR has its own meshes and takes none."""
+    return {THOR2_POSES: True} if backend == DEFAULT_BACKEND else {}
+
+
 def _major(version: str) -> int:
     """Major version as a number ("10.0" > "5.0"; a string comparison gets that wrong)."""
     head = version.split(".")[0]

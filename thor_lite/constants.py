@@ -43,6 +43,10 @@ START_BRIDGE_CELLS = 3
 # furniture meshes fill less than their boxes. Off the layout the agent's body may overlap a
 # furniture box by this much (real ALFRED trajectories step 1-6 cm into box footprints).
 LAYOUT_MODE_BOX_OVERLAP = 0.07
+# A moveable furniture box that a recorded layout cell comes this near (m; the moving body's
+# radius less that overlap) was not there, or not that big, in THOR 2.1.0, whose wider layout
+# body stood there: in that mode it blocks nothing (FloorPlan16's chair, 4 cm from a cell).
+MOVEABLE_LAYOUT_REACH = 0.13
 # How far a counter slab reaches past the front of the cabinets and drawers under it.
 COUNTER_OVERHANG = 0.03
 VISIBILITY_DISTANCE = 1.5

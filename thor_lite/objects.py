@@ -52,6 +52,8 @@ class SimObject:
     salient_materials: Optional[Tuple[str, ...]] = None
     controlled_objects: Optional[Tuple[str, ...]] = None
     front: Tuple[float, float] = (0.0, 1.0)  # outward xz direction of an openable's door
+    # the door's hinge is on the face's high-coordinate edge (thor_lite.hinges); default low
+    hinge_high: bool = False
     surface_offset: Optional[float] = None  # how far below its top things rest on this receptacle
     holes: Tuple[Tuple[float, float, float, float], ...] = ()  # xz rects cut out (sinks in counters)
     # the (position, rotation) the holes were cut at; None: always (static furniture)
@@ -185,16 +187,17 @@ class SimObject:
         shell = _hollow_parts(aa, open_faces=(face,))
         size = hi - lo
         angle = np.pi / 2 * self.openness
+        along = -1.0 if self.hinge_high else 1.0  # the closed door runs from its hinge this way
         if face in ("+x", "-x"):
             width = size[2]
             sgn = 1.0 if face == "+x" else -1.0
-            hinge = np.array([hi[0] if sgn > 0 else lo[0], 0.0, lo[2]])
-            d = np.array([sgn * np.sin(angle), 0.0, np.cos(angle)])
+            hinge = np.array([hi[0] if sgn > 0 else lo[0], 0.0, hi[2] if self.hinge_high else lo[2]])
+            d = np.array([sgn * np.sin(angle), 0.0, along * np.cos(angle)])
         else:
             width = size[0]
             sgn = 1.0 if face == "+z" else -1.0
-            hinge = np.array([lo[0], 0.0, hi[2] if sgn > 0 else lo[2]])
-            d = np.array([np.cos(angle), 0.0, sgn * np.sin(angle)])
+            hinge = np.array([hi[0] if self.hinge_high else lo[0], 0.0, hi[2] if sgn > 0 else lo[2]])
+            d = np.array([along * np.cos(angle), 0.0, sgn * np.sin(angle)])
         centre = hinge + d * width / 2
         centre[1] = (lo[1] + hi[1]) / 2
         yaw = np.arctan2(d[0], d[2])  # door's long axis is its local +z

@@ -237,6 +237,20 @@ def layout_cells(scene: str, grid_size: float = 0.25) -> Optional[frozenset]:
     return frozenset((int(round(x / grid_size)), int(round(z / grid_size))) for x, z in pts)
 
 
+def layout_open_poses(scene: str) -> Dict[str, Tuple[float, float, float, float]]:
+    """objectId -> (x, z, yaw, horizon) of the agent pose ALFRED's generator recorded for
+    opening each openable in THOR 2.1.0 (`FloorPlanN-openable.json`, beside its layouts);
+    empty without that file."""
+    f = _layout_file(scene, "openable.json")
+    if f is None:
+        return {}
+    try:
+        poses = json.loads(f.read_text())
+        return {str(k): tuple(float(x) for x in v[:4]) for k, v in poses.items()}
+    except (OSError, ValueError, TypeError, IndexError) as e:
+        raise SceneDataError(f"{f}: unreadable openable pose list ({e})") from e
+
+
 def layout_object_types(scene: str) -> Optional[frozenset]:
     """The object types THOR 2.1.0's scene held (ALFRED's `FloorPlanN-objects.json`, beside
     its layouts), or None without that file."""

@@ -23,6 +23,8 @@ from .geometry import Box, camera_tan_aspect, euler_to_matrix, pack_boxes, ray_b
 from .objects import SimObject
 from .scene_data import SceneRecord, layout_cells, layout_dilation as scene_layout_dilation, layout_object_types
 from .fronts import proud_distances
+from .open_poses import free_space_fronts
+from .thor2_rules import use_thor2_rules
 from .shapes import cut_counter_holes, cut_table_holes, lower_basin_cabinets, open_enclosing_furniture
 from .thor2_types import with_thor2_types
 
@@ -152,6 +154,7 @@ class World:
         self.room_cells = _dilate(self.layout, self.layout_dilation)
         self.layout_clears_moveables = bool(layout_clears_moveables)
         self._layout_xz: Optional[np.ndarray] = None  # layout cell centres, built when first needed
+        self.moveable_layout_reach = 0.0  # see use_thor2_rules
         self._init_openable_fronts()
         for oid, d in proud_distances(self.objects.values()).items():
             self.objects[oid] = self.objects[oid].with_changes(proud=d)
@@ -255,21 +258,8 @@ class World:
     # --- static setup ------------------------------------------------------------------
     def _init_openable_fronts(self) -> None:
         """Pick the door side of each openable: the face looking into the most free space."""
-        free = self.free_cells()
-        pts = np.array(list(free)) * self.grid_size if free else np.zeros((0, 2))
-        for o in list(self.objects.values()):
-            if not o.flags.get("openable"):
-                continue
-            lo, hi = o.aabb
-            c = (lo + hi) / 2
-            best, best_d = (0.0, 1.0), np.inf
-            for d in ((1.0, 0.0), (-1.0, 0.0), (0.0, 1.0), (0.0, -1.0)):
-                ext = (hi - lo)[0] / 2 if d[0] else (hi - lo)[2] / 2
-                probe = np.array([c[0] + d[0] * (ext + 0.5), c[2] + d[1] * (ext + 0.5)])
-                dist = np.min(np.linalg.norm(pts - probe, axis=1)) if len(pts) else 0.0
-                if dist < best_d - 1e-9:
-                    best, best_d = d, dist
-            self.objects[o.object_id] = o.with_changes(front=best)
+        for oid, front in free_space_fronts(self.objects.values(), self.free_cells(), self.grid_size).items():
+            self.objects[oid] = self.objects[oid].with_changes(front=front)
 
     def _init_surfaces(self) -> None:
         """Resting height on each receptacle, learned from where THOR put its contents."""
@@ -304,6 +294,18 @@ class World:
         """
 
         def build():
+            out = self._box_footprints()
+            if self.layout_clears_moveables and self.layout:
+                out = [f for f in out if not self._layout_contradicts(*f[:3], 0.0 if f[4] else self.moveable_layout_reach)]
+            return [f[:4] for f in out]
+
+        return self._cached("footprints", build, self._obstacle_version())
+
+    def _box_footprints(self) -> List[Tuple[np.ndarray, np.ndarray, np.ndarray, bool, bool]]:
+        """`obstacle_footprints` before the layout drops any box it contradicts, each with
+        whether its object is static furniture last."""
+
+        def build():
             out = []
             for o in self.active():
                 if o.pickupable or o.object_type in NON_BLOCKING_TYPES or o.is_picked_up:
@@ -318,15 +320,19 @@ class World:
                     out.append((b.center[[0, 2]], b.half[[0, 2]], ax))
                 else:
                     out.append(((lo + hi)[[0, 2]] / 2, (hi - lo)[[0, 2]] / 2, np.eye(2)))
-                out[-1] = out[-1] + (o.is_static or self._scene_poses.get(o.object_id) == (o.position, o.rotation),)
-            if self.layout_clears_moveables and self.layout:
-                out = [f for f in out if not self._layout_contradicts(*f[:3])]
+                out[-1] = out[-1] + (o.is_static or self._scene_poses.get(o.object_id) == (o.position, o.rotation),
+                                     o.is_static)
             return out
 
-        return self._cached("footprints", build, self._obstacle_version())
+        return self._cached("box_footprints", build, self._obstacle_version())
 
-    def _layout_contradicts(self, centre: np.ndarray, half: np.ndarray, rot: np.ndarray) -> bool:
-        """Does the recorded layout hold a cell whose centre lies inside this footprint?
+    def use_thor2_rules(self) -> None:
+        """Rules for a trajectory recorded in THOR 2.1.0 (see `thor2_rules.use_thor2_rules`)."""
+        use_thor2_rules(self)
+
+    def _layout_contradicts(self, centre: np.ndarray, half: np.ndarray, rot: np.ndarray, reach: float = 0.0) -> bool:
+        """Does the recorded layout hold a cell whose centre lies inside this footprint (or
+        within `reach` of it: moveable furniture, see MOVEABLE_LAYOUT_REACH)?
 
         THOR's agent could not stand there if the box were solid, so the box is not the
         object's shape (an L-shaped or island counter as one box): in THOR 2.1.0 layout mode
@@ -334,6 +340,9 @@ class World:
         if self._layout_xz is None:
             self._layout_xz = np.array(sorted(self.layout), dtype=np.float64) * LAYOUT_CELL_SIZE
         local = (self._layout_xz - centre) @ rot
+        if reach > 0:
+            q = np.maximum(np.abs(local) - half, 0.0)
+            return bool(np.any(np.einsum("ij,ij->i", q, q) < reach * reach))
         return bool(np.any(np.all(np.abs(local) < half - 1e-3, axis=1)))
 
     def _obstacle_version(self) -> int:

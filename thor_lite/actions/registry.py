@@ -281,7 +281,7 @@ DEFAULT_KINDS: Dict[str, Kind] = {
         "forceAction", "manualInteract", "standing", "placeStationary", "putNearXY",
         "autoSimulation", "forceKinematic", "allowTeleportOutOfHand", "makeUnbreakable",
         "skipMoveable", "directionsRelativeAgent", "forceVisible", "allowFloor",
-        "allowMoveable", "allowAutoSimulation")},
+        "allowMoveable", "allowAutoSimulation", "thor2Poses")},
     **{k: TEXT for k in ("objectId", "receptacleObjectId", "objectType", "fillLiquid",
                          "StateChange")},
     **{k: ListOf(TEXT) for k in ("objectIds", "objectTypes", "excludedReceptacles",

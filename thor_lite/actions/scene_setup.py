@@ -113,10 +113,13 @@ def match_pose_entries(w: World, entries: List[Dict[str, Any]]) -> List[Optional
 
 
 @action("SetObjectPoses", lenient=True, kinds=dict(objectPoses=_ObjectPoses()), bounded=False,
-        objectPoses=REQUIRED, placeStationary=True, skipMoveable=False)
-def set_object_poses(w: World, objectPoses, placeStationary=True, skipMoveable=False, **_) -> None:
+        objectPoses=REQUIRED, placeStationary=True, skipMoveable=False, thor2Poses=False)
+def set_object_poses(w: World, objectPoses, placeStationary=True, skipMoveable=False, thor2Poses=False,
+                     **_) -> None:
     if not isinstance(objectPoses, (list, tuple)) or any(not isinstance(p, dict) for p in objectPoses):
         raise ActionFailed("objectPoses was not initialized correctly. Please make sure each element in the objectPoses list is initialized.")
+    if thor2Poses and w.layout_clears_moveables:  # a THOR 2.1.0 trajectory's poses (thor2_rules)
+        w.use_thor2_rules()
     errors: List[str] = []
     placed: Dict[str, int] = {}
     plan = []
@@ -167,23 +170,27 @@ def set_object_poses(w: World, objectPoses, placeStationary=True, skipMoveable=F
         physics.settle(w, oid)
     _refresh_parents(w, [oid for oid, _ in placed_ids])
     if w.layout_clears_moveables:  # poses from THOR 2.1.0 (ALFRED), not today's scene files
-        _expose_resting_surfaces(w, [oid for oid, _ in placed_ids])
+        _expose_resting_surfaces(w, [oid for oid, _ in placed_ids], floor_shows_none=thor2Poses)
     physics.apply_state_rules(w)
     posed_configs.record(w, [oid for oid, _ in placed_ids])
     if errors:
         raise PartialFailure("\n".join(errors))
 
 
-def _expose_resting_surfaces(w: World, ids: List[str]) -> None:
+def _expose_resting_surfaces(w: World, ids: List[str], floor_shows_none: bool = False) -> None:
     """Objects posed inside a furniture box (a phone on an armchair seat, below the box's top)
     show where that furniture's surface is, as the scene's own contents do at load
     (`World._init_surfaces`): draw and rest on it there, so they are not hidden. THOR 2.1.0's
     poses win over a surface learned from today's scene when they lie lower (a sofa seat
-    2.1.0 drew 7 cm lower hid the card ALFRED recorded on it)."""
+    2.1.0 drew 7 cm lower hid the card ALFRED recorded on it). With `floor_shows_none` (a
+    THOR 2.1.0 trajectory's poses) something that also rests on the Floor (a plunger beside a
+    toilet, inside its oversized box) shows no furniture surface: it lowered FloorPlan428's
+    toilet to a floor slab, and its PutObject mask found the wall."""
     bottoms: Dict[str, List[float]] = {}
     for oid in ids:
         o = w.objects[oid]
-        if o.parents:
+        on_floor = any(w.objects[p].object_type == "Floor" for p in o.parents if p in w.objects)
+        if o.parents and not (floor_shows_none and on_floor):
             bottoms.setdefault(o.parents[0], []).append(float(o.aabb[0][1]))
     for rid, ys in sorted(bottoms.items()):
         r = w.objects.get(rid)

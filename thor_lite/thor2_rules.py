@@ -1,0 +1,51 @@
+"""The rules thor_lite applies to a trajectory recorded in THOR 2.1.0 (ALFRED's).
+
+SetObjectPoses' `thor2Poses` flag (set by `AlfredEnv.init_episode` through
+`backends.thor2_pose_kwargs` when a recorded objectId is not one of today's) calls
+`use_thor2_rules` before posing. Data generated on thor_lite names today's ids, so it keeps the
+rules it was made with and `data/alfred_lite` regenerates byte for byte.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .constants import AGENT_RADIUS, LAYOUT_CELL_SIZE, MOVEABLE_LAYOUT_REACH
+from .fronts import proud_distances
+from .furniture_sides import with_furniture_sides
+from .open_poses import hinge_sides, pose_fronts
+from .scene_data import layout_open_poses
+
+if TYPE_CHECKING:
+    from .world import World
+
+
+def use_thor2_rules(w: "World") -> None:
+    """In layout mode: cells beside furniture join the room (`furniture_sides`) and moveable
+    furniture a layout cell comes within MOVEABLE_LAYOUT_REACH of blocks nothing; openables
+    take fronts and door hinges from ALFRED's recorded opening poses (`open_poses`)."""
+    if w.layout_clears_moveables:
+        w.moveable_layout_reach = MOVEABLE_LAYOUT_REACH
+        w._cache.clear()
+        _add_furniture_sides(w)
+    poses = layout_open_poses(w.scene_name)
+    objs = dict(w.objects)
+    for oid, front in pose_fronts(objs.values(), poses).items():
+        objs[oid] = objs[oid].with_changes(front=front, proud=0.0)
+    for oid, high in hinge_sides(objs.values(), poses).items():
+        objs[oid] = objs[oid].with_changes(hinge_high=high)
+    for oid, d in proud_distances(objs.values()).items():
+        objs[oid] = objs[oid].with_changes(proud=d)
+    w.objects = objs
+    w.version += 1
+    w._cache.clear()
+
+
+def _add_furniture_sides(w: "World") -> None:
+    """Cells beside furniture where the scene stands it join the room (a box the layout cuts,
+    an L-shaped counter, stands in the room too)."""
+    if w.room_cells is None:
+        return
+    feet = [f[:3] for f in w._box_footprints() if f[3]]
+    w.room_cells = with_furniture_sides(w.room_cells, feet, LAYOUT_CELL_SIZE, AGENT_RADIUS,
+                                        max(w.layout_dilation, 0), w.room_lo[[0, 2]], w.room_hi[[0, 2]])
+    w._cache.clear()
