@@ -27,6 +27,9 @@ AGENT_RADIUS = 0.2
 AGENT_HEIGHT = 1.8
 CAMERA_CROUCH_OFFSET = 0.0
 HAND_LOCAL_POSITION = (0.0, -0.16, 0.38)  # held object rest point, camera frame
+# THOR 2.1.0 mode: a held object is drawn hanging from the hand, its box top at most this far
+# above the hand point (a plunger, box or laptop held by its top, not its centre).
+HELD_TOP_ABOVE_HAND = 0.05
 MAX_UP_LOOK = 30.0
 MAX_DOWN_LOOK = 60.0
 CAMERA_NEAR = 0.1
@@ -128,6 +131,8 @@ TABLE_LIKE: FrozenSet[str] = TABLE_TOPS | {"Chair", "Stool"}
 # desk and dresser under a loft bed) stands inside it (shapes.open_enclosing_furniture, THOR
 # 2.1.0 mode).
 OPEN_FURNITURE_TYPES: FrozenSet[str] = frozenset({"TVStand", "Dresser", "Bed"})
+# Openable containers whose lid is flaps on top (THOR 2.1.0 mode: drawn open-topped when open).
+BOX_FLAP_TYPES: FrozenSet[str] = frozenset({"Box"})
 # A chair's seat, as a fraction of its height, when THOR's scene puts nothing on it: the seat
 # is drawn as a slab through this band (THOR's chairs that hold things have seats from 0.39 to
 # 0.48 of their height), so something a THOR episode rests on a low seat is not hidden under

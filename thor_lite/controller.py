@@ -338,7 +338,7 @@ def _instances(w: World, names: Tuple[str, ...]):
         if not o.rendered:
             continue
         m = (o.part_transforms if o.object_id != w.held
-             else w.held_box(o).transform()[None].astype(np.float32))
+             else w.drawn_held_box(o).transform()[None].astype(np.float32))
         mats.append(m)
         cols.append(np.broadcast_to(o.color, (len(m), 3)))
         ids.append(np.full(len(m), index[o.object_id], dtype=np.int32))

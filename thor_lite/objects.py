@@ -60,6 +60,9 @@ class SimObject:
     shape_type: str = ""
     # a closed drawer/cabinet is drawn this far further out along `front` (thor_lite.fronts)
     proud: float = 0.0
+    # an open container whose lid opens upwards (a cardboard Box's flaps): drawn with its top
+    # open, not as a shell with a side door (shapes.open_box_tops)
+    opens_at_top: bool = False
 
     # --- construction ------------------------------------------------------------------
     @staticmethod
@@ -134,6 +137,10 @@ class SimObject:
         holes = self.holes if self.holes_at in (None, (self.position, self.rotation)) else ()
         if holes and t not in TABLE_LIKE:
             return _with_holes(b, holes)
+        if self.opens_at_top and self.openness > 0:
+            # four walls: what the box stands on is its floor (THOR's is a thin sheet; a 1.5 cm
+            # slab buried a keychain resting 5 mm above the box bottom at ALFRED's pose)
+            return _hollow_parts(b, open_faces=("top", "bottom"))
         if t in IN_RECEPTACLES and self.flags.get("openable"):
             if self.openness > 0:
                 return self._open_container_parts(b)

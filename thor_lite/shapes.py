@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Dict, List, Tuple
 
 import numpy as np
 
-from .constants import AGENT_RADIUS, COUNTER_OVERHANG, LAYOUT_CELL_SIZE, OPEN_FURNITURE_TYPES, TABLE_TOPS
+from .constants import AGENT_RADIUS, BOX_FLAP_TYPES, COUNTER_OVERHANG, LAYOUT_CELL_SIZE, OPEN_FURNITURE_TYPES, TABLE_TOPS
 from .geometry import Box
 from .objects import SimObject
 
@@ -148,6 +148,18 @@ def lower_basin_cabinets(w: "World") -> None:
             r = o.rot_matrix
             local = Box(r.T @ (world.center - np.asarray(o.position)), world.half, r.T @ world.rot)
             w.objects[o.object_id] = o.with_changes(local_box=local)
+
+
+def open_box_tops(w: "World") -> None:
+    """An open cardboard Box has its flaps up, its top open (THOR's mesh), so what lies in it
+    shows from above; drawn as a shell with a side door it hid a keychain that ALFRED's
+    recorded pickup mask found through the top. THOR 2.1.0 mode only (data generated on
+    thor_lite keeps its shapes)."""
+    if not w.layout_clears_moveables:
+        return
+    for o in list(w.objects.values()):
+        if o.object_type in BOX_FLAP_TYPES and o.flags.get("openable"):
+            w.objects[o.object_id] = o.with_changes(opens_at_top=True)
 
 
 def open_enclosing_furniture(w: "World") -> None:
