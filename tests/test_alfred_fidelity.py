@@ -153,6 +153,17 @@ _REPLAY_CASES = {
     # every step succeeded but the PutObject mask of the garbage can found the toilet: today's
     # can stands 3 m away; the recorded objectId says where THOR 2.1.0 had it
     "pick_and_place_simple-SoapBottle-None-GarbageCan-413": "THOR 2.1.0 furniture poses from recorded ids",
+    # PutObject into a cabinet / onto a coffee table found the floor / nothing: the held plunger
+    # or box, drawn centred at the hand point, covered where the recorded mask lies; a held
+    # object hangs from the hand in THOR 2.1.0 mode
+    "pick_and_place_simple-Plunger-None-Cabinet-402": "a held plunger hangs from the hand",
+    "pick_and_place_with_movable_recep-Statue-Box-CoffeeTable-204": "a held box hangs from the hand",
+    # every step succeeded but the pickup mask of a keychain in an open Box found the Box (a
+    # shell with a side door and a 1.5 cm floor over the keychain), and that of a book behind an
+    # open laptop found the Laptop (a solid box): an open Box is four walls, a Laptop is
+    # keyboard and screen
+    "pick_and_place_simple-KeyChain-None-Dresser-217": "an open box is four walls",
+    "pick_and_place_simple-Book-None-Desk-304": "an open laptop is keyboard and screen",
 }
 
 
@@ -301,3 +312,73 @@ def test_a_television_is_a_thin_centred_panel_on_a_narrow_stand():
     assert np.allclose([plo[0], phi[0]], [0.5, 1.5]) and np.isclose(phi[1], 1.6)
     assert np.isclose(plo[1], 0.8 + 0.8 * TV_PANEL_BOTTOM) and np.isclose(slo[1], 0.8)
     assert np.isclose(shi[1], plo[1]) and np.isclose(shi[0] - slo[0], 1.0 * TV_STAND_WIDTH)
+
+
+def test_an_open_laptop_is_a_keyboard_slab_and_a_screen_at_its_back():
+    """Laptop parts: a slab LAPTOP_BASE_TOP of the height over the whole footprint and a full
+    height panel LAPTOP_SCREEN_DEPTH of the depth (the shorter horizontal axis) on the side
+    away from `front`; the space over the keyboard in front of the screen is empty."""
+    from thor_lite.constants import LAPTOP_BASE_TOP, LAPTOP_SCREEN_DEPTH
+    from thor_lite.geometry import Box
+    from thor_lite.objects import _laptop_parts
+
+    b = Box(np.array([0.0, 1.0, 0.0]), np.array([0.18, 0.15, 0.14]), np.eye(3))  # depth along z
+    for front, back in (((0.0, 1.0), -1.0), ((0.0, -1.0), 1.0)):
+        base, screen = _laptop_parts(b, front)
+        blo, bhi = base.aabb()
+        slo, shi = screen.aabb()
+        assert np.allclose([blo[1], bhi[1]], [0.85, 0.85 + 0.3 * LAPTOP_BASE_TOP])
+        assert np.allclose([blo[2], bhi[2]], [-0.14, 0.14]) and np.allclose([slo[1], shi[1]], [0.85, 1.15])
+        edge = (slo[2], shi[2])[back > 0]
+        assert np.isclose(edge, back * 0.14) and np.isclose(shi[2] - slo[2], 0.28 * LAPTOP_SCREEN_DEPTH)
+        assert not any(p.contains(np.array([[0.0, 1.05, -back * 0.1]]), margin=0.0).any() for p in (base, screen))
+
+
+@pytest.mark.parametrize("layout_mode", [True, False])
+def test_a_held_object_hangs_from_the_hand_in_thor2_mode(layout_mode):
+    """THOR 2.1.0 mode: the held object is drawn with its box top at most HELD_TOP_ABOVE_HAND
+    above the hand point (THOR grips near the top); today's mode keeps it centred at the hand,
+    and its metadata pose (held_box) is the same in both."""
+    from backends.launch import make_controller
+    from thor_lite.constants import HELD_TOP_ABOVE_HAND
+
+    c = make_controller(scene="FloorPlan1", width=64, height=64, layout_clears_moveables=layout_mode)
+    w = c._world
+    tall = max((o for o in w.objects.values() if o.pickupable), key=lambda o: o.box.aabb()[1][1] - o.box.aabb()[0][1])
+    assert c.step("PickupObject", objectId=tall.object_id, forceAction=True).metadata["lastActionSuccess"]
+    held = w.objects[w.held]
+    centred, drawn = w.held_box(held), w.drawn_held_box(held)
+    hand = w.hand_position()
+    assert np.allclose(centred.center, hand)
+    top = drawn.aabb()[1][1]
+    if layout_mode:
+        assert top == pytest.approx(min(centred.aabb()[1][1], hand[1] + HELD_TOP_ABOVE_HAND))
+        assert top < centred.aabb()[1][1]  # the tallest pickupable of a kitchen is taller than 10 cm
+    else:
+        assert np.allclose(drawn.center, centred.center)
+    (part,) = w.render_parts(held)
+    assert np.allclose(part.center, drawn.center)
+    c.stop()
+
+
+def test_an_open_box_is_four_walls_in_thor2_mode_only():
+    """An open Box: four walls and a 2 mm floor sheet, no top, in THOR 2.1.0 mode; a closed one is solid, and
+    today's mode keeps its shell-and-door shape (data generated on thor_lite is unchanged)."""
+    from backends.launch import make_controller
+
+    for layout_mode in (True, False):
+        c = make_controller(scene="FloorPlan201", width=64, height=64, layout_clears_moveables=layout_mode)
+        box = next(o for o in c._world.objects.values() if o.object_type == "Box")
+        assert box.openness > 0
+        parts = box.parts
+        lo, hi = box.aabb
+        if layout_mode:
+            assert len(parts) == 5
+            centre = (lo + hi) / 2
+            assert not any(p.contains(np.array([[centre[0], y, centre[2]]]), margin=0.0).any()
+                           for p in parts for y in (lo[1] + 0.003, hi[1] - 0.002))
+            assert parts[-1].contains(np.array([[centre[0], lo[1] + 0.001, centre[2]]]), margin=0.0).all()
+            assert len(box.with_changes(openness=0.0).parts) == 1
+        else:
+            assert len(parts) == 6  # a shell without its front face, plus the door
+        c.stop()

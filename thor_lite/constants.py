@@ -131,8 +131,11 @@ TABLE_LIKE: FrozenSet[str] = TABLE_TOPS | {"Chair", "Stool"}
 # desk and dresser under a loft bed) stands inside it (shapes.open_enclosing_furniture, THOR
 # 2.1.0 mode).
 OPEN_FURNITURE_TYPES: FrozenSet[str] = frozenset({"TVStand", "Dresser", "Bed"})
-# Openable containers whose lid is flaps on top (THOR 2.1.0 mode: drawn open-topped when open).
-BOX_FLAP_TYPES: FrozenSet[str] = frozenset({"Box"})
+# Openables drawn as THOR's mesh stands when open, in THOR 2.1.0 mode (objects._laptop_parts,
+# shapes.open_mesh_shapes): a Box with its flaps up (four walls), a Laptop as keyboard + screen.
+OPEN_MESH_TYPES: FrozenSet[str] = frozenset({"Box", "Laptop"})
+LAPTOP_BASE_TOP = 0.1  # the keyboard slab: this fraction of the open laptop's box height
+LAPTOP_SCREEN_DEPTH = 0.2  # the screen panel: this fraction of its depth, at the back
 # A chair's seat, as a fraction of its height, when THOR's scene puts nothing on it: the seat
 # is drawn as a slab through this band (THOR's chairs that hold things have seats from 0.39 to
 # 0.48 of their height), so something a THOR episode rests on a low seat is not hidden under

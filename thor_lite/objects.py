@@ -13,12 +13,14 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from .constants import (CHAIR_SEAT_BAND, COFFEE_BAY_BACK, COFFEE_BAY_TOP, COFFEE_MUG_BASE, DRAWER_SLIDE, IN_RECEPTACLES,
-                        LAMP_BASE_TOP, LAMP_BASE_WIDTH, LAMP_SHADE_BOTTOM, OPEN_TOP_RECEPTACLES, TABLE_LIKE,
+                        LAMP_BASE_TOP, LAMP_BASE_WIDTH, LAMP_SHADE_BOTTOM, LAPTOP_BASE_TOP, LAPTOP_SCREEN_DEPTH,
+                        OPEN_TOP_RECEPTACLES, TABLE_LIKE,
                         TV_PANEL_BOTTOM, TV_PANEL_DEPTH, TV_STAND_WIDTH)
 from .geometry import AABB_CORNER_SIGNS, Box, euler_to_matrix
 from .scene_data import ObjectRecord
 
 WALL = 0.015  # thickness of the walls of hollow containers
+BOX_FLOOR = 0.002  # thickness of an open Box's floor sheet (THOR 2.1.0 mode)
 
 
 @dataclass(frozen=True, eq=False)
@@ -60,9 +62,10 @@ class SimObject:
     shape_type: str = ""
     # a closed drawer/cabinet is drawn this far further out along `front` (thor_lite.fronts)
     proud: float = 0.0
-    # an open container whose lid opens upwards (a cardboard Box's flaps): drawn with its top
-    # open, not as a shell with a side door (shapes.open_box_tops)
-    opens_at_top: bool = False
+    # THOR 2.1.0 mode: drawn open as its mesh stands when open (a Box with its flaps up, a
+    # Laptop as keyboard and screen), not as a solid box or a shell with a side door
+    # (shapes.open_mesh_shapes)
+    open_mesh: bool = False
 
     # --- construction ------------------------------------------------------------------
     @staticmethod
@@ -137,10 +140,15 @@ class SimObject:
         holes = self.holes if self.holes_at in (None, (self.position, self.rotation)) else ()
         if holes and t not in TABLE_LIKE:
             return _with_holes(b, holes)
-        if self.opens_at_top and self.openness > 0:
-            # four walls: what the box stands on is its floor (THOR's is a thin sheet; a 1.5 cm
-            # slab buried a keychain resting 5 mm above the box bottom at ALFRED's pose)
-            return _hollow_parts(b, open_faces=("top", "bottom"))
+        if self.open_mesh and self.openness > 0 and b.upright() is not None:
+            if self.object_type == "Laptop":
+                return _laptop_parts(b.upright(), self.front)
+            # four walls and a floor sheet (THOR's box floor is thin: a 1.5 cm slab buried a
+            # keychain resting 5 mm above the box bottom at ALFRED's pose)
+            lo = b.aabb()[0]
+            sheet = Box(np.array([b.center[0], lo[1] + BOX_FLOOR / 2, b.center[2]]),
+                        np.array([b.half[0], BOX_FLOOR / 2, b.half[2]]), b.rot)
+            return _hollow_parts(b, open_faces=("top", "bottom")) + (sheet,)
         if t in IN_RECEPTACLES and self.flags.get("openable"):
             if self.openness > 0:
                 return self._open_container_parts(b)
@@ -296,6 +304,24 @@ def _tv_parts(b: Box) -> Tuple[Box, ...]:
     pc[1] = hi[1] - panel[1]
     sc[1] = lo[1] + stand[1]
     return Box(pc, panel, b.rot), Box(sc, stand, b.rot)
+
+
+def _laptop_parts(b: Box, front: Tuple[float, float]) -> Tuple[Box, ...]:
+    """An open laptop as THOR's mesh stands: a keyboard slab (LAPTOP_BASE_TOP of the height)
+    and a screen panel (LAPTOP_SCREEN_DEPTH of the depth, the box's shorter horizontal axis)
+    on the side away from `front`, so what lies behind it shows over the keyboard from the
+    side or from behind the screen."""
+    lo, hi = b.aabb()
+    h = hi[1] - lo[1]
+    d = 0 if b.half[0] < b.half[2] else 2  # the depth axis
+    sign = -float(np.sign(np.array([front[0], 0.0, front[1]]) @ b.rot[:, d])) or -1.0
+    base, screen = b.half.copy(), b.half.copy()
+    base[1] = max(h * LAPTOP_BASE_TOP / 2, 1e-3)
+    screen[d] *= LAPTOP_SCREEN_DEPTH
+    bc = b.center.copy()
+    bc[1] = lo[1] + base[1]
+    sc = b.center + b.rot[:, d] * sign * (b.half[d] - screen[d])
+    return Box(bc, base, b.rot), Box(sc, screen, b.rot)
 
 
 def _drawn_out(b: Box, front: Tuple[float, float], dist: float) -> Box:

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Dict, List, Tuple
 
 import numpy as np
 
-from .constants import AGENT_RADIUS, BOX_FLAP_TYPES, COUNTER_OVERHANG, LAYOUT_CELL_SIZE, OPEN_FURNITURE_TYPES, TABLE_TOPS
+from .constants import (AGENT_RADIUS, COUNTER_OVERHANG, LAYOUT_CELL_SIZE, OPEN_FURNITURE_TYPES, OPEN_MESH_TYPES,
+                        TABLE_TOPS)
 from .geometry import Box
 from .objects import SimObject
 
@@ -150,16 +151,17 @@ def lower_basin_cabinets(w: "World") -> None:
             w.objects[o.object_id] = o.with_changes(local_box=local)
 
 
-def open_box_tops(w: "World") -> None:
-    """An open cardboard Box has its flaps up, its top open (THOR's mesh), so what lies in it
-    shows from above; drawn as a shell with a side door it hid a keychain that ALFRED's
-    recorded pickup mask found through the top. THOR 2.1.0 mode only (data generated on
-    thor_lite keeps its shapes)."""
+def open_mesh_shapes(w: "World") -> None:
+    """Open Boxes and Laptops are drawn as THOR's meshes stand (`SimObject.open_mesh`): a Box
+    with its flaps up shows what lies in it from above (as a shell with a side door it hid a
+    keychain that ALFRED's recorded pickup mask found through its top), a Laptop is a keyboard
+    and a screen (as a solid box it hid a book behind it). THOR 2.1.0 mode only (data
+    generated on thor_lite keeps its shapes)."""
     if not w.layout_clears_moveables:
         return
     for o in list(w.objects.values()):
-        if o.object_type in BOX_FLAP_TYPES and o.flags.get("openable"):
-            w.objects[o.object_id] = o.with_changes(opens_at_top=True)
+        if o.object_type in OPEN_MESH_TYPES and o.flags.get("openable"):
+            w.objects[o.object_id] = o.with_changes(open_mesh=True)
 
 
 def open_enclosing_furniture(w: "World") -> None:

@@ -23,7 +23,8 @@ from .geometry import Box, camera_tan_aspect, euler_to_matrix, pack_boxes, ray_b
 from .objects import SimObject
 from .scene_data import SceneRecord, layout_cells, layout_dilation as scene_layout_dilation, layout_object_types
 from .fronts import proud_distances
-from .shapes import cut_counter_holes, cut_table_holes, lower_basin_cabinets, open_box_tops, open_enclosing_furniture
+from .shapes import (cut_counter_holes, cut_table_holes, lower_basin_cabinets, open_enclosing_furniture,
+                     open_mesh_shapes)
 from .thor2_types import with_thor2_types
 
 
@@ -161,7 +162,7 @@ class World:
         self._settle_all()
         cut_table_holes(self)
         open_enclosing_furniture(self)
-        open_box_tops(self)
+        open_mesh_shapes(self)
         self._scene_poses = {o.object_id: (o.position, o.rotation) for o in self.objects.values()}
         start = self._default_start()
         self.agent = AgentState(start[0], self.floor_y + AGENT_Y_OFFSET, start[1], 0.0, 0.0, True)
