@@ -136,6 +136,9 @@ OPEN_FURNITURE_TYPES: FrozenSet[str] = frozenset({"TVStand", "Dresser", "Bed"})
 OPEN_MESH_TYPES: FrozenSet[str] = frozenset({"Box", "Laptop"})
 LAPTOP_BASE_TOP = 0.1  # the keyboard slab: this fraction of the open laptop's box height
 LAPTOP_SCREEN_DEPTH = 0.2  # the screen panel: this fraction of its depth, at the back
+# THOR 2.1.0 mode: a Window whose box is at least this deep (half-extent, m) along both
+# horizontal axes is a corner window, drawn as the two panes on its walls' side
+WINDOW_PANE_MIN_DEPTH = 0.2
 # A chair's seat, as a fraction of its height, when THOR's scene puts nothing on it: the seat
 # is drawn as a slab through this band (THOR's chairs that hold things have seats from 0.39 to
 # 0.48 of their height), so something a THOR episode rests on a low seat is not hidden under

@@ -66,6 +66,9 @@ class SimObject:
     # Laptop as keyboard and screen), not as a solid box or a shell with a side door
     # (shapes.open_mesh_shapes)
     open_mesh: bool = False
+    # THOR 2.1.0 mode: a window drawn as thin panes on these faces of its box ("+x", "-z", ...)
+    # instead of the box: a corner window's box spans the room corner (shapes.window_panes)
+    panes: Tuple[str, ...] = ()
 
     # --- construction ------------------------------------------------------------------
     @staticmethod
@@ -140,6 +143,8 @@ class SimObject:
         holes = self.holes if self.holes_at in (None, (self.position, self.rotation)) else ()
         if holes and t not in TABLE_LIKE:
             return _with_holes(b, holes)
+        if self.panes:
+            return _hollow_parts(b, open_faces=tuple(f for f in _FACES if f not in self.panes))
         if self.open_mesh and self.openness > 0 and b.upright() is not None:
             if self.object_type == "Laptop":
                 return _laptop_parts(b.upright(), self.front)
@@ -458,6 +463,9 @@ def _front_face_name(fx: float, fz: float) -> str:
     if abs(fx) >= abs(fz):
         return "+x" if fx > 0 else "-x"
     return "+z" if fz > 0 else "-z"
+
+
+_FACES = ("bottom", "top", "+x", "-x", "+z", "-z")
 
 
 def _hollow_parts(b: Box, open_faces: Tuple[str, ...]) -> Tuple[Box, ...]:

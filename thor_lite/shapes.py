@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Dict, List, Tuple
 import numpy as np
 
 from .constants import (AGENT_RADIUS, COUNTER_OVERHANG, LAYOUT_CELL_SIZE, OPEN_FURNITURE_TYPES, OPEN_MESH_TYPES,
-                        TABLE_TOPS)
+                        TABLE_TOPS, WINDOW_PANE_MIN_DEPTH)
 from .geometry import Box
 from .objects import SimObject
 
@@ -149,6 +149,26 @@ def lower_basin_cabinets(w: "World") -> None:
             r = o.rot_matrix
             local = Box(r.T @ (world.center - np.asarray(o.position)), world.half, r.T @ world.rot)
             w.objects[o.object_id] = o.with_changes(local_box=local)
+
+
+def window_panes(w: "World") -> None:
+    """A Window whose box is deep along both horizontal axes (a corner window: its box spans
+    the corner of the room, down over the counter and sink below it) is drawn as two panes,
+    the box faces on the walls' side (away from the free floor), so what stands in that
+    corner shows (a sink basin ALFRED's PutObject mask was recorded on). THOR 2.1.0 mode."""
+    if not w.layout_clears_moveables:
+        return
+    free = w.free_cells()
+    if not free:
+        return
+    room = np.mean(np.array(list(free), dtype=float), axis=0) * w.grid_size
+    for o in list(w.objects.values()):
+        b = o.box
+        if o.object_type != "Window" or min(b.half[0], b.half[2]) < WINDOW_PANE_MIN_DEPTH or b.upright() is None:
+            continue
+        away = (np.array([room[0], b.center[1], room[1]]) - b.center) @ b.rot
+        panes = tuple(("-" if away[k] > 0 else "+") + "xz"[k // 2] for k in (0, 2))
+        w.objects[o.object_id] = o.with_changes(panes=panes)
 
 
 def open_mesh_shapes(w: "World") -> None:

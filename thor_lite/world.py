@@ -24,7 +24,7 @@ from .objects import SimObject
 from .scene_data import SceneRecord, layout_cells, layout_dilation as scene_layout_dilation, layout_object_types
 from .fronts import proud_distances
 from .shapes import (cut_counter_holes, cut_table_holes, lower_basin_cabinets, open_enclosing_furniture,
-                     open_mesh_shapes)
+                     open_mesh_shapes, window_panes)
 from .thor2_types import with_thor2_types
 
 
@@ -163,6 +163,7 @@ class World:
         cut_table_holes(self)
         open_enclosing_furniture(self)
         open_mesh_shapes(self)
+        window_panes(self)
         self._scene_poses = {o.object_id: (o.position, o.rotation) for o in self.objects.values()}
         start = self._default_start()
         self.agent = AgentState(start[0], self.floor_y + AGENT_Y_OFFSET, start[1], 0.0, 0.0, True)
