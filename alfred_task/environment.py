@@ -51,6 +51,10 @@ class AlfredEnv:
         self.num_actions = 0
         #: (ALFRED action name, target objectId or "", success) of the last va_interact call
         self.last_interaction: Tuple[str, str, bool] = ("", "", True)
+        #: thor_lite draws held objects hanging from the hand as THOR 2.1.0 gripped them (its
+        #: recorded masks run where a centred plunger or box would stand); the generator keeps
+        #: the centred drawing the shipped data/alfred_lite was recorded with (gen.generate_one)
+        self.held_objects_hang = True
 
     @property
     def last_event(self):
@@ -59,6 +63,8 @@ class AlfredEnv:
     # --- episode setup ----------------------------------------------------------------
     def reset(self, scene: str):
         self.controller.reset(scene)
+        if hasattr(self.controller, "set_held_objects_hang"):  # thor_lite only
+            self.controller.set_held_objects_hang(self.held_objects_hang)
         self.cleaned_objects, self.heated_objects, self.cooled_objects = set(), set(), set()
         self.num_actions = 0
         self.last_interaction = ("", "", True)

@@ -309,7 +309,19 @@ def replay(env: AlfredEnv, traj: Mapping) -> Tuple[bool, int]:
 def generate_one(env: AlfredEnv, seed: int, index: int, want_frames: bool = False,
                  planner: str = "fast_downward", split: Optional[str] = None
                  ) -> Tuple[str, Dict[str, Any], Optional[List[np.ndarray]]]:
-    """(split, traj_data dict, frames) of demonstration `index`; raises GenerationError."""
+    """(split, traj_data dict, frames) of demonstration `index`; raises GenerationError.
+    Held objects are drawn centred at the hand while generating, as when the shipped
+    data/alfred_lite was recorded (its masks regenerate byte for byte); `env` is left as it was."""
+    before = env.held_objects_hang
+    env.held_objects_hang = False
+    try:
+        return _generate_one(env, seed, index, want_frames, planner, split)
+    finally:
+        env.held_objects_hang = before
+
+
+def _generate_one(env: AlfredEnv, seed: int, index: int, want_frames: bool,
+                  planner: str, split: Optional[str]) -> Tuple[str, Dict[str, Any], Optional[List[np.ndarray]]]:
     task_type = C.TASK_TYPES[_balanced_type(seed, index)]
     last = "no attempt"
     for attempt in range(ATTEMPTS_PER_DEMO):

@@ -164,6 +164,9 @@ _REPLAY_CASES = {
     # keyboard and screen
     "pick_and_place_simple-KeyChain-None-Dresser-217": "an open box is four walls",
     "pick_and_place_simple-Book-None-Desk-304": "an open laptop is keyboard and screen",
+    # PutObject into a sink basin found the salt shaker beside it: FloorPlan6's corner window,
+    # drawn as its solid box (80 x 80 cm, down to below the counter), covered the basin
+    "pick_clean_then_place_in_recep-Cup-None-Cabinet-6": "a corner window is two panes",
 }
 
 
@@ -335,14 +338,16 @@ def test_an_open_laptop_is_a_keyboard_slab_and_a_screen_at_its_back():
 
 
 @pytest.mark.parametrize("layout_mode", [True, False])
-def test_a_held_object_hangs_from_the_hand_in_thor2_mode(layout_mode):
-    """THOR 2.1.0 mode: the held object is drawn with its box top at most HELD_TOP_ABOVE_HAND
-    above the hand point (THOR grips near the top); today's mode keeps it centred at the hand,
-    and its metadata pose (held_box) is the same in both."""
+def test_a_held_object_hangs_from_the_hand_in_thor2_episodes(layout_mode):
+    """In an episode THOR 2.1.0 recorded (`set_held_objects_hang`) the held object is drawn
+    with its box top at most HELD_TOP_ABOVE_HAND above the hand point (THOR grips near the
+    top); otherwise it stays centred at the hand, and its metadata pose (held_box) is the same
+    in both."""
     from backends.launch import make_controller
     from thor_lite.constants import HELD_TOP_ABOVE_HAND
 
-    c = make_controller(scene="FloorPlan1", width=64, height=64, layout_clears_moveables=layout_mode)
+    c = make_controller(scene="FloorPlan1", width=64, height=64, layout_clears_moveables=True)
+    c.set_held_objects_hang(layout_mode)
     w = c._world
     tall = max((o for o in w.objects.values() if o.pickupable), key=lambda o: o.box.aabb()[1][1] - o.box.aabb()[0][1])
     assert c.step("PickupObject", objectId=tall.object_id, forceAction=True).metadata["lastActionSuccess"]
@@ -382,3 +387,54 @@ def test_an_open_box_is_four_walls_in_thor2_mode_only():
         else:
             assert len(parts) == 6  # a shell without its front face, plus the door
         c.stop()
+
+
+def test_a_corner_window_is_two_panes_on_the_walls_side_in_thor2_mode():
+    """FloorPlan6's corner window (its box 80 x 80 cm, reaching below the counter over the
+    sink): two thin panes on the faces away from the free floor in THOR 2.1.0 mode, nothing
+    at the sink basin's centre; a plain window and today's mode keep the box."""
+    from backends.launch import make_controller
+    from thor_lite.constants import WINDOW_PANE_MIN_DEPTH
+
+    for layout_mode in (True, False):
+        c = make_controller(scene="FloorPlan6", width=64, height=64, layout_clears_moveables=layout_mode)
+        w = c._world
+        windows = [o for o in w.objects.values() if o.object_type == "Window"]
+        corner = [o for o in windows if min(o.box.half[0], o.box.half[2]) >= WINDOW_PANE_MIN_DEPTH]
+        assert len(corner) == 1 and len(windows) > 1
+        basin = next(o for o in w.objects.values() if o.object_type == "SinkBasin")
+        parts = corner[0].parts
+        if layout_mode:
+            assert len(parts) == 2 and all(min(p.half) <= 0.01 for p in parts)
+            assert not any(p.contains(basin.box.center[None], margin=0.0).any() for p in parts)
+            room = np.mean(np.array(list(w.free_cells()), dtype=float), axis=0) * w.grid_size
+            for p in parts:  # each pane lies farther from the room centre than the box centre
+                off = p.center - corner[0].box.center
+                assert np.dot(off[[0, 2]], room - corner[0].box.center[[0, 2]]) < 0
+        else:
+            assert len(parts) == 1
+        assert all(len(o.parts) == 1 for o in windows if o not in corner)
+        c.stop()
+
+
+
+def test_alfred_episodes_hang_held_objects_and_generation_keeps_them_centred(env):
+    """AlfredEnv draws held objects with THOR 2.1.0's grip after every reset; while generating
+    (gen.generate_one) they stay centred, as the shipped data was recorded, and the env's
+    setting is restored afterwards."""
+    from alfred_task import gen
+
+    env.init_episode(_traj("pick_and_place_simple-Plunger-None-Cabinet-402"))
+    assert env.controller._world.held_hangs
+    seen = []
+
+    def spy(*args):
+        seen.append(env.held_objects_hang)
+        raise gen.GenerationError("stop here")
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(gen, "_generate_one", spy)
+    with pytest.raises(gen.GenerationError):
+        gen.generate_one(env, seed=0, index=0)
+    mp.undo()
+    assert seen == [False] and env.held_objects_hang

@@ -136,6 +136,11 @@ class Controller:
         w.seed = 0
         return w
 
+    def set_held_objects_hang(self, hang: bool) -> None:
+        """Draw held objects hanging from the hand, their box top near the hand point (THOR
+        2.1.0's grip, for episodes it recorded), or centred at it, until the next reset."""
+        self._world.held_hangs = bool(hang)
+
     def stop(self) -> None:
         if self._renderer is not None:
             self._renderer.release()

@@ -152,6 +152,8 @@ class World:
         self.layout_dilation = scene_layout_dilation() if layout_dilation is None else int(layout_dilation)
         self.room_cells = _dilate(self.layout, self.layout_dilation)
         self.layout_clears_moveables = bool(layout_clears_moveables)
+        # the held object is drawn hanging from the hand (drawn_held_box): set per episode
+        self.held_hangs = False
         self._layout_xz: Optional[np.ndarray] = None  # layout cell centres, built when first needed
         self._init_openable_fronts()
         for oid, d in proud_distances(self.objects.values()).items():
@@ -501,13 +503,13 @@ class World:
         return o.parts
 
     def drawn_held_box(self, o: SimObject) -> Box:
-        """Where the held object is drawn (and occludes). In THOR 2.1.0 mode it hangs from the
-        hand: its box top at most HELD_TOP_ABOVE_HAND above the hand point, since THOR holds
+        """Where the held object is drawn (and occludes). With `held_hangs` (an episode THOR
+        2.1.0 recorded; `Controller.set_held_objects_hang`) it hangs from the hand: its box top at most HELD_TOP_ABOVE_HAND above the hand point, since THOR holds
         an object at a grip point near its top, not at its centre (ALFRED's recorded masks run
         through where a centred plunger, box or laptop would stand: 38 of 591 interactions
         while holding had over 20 % of their mask on such a centred box)."""
         b = self.held_box(o)
-        if not self.layout_clears_moveables:
+        if not self.held_hangs:
             return b
         lo, hi = b.aabb()
         drop = float(hi[1] - b.center[1]) - HELD_TOP_ABOVE_HAND
