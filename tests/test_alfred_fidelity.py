@@ -167,6 +167,11 @@ _REPLAY_CASES = {
     # PutObject into a sink basin found the salt shaker beside it: FloorPlan6's corner window,
     # drawn as its solid box (80 x 80 cm, down to below the counter), covered the basin
     "pick_clean_then_place_in_recep-Cup-None-Cabinet-6": "a corner window is two panes",
+    # PutObject into a mug behind a tall desk lamp found the lamp's shade ("NOT a receptacle"),
+    # PickupObject of a pencil beside a lamp's base found the lamp: in THOR 2.1.0 mode the
+    # shade is the top 28 % and the base 45 % wide
+    "pick_and_place_with_movable_recep-Pen-Mug-Desk-309": "a desk lamp's shade is higher",
+    "pick_and_place_with_movable_recep-Pencil-Mug-Dresser-322": "a desk lamp's base is narrower",
 }
 
 
@@ -438,3 +443,21 @@ def test_alfred_episodes_hang_held_objects_and_generation_keeps_them_centred(env
         gen.generate_one(env, seed=0, index=0)
     mp.undo()
     assert seen == [False] and env.held_objects_hang
+
+
+def test_a_thor2_desk_lamp_has_a_higher_shade_and_a_narrower_base():
+    """THOR 2.1.0 mode's lamp (LAMP_*_THOR2): the shade starts higher and the base is narrower
+    than today's, the stem and the base height unchanged."""
+    from thor_lite.constants import (LAMP_BASE_TOP, LAMP_BASE_WIDTH, LAMP_BASE_WIDTH_THOR2, LAMP_SHADE_BOTTOM,
+                                     LAMP_SHADE_BOTTOM_THOR2)
+    from thor_lite.geometry import Box
+    from thor_lite.objects import _lamp_parts
+
+    b = Box(np.array([0.0, 1.0, 0.0]), np.array([0.2, 0.4, 0.2]), np.eye(3))  # 0.6 .. 1.4 m
+    for thor2, shade, width in ((False, LAMP_SHADE_BOTTOM, LAMP_BASE_WIDTH),
+                                (True, LAMP_SHADE_BOTTOM_THOR2, LAMP_BASE_WIDTH_THOR2)):
+        base, stem, top = _lamp_parts(b, thor2)
+        assert top.aabb()[0][1] == pytest.approx(0.6 + 0.8 * shade) and top.aabb()[1][1] == pytest.approx(1.4)
+        assert base.half[0] == pytest.approx(0.2 * width) and base.aabb()[1][1] == pytest.approx(0.6 + 0.8 * LAMP_BASE_TOP)
+        assert stem.half[0] <= 0.012
+    assert LAMP_SHADE_BOTTOM_THOR2 > LAMP_SHADE_BOTTOM and LAMP_BASE_WIDTH_THOR2 < LAMP_BASE_WIDTH

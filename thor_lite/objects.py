@@ -13,7 +13,8 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from .constants import (CHAIR_SEAT_BAND, COFFEE_BAY_BACK, COFFEE_BAY_TOP, COFFEE_MUG_BASE, DRAWER_SLIDE, IN_RECEPTACLES,
-                        LAMP_BASE_TOP, LAMP_BASE_WIDTH, LAMP_SHADE_BOTTOM, LAPTOP_BASE_TOP, LAPTOP_SCREEN_DEPTH,
+                        LAMP_BASE_TOP, LAMP_BASE_WIDTH, LAMP_BASE_WIDTH_THOR2, LAMP_SHADE_BOTTOM,
+                        LAMP_SHADE_BOTTOM_THOR2, LAPTOP_BASE_TOP, LAPTOP_SCREEN_DEPTH,
                         OPEN_TOP_RECEPTACLES, TABLE_LIKE,
                         TV_PANEL_BOTTOM, TV_PANEL_DEPTH, TV_STAND_WIDTH)
 from .geometry import AABB_CORNER_SIGNS, Box, euler_to_matrix
@@ -62,10 +63,10 @@ class SimObject:
     shape_type: str = ""
     # a closed drawer/cabinet is drawn this far further out along `front` (thor_lite.fronts)
     proud: float = 0.0
-    # THOR 2.1.0 mode: drawn open as its mesh stands when open (a Box with its flaps up, a
-    # Laptop as keyboard and screen), not as a solid box or a shell with a side door
-    # (shapes.open_mesh_shapes)
-    open_mesh: bool = False
+    # THOR 2.1.0 mode: drawn as its mesh stands (an open Box with its flaps up, an open Laptop
+    # as keyboard and screen, a DeskLamp with a higher shade and narrower base), not as a
+    # solid box or a shell with a side door (shapes.open_mesh_shapes)
+    thor2_mesh: bool = False
     # THOR 2.1.0 mode: a window drawn as thin panes on these faces of its box ("+x", "-z", ...)
     # instead of the box: a corner window's box spans the room corner (shapes.window_panes)
     panes: Tuple[str, ...] = ()
@@ -145,7 +146,7 @@ class SimObject:
             return _with_holes(b, holes)
         if self.panes:
             return _hollow_parts(b, open_faces=tuple(f for f in _FACES if f not in self.panes))
-        if self.open_mesh and self.openness > 0 and b.upright() is not None:
+        if self.thor2_mesh and self.openness > 0 and b.upright() is not None:
             if self.object_type == "Laptop":
                 return _laptop_parts(b.upright(), self.front)
             # four walls and a floor sheet (THOR's box floor is thin: a 1.5 cm slab buried a
@@ -167,7 +168,7 @@ class SimObject:
             return _hollow_parts(b, open_faces=("top", "bottom") if basin_child else ("top",))
         up = b.upright()
         if t == "DeskLamp" and up is not None:
-            return _lamp_parts(up)
+            return _lamp_parts(up, self.thor2_mesh)
         if t == "Television" and up is not None:
             return _tv_parts(up)
         if t == "CoffeeMachine" and up is not None:
@@ -271,14 +272,15 @@ class SimObject:
                 oobb, corners)
 
 
-def _lamp_parts(b: Box) -> Tuple[Box, ...]:
+def _lamp_parts(b: Box, thor2: bool = False) -> Tuple[Box, ...]:
     """A desk lamp as THOR's mesh stands: a low base, a thin stem and the shade on top
-    (LAMP_* fractions of its box), so what lies beside its base under the shade stays in view."""
+    (LAMP_* fractions of its box), so what lies beside its base under the shade stays in view;
+    `thor2` (THOR 2.1.0 mode): the shade higher and the base narrower (LAMP_*_THOR2)."""
     lo, hi = b.aabb()
     h = hi[1] - lo[1]
+    shade, base = (LAMP_SHADE_BOTTOM_THOR2, LAMP_BASE_WIDTH_THOR2) if thor2 else (LAMP_SHADE_BOTTOM, LAMP_BASE_WIDTH)
     parts = []
-    for y0, y1, frac in ((0.0, LAMP_BASE_TOP, LAMP_BASE_WIDTH), (LAMP_BASE_TOP, LAMP_SHADE_BOTTOM, None),
-                         (LAMP_SHADE_BOTTOM, 1.0, 1.0)):
+    for y0, y1, frac in ((0.0, LAMP_BASE_TOP, base), (LAMP_BASE_TOP, shade, None), (shade, 1.0, 1.0)):
         half = b.half.copy()
         if frac is None:  # the stem
             half[0], half[2] = min(0.012, b.half[0]), min(0.012, b.half[2])

@@ -172,16 +172,17 @@ def window_panes(w: "World") -> None:
 
 
 def open_mesh_shapes(w: "World") -> None:
-    """Open Boxes and Laptops are drawn as THOR's meshes stand (`SimObject.open_mesh`): a Box
-    with its flaps up shows what lies in it from above (as a shell with a side door it hid a
-    keychain that ALFRED's recorded pickup mask found through its top), a Laptop is a keyboard
-    and a screen (as a solid box it hid a book behind it). THOR 2.1.0 mode only (data
-    generated on thor_lite keeps its shapes)."""
+    """Boxes, Laptops and DeskLamps are drawn as THOR's meshes stand (`SimObject.thor2_mesh`):
+    an open Box with its flaps up shows what lies in it from above (as a shell with a side
+    door it hid a keychain that ALFRED's recorded pickup mask found through its top), an open
+    Laptop is a keyboard and a screen (as a solid box it hid a book behind it), a DeskLamp's
+    shade is higher and its base narrower (a mug behind a shade, a pencil beside a base).
+    THOR 2.1.0 mode only (today's mode keeps its shapes)."""
     if not w.layout_clears_moveables:
         return
     for o in list(w.objects.values()):
-        if o.object_type in OPEN_MESH_TYPES and o.flags.get("openable"):
-            w.objects[o.object_id] = o.with_changes(open_mesh=True)
+        if o.object_type in OPEN_MESH_TYPES:
+            w.objects[o.object_id] = o.with_changes(thor2_mesh=True)
 
 
 def open_enclosing_furniture(w: "World") -> None:
