@@ -350,6 +350,7 @@ def test_a_held_object_hangs_from_the_hand_in_thor2_episodes(layout_mode):
     in both."""
     from backends.launch import make_controller
     from thor_lite.constants import HELD_TOP_ABOVE_HAND
+    from thor_lite.shapes import drawn_held_box
 
     c = make_controller(scene="FloorPlan1", width=64, height=64, layout_clears_moveables=True)
     c.set_held_objects_hang(layout_mode)
@@ -357,7 +358,7 @@ def test_a_held_object_hangs_from_the_hand_in_thor2_episodes(layout_mode):
     tall = max((o for o in w.objects.values() if o.pickupable), key=lambda o: o.box.aabb()[1][1] - o.box.aabb()[0][1])
     assert c.step("PickupObject", objectId=tall.object_id, forceAction=True).metadata["lastActionSuccess"]
     held = w.objects[w.held]
-    centred, drawn = w.held_box(held), w.drawn_held_box(held)
+    centred, drawn = w.held_box(held), drawn_held_box(w, held)
     hand = w.hand_position()
     assert np.allclose(centred.center, hand)
     top = drawn.aabb()[1][1]

@@ -24,6 +24,7 @@ from .event import Event, LazyMetadata
 from .geometry import Box
 from .metadata import agent_metadata, held_object_pose, objects_metadata, scene_bounds
 from .scene_data import layout_dilation, layouts_dir, normalize_scene_name, scene_record
+from .shapes import drawn_held_box
 from .world import World
 
 _LOG = logging.getLogger(__name__)
@@ -343,7 +344,7 @@ def _instances(w: World, names: Tuple[str, ...]):
         if not o.rendered:
             continue
         m = (o.part_transforms if o.object_id != w.held
-             else w.drawn_held_box(o).transform()[None].astype(np.float32))
+             else drawn_held_box(w, o).transform()[None].astype(np.float32))
         mats.append(m)
         cols.append(np.broadcast_to(o.color, (len(m), 3)))
         ids.append(np.full(len(m), index[o.object_id], dtype=np.int32))

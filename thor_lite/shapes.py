@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Dict, List, Tuple
 import numpy as np
 
 from .constants import (AGENT_RADIUS, COUNTER_OVERHANG, LAYOUT_CELL_SIZE, OPEN_FURNITURE_TYPES, OPEN_MESH_TYPES,
-                        TABLE_TOPS, WINDOW_PANE_MIN_DEPTH)
+                        HELD_TOP_ABOVE_HAND, TABLE_TOPS, WINDOW_PANE_MIN_DEPTH)
 from .geometry import Box
 from .objects import SimObject
 
@@ -205,3 +205,16 @@ def open_enclosing_furniture(w: "World") -> None:
                     and np.all(shi[[0, 2]] <= hi[[0, 2]] + 0.02) and slo[1] >= lo[1] - 0.02 and shi[1] <= hi[1] - 0.05:
                 w.objects[o.object_id] = o.with_changes(shape_type="SideTable")
                 break
+
+
+def drawn_held_box(w: "World", o: SimObject) -> Box:
+    """Where the held object is drawn (and occludes). With `w.held_hangs` (every AlfredEnv
+    episode: `Controller.set_held_objects_hang`) it hangs from the hand, its box top at most
+    HELD_TOP_ABOVE_HAND above the hand point, since THOR 2.1.0 held an object near its top, not
+    its centre (ALFRED's recorded masks run where a centred plunger, box or laptop would stand:
+    38 of 591 interactions while holding had over 20 % of their mask on such a centred box)."""
+    b = w.held_box(o)
+    if not w.held_hangs:
+        return b
+    drop = float(b.aabb()[1][1] - b.center[1]) - HELD_TOP_ABOVE_HAND
+    return b if drop <= 0 else Box(b.center - np.array([0.0, drop, 0.0]), b.half, b.rot)

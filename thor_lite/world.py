@@ -15,7 +15,7 @@ import numpy as np
 
 from .constants import (
     AGENT_HEIGHT, AGENT_RADIUS, AGENT_Y_OFFSET, BASIN_FIXTURES, CAMERA_CROUCH_OFFSET, CAMERA_STANDING_OFFSET,
-    FLOOR_EXTENDED_TYPES, GRID_SIZE, HAND_LOCAL_POSITION, HELD_TOP_ABOVE_HAND, IN_RECEPTACLES, LAYOUT_CELL_SIZE, LAYOUT_MODE_BOX_OVERLAP, NON_BLOCKING_TYPES,
+    FLOOR_EXTENDED_TYPES, GRID_SIZE, HAND_LOCAL_POSITION, IN_RECEPTACLES, LAYOUT_CELL_SIZE, LAYOUT_MODE_BOX_OVERLAP, NON_BLOCKING_TYPES,
     OPEN_TOP_RECEPTACLES,
     SEE_THROUGH_TYPES, START_BRIDGE_CELLS, VISIBILITY_DISTANCE, WALL_GLASS_TYPES,
 )
@@ -23,8 +23,8 @@ from .geometry import Box, camera_tan_aspect, euler_to_matrix, pack_boxes, ray_b
 from .objects import SimObject
 from .scene_data import SceneRecord, layout_cells, layout_dilation as scene_layout_dilation, layout_object_types
 from .fronts import proud_distances
-from .shapes import (cut_counter_holes, cut_table_holes, lower_basin_cabinets, open_enclosing_furniture,
-                     open_mesh_shapes, window_panes)
+from .shapes import (cut_counter_holes, cut_table_holes, drawn_held_box, lower_basin_cabinets,
+                     open_enclosing_furniture, open_mesh_shapes, window_panes)
 from .thor2_types import with_thor2_types
 
 
@@ -499,23 +499,8 @@ class World:
 
     def render_parts(self, o: SimObject) -> Tuple[Box, ...]:
         if o.object_id == self.held:
-            return (self.drawn_held_box(o),)
+            return (drawn_held_box(self, o),)
         return o.parts
-
-    def drawn_held_box(self, o: SimObject) -> Box:
-        """Where the held object is drawn (and occludes). With `held_hangs` (an episode THOR
-        2.1.0 recorded; `Controller.set_held_objects_hang`) it hangs from the hand: its box top at most HELD_TOP_ABOVE_HAND above the hand point, since THOR holds
-        an object at a grip point near its top, not at its centre (ALFRED's recorded masks run
-        through where a centred plunger, box or laptop would stand: 38 of 591 interactions
-        while holding had over 20 % of their mask on such a centred box)."""
-        b = self.held_box(o)
-        if not self.held_hangs:
-            return b
-        lo, hi = b.aabb()
-        drop = float(hi[1] - b.center[1]) - HELD_TOP_ABOVE_HAND
-        if drop <= 0:
-            return b
-        return Box(b.center - np.array([0.0, drop, 0.0]), b.half, b.rot)
 
     def held_box(self, o: SimObject, agent: Optional[AgentState] = None) -> Box:
         """Held objects hover at the hand point, centred, keeping their own orientation."""
