@@ -5,6 +5,7 @@ benchmark (benchmarks/alfred_fidelity.py) gives the before -> after numbers.
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -161,6 +162,24 @@ _REPLAY_CASES = {
     # lay below where THOR's mask shows it; a fridge offers every level its contents rest on,
     # spots the camera sees first, nearest to the camera
     "pick_cool_then_place_in_recep-Lettuce-None-SinkBasin-25": "fridge shelf levels",
+    # PutObject onto a coffee table found nothing: the held box, drawn centred at the hand
+    # point, covered where the recorded mask lies; in a THOR 2.1.0 trajectory a held object
+    # hangs from the hand
+    "pick_and_place_with_movable_recep-Statue-Box-CoffeeTable-204": "a held box hangs from the hand",
+    # every step succeeded but the pickup mask of a keychain in an open Box found the Box (a
+    # shell with a side door and a 1.5 cm floor over the keychain), and that of a book behind an
+    # open laptop found the Laptop (a solid box): an open Box is four walls, a Laptop is
+    # keyboard and screen
+    "pick_and_place_simple-KeyChain-None-Dresser-217": "an open box is four walls",
+    "pick_and_place_simple-Book-None-Desk-304": "an open laptop is keyboard and screen",
+    # PutObject into a sink basin found the salt shaker beside it: FloorPlan6's corner window,
+    # drawn as its solid box (80 x 80 cm, down to below the counter), covered the basin
+    "pick_clean_then_place_in_recep-Cup-None-Cabinet-6": "a corner window is two panes",
+    # PutObject into a mug behind a tall desk lamp found the lamp's shade ("NOT a receptacle"),
+    # PickupObject of a pencil beside a lamp's base found the lamp: in THOR 2.1.0 mode the
+    # shade is the top 28 % and the base 45 % wide
+    "pick_and_place_with_movable_recep-Pen-Mug-Desk-309": "a desk lamp's shade is higher",
+    "pick_and_place_with_movable_recep-Pencil-Mug-Dresser-322": "a desk lamp's base is narrower",
 }
 
 
@@ -337,3 +356,135 @@ def test_shelf_spots_put_seen_spots_first_each_nearest_to_the_eye():
     assert grid.shape == (4, 3)
     assert np.allclose(grid[:2, 1], 1.2) and np.allclose(grid[2:, 1], 0.6)  # seen level first
     assert np.allclose(grid[0], [0.0, 1.2, 0.0]) and np.allclose(grid[2], [0.0, 0.6, 0.0])  # nearest first
+
+
+def test_an_open_laptop_is_a_keyboard_slab_and_a_screen_at_its_back():
+    """Laptop parts: a slab LAPTOP_BASE_TOP of the height over the whole footprint and a full
+    height panel LAPTOP_SCREEN_DEPTH of the depth (the shorter horizontal axis) on the side
+    away from `front`; the space over the keyboard in front of the screen is empty."""
+    from thor_lite.constants import LAPTOP_BASE_TOP, LAPTOP_SCREEN_DEPTH
+    from thor_lite.geometry import Box
+    from thor_lite.objects import _laptop_parts
+
+    b = Box(np.array([0.0, 1.0, 0.0]), np.array([0.18, 0.15, 0.14]), np.eye(3))  # depth along z
+    for front, back in (((0.0, 1.0), -1.0), ((0.0, -1.0), 1.0)):
+        base, screen = _laptop_parts(b, front)
+        blo, bhi = base.aabb()
+        slo, shi = screen.aabb()
+        assert np.allclose([blo[1], bhi[1]], [0.85, 0.85 + 0.3 * LAPTOP_BASE_TOP])
+        assert np.allclose([blo[2], bhi[2]], [-0.14, 0.14]) and np.allclose([slo[1], shi[1]], [0.85, 1.15])
+        edge = (slo[2], shi[2])[back > 0]
+        assert np.isclose(edge, back * 0.14) and np.isclose(shi[2] - slo[2], 0.28 * LAPTOP_SCREEN_DEPTH)
+        assert not any(p.contains(np.array([[0.0, 1.05, -back * 0.1]]), margin=0.0).any() for p in (base, screen))
+
+
+@pytest.mark.parametrize("layout_mode", [True, False])
+def test_a_held_object_hangs_from_the_hand_in_thor2_episodes(layout_mode):
+    """In an episode THOR 2.1.0 recorded (`set_held_objects_hang`) the held object is drawn
+    with its box top at most HELD_TOP_ABOVE_HAND above the hand point (THOR grips near the
+    top); otherwise it stays centred at the hand, and its metadata pose (held_box) is the same
+    in both."""
+    from backends.launch import make_controller
+    from thor_lite.constants import HELD_TOP_ABOVE_HAND
+    from thor_lite.shapes import drawn_held_box
+
+    c = make_controller(scene="FloorPlan1", width=64, height=64, layout_clears_moveables=True)
+    c.set_held_objects_hang(layout_mode)
+    w = c._world
+    tall = max((o for o in w.objects.values() if o.pickupable), key=lambda o: o.box.aabb()[1][1] - o.box.aabb()[0][1])
+    assert c.step("PickupObject", objectId=tall.object_id, forceAction=True).metadata["lastActionSuccess"]
+    held = w.objects[w.held]
+    centred, drawn = w.held_box(held), drawn_held_box(w, held)
+    hand = w.hand_position()
+    assert np.allclose(centred.center, hand)
+    top = drawn.aabb()[1][1]
+    if layout_mode:
+        assert top == pytest.approx(min(centred.aabb()[1][1], hand[1] + HELD_TOP_ABOVE_HAND))
+        assert top < centred.aabb()[1][1]  # the tallest pickupable of a kitchen is taller than 10 cm
+    else:
+        assert np.allclose(drawn.center, centred.center)
+    (part,) = w.render_parts(held)
+    assert np.allclose(part.center, drawn.center)
+    c.stop()
+
+
+def test_an_open_box_is_four_walls_in_thor2_mode_only():
+    """An open Box: four walls and a 2 mm floor sheet, no top, in THOR 2.1.0 mode; a closed one is solid, and
+    today's mode keeps its shell-and-door shape (data generated on thor_lite is unchanged)."""
+    from backends.launch import make_controller
+
+    for layout_mode in (True, False):
+        c = make_controller(scene="FloorPlan201", width=64, height=64, layout_clears_moveables=layout_mode)
+        box = next(o for o in c._world.objects.values() if o.object_type == "Box")
+        assert box.openness > 0
+        parts = box.parts
+        lo, hi = box.aabb
+        if layout_mode:
+            assert len(parts) == 5
+            centre = (lo + hi) / 2
+            assert not any(p.contains(np.array([[centre[0], y, centre[2]]]), margin=0.0).any()
+                           for p in parts for y in (lo[1] + 0.003, hi[1] - 0.002))
+            assert parts[-1].contains(np.array([[centre[0], lo[1] + 0.001, centre[2]]]), margin=0.0).all()
+            assert len(box.with_changes(openness=0.0).parts) == 1
+        else:
+            assert len(parts) == 6  # a shell without its front face, plus the door
+        c.stop()
+
+
+def test_a_corner_window_is_two_panes_on_the_walls_side_in_thor2_mode():
+    """FloorPlan6's corner window (its box 80 x 80 cm, reaching below the counter over the
+    sink): two thin panes on the faces away from the free floor in THOR 2.1.0 mode, nothing
+    at the sink basin's centre; a plain window and today's mode keep the box."""
+    from backends.launch import make_controller
+    from thor_lite.constants import WINDOW_PANE_MIN_DEPTH
+
+    for layout_mode in (True, False):
+        c = make_controller(scene="FloorPlan6", width=64, height=64, layout_clears_moveables=layout_mode)
+        w = c._world
+        windows = [o for o in w.objects.values() if o.object_type == "Window"]
+        corner = [o for o in windows if min(o.box.half[0], o.box.half[2]) >= WINDOW_PANE_MIN_DEPTH]
+        assert len(corner) == 1 and len(windows) > 1
+        basin = next(o for o in w.objects.values() if o.object_type == "SinkBasin")
+        parts = corner[0].parts
+        if layout_mode:
+            assert len(parts) == 2 and all(min(p.half) <= 0.01 for p in parts)
+            assert not any(p.contains(basin.box.center[None], margin=0.0).any() for p in parts)
+            room = np.mean(np.array(list(w.free_cells()), dtype=float), axis=0) * w.grid_size
+            for p in parts:  # each pane lies farther from the room centre than the box centre
+                off = p.center - corner[0].box.center
+                assert np.dot(off[[0, 2]], room - corner[0].box.center[[0, 2]]) < 0
+        else:
+            assert len(parts) == 1
+        assert all(len(o.parts) == 1 for o in windows if o not in corner)
+        c.stop()
+
+
+
+@needs_sample
+def test_thor2_trajectories_hang_held_objects_and_generated_data_keeps_them_centred(env):
+    """A trajectory THOR 2.1.0 recorded (ids of the older build) is replayed with THOR 2.1.0's
+    grip (`thor2_rules`); data generated here names today's ids and keeps held objects centred,
+    as it was recorded (so training frames and evaluation frames agree)."""
+    env.init_episode(_traj("pick_and_place_with_movable_recep-Statue-Box-CoffeeTable-204"))
+    assert env.controller._world.held_hangs
+    lite = sorted((REPO / "data" / "alfred_lite").rglob("traj_data.json"))[0]
+    env.init_episode(json.loads(lite.read_text()))
+    assert not env.controller._world.held_hangs
+
+
+def test_a_thor2_desk_lamp_has_a_higher_shade_and_a_narrower_base():
+    """THOR 2.1.0 mode's lamp (LAMP_*_THOR2): the shade starts higher and the base is narrower
+    than today's, the stem and the base height unchanged."""
+    from thor_lite.constants import (LAMP_BASE_TOP, LAMP_BASE_WIDTH, LAMP_BASE_WIDTH_THOR2, LAMP_SHADE_BOTTOM,
+                                     LAMP_SHADE_BOTTOM_THOR2)
+    from thor_lite.geometry import Box
+    from thor_lite.objects import _lamp_parts
+
+    b = Box(np.array([0.0, 1.0, 0.0]), np.array([0.2, 0.4, 0.2]), np.eye(3))  # 0.6 .. 1.4 m
+    for thor2, shade, width in ((False, LAMP_SHADE_BOTTOM, LAMP_BASE_WIDTH),
+                                (True, LAMP_SHADE_BOTTOM_THOR2, LAMP_BASE_WIDTH_THOR2)):
+        base, stem, top = _lamp_parts(b, thor2)
+        assert top.aabb()[0][1] == pytest.approx(0.6 + 0.8 * shade) and top.aabb()[1][1] == pytest.approx(1.4)
+        assert base.half[0] == pytest.approx(0.2 * width) and base.aabb()[1][1] == pytest.approx(0.6 + 0.8 * LAMP_BASE_TOP)
+        assert stem.half[0] <= 0.012
+    assert LAMP_SHADE_BOTTOM_THOR2 > LAMP_SHADE_BOTTOM and LAMP_BASE_WIDTH_THOR2 < LAMP_BASE_WIDTH

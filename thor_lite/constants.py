@@ -27,6 +27,9 @@ AGENT_RADIUS = 0.2
 AGENT_HEIGHT = 1.8
 CAMERA_CROUCH_OFFSET = 0.0
 HAND_LOCAL_POSITION = (0.0, -0.16, 0.38)  # held object rest point, camera frame
+# THOR 2.1.0 mode: a held object is drawn hanging from the hand, its box top at most this far
+# above the hand point (a plunger, box or laptop held by its top, not its centre).
+HELD_TOP_ABOVE_HAND = 0.05
 MAX_UP_LOOK = 30.0
 MAX_DOWN_LOOK = 60.0
 CAMERA_NEAR = 0.1
@@ -132,6 +135,15 @@ TABLE_LIKE: FrozenSet[str] = TABLE_TOPS | {"Chair", "Stool"}
 # desk and dresser under a loft bed) stands inside it (shapes.open_enclosing_furniture, THOR
 # 2.1.0 mode).
 OPEN_FURNITURE_TYPES: FrozenSet[str] = frozenset({"TVStand", "Dresser", "Bed"})
+# Drawn as THOR's mesh stands in THOR 2.1.0 mode (shapes.open_mesh_shapes): an open Box with
+# its flaps up (four walls), an open Laptop as keyboard + screen (objects._laptop_parts), a
+# DeskLamp with LAMP_*_THOR2.
+OPEN_MESH_TYPES: FrozenSet[str] = frozenset({"Box", "Laptop", "DeskLamp"})
+LAPTOP_BASE_TOP = 0.1  # the keyboard slab: this fraction of the open laptop's box height
+LAPTOP_SCREEN_DEPTH = 0.2  # the screen panel: this fraction of its depth, at the back
+# THOR 2.1.0 mode: a Window whose box is at least this deep (half-extent, m) along both
+# horizontal axes is a corner window, drawn as the two panes on its walls' side
+WINDOW_PANE_MIN_DEPTH = 0.2
 # A chair's seat, as a fraction of its height, when THOR's scene puts nothing on it: the seat
 # is drawn as a slab through this band (THOR's chairs that hold things have seats from 0.39 to
 # 0.48 of their height), so something a THOR episode rests on a low seat is not hidden under
@@ -158,6 +170,10 @@ DRAWER_SLIDE = 0.8
 LAMP_BASE_TOP = 0.08
 LAMP_BASE_WIDTH = 0.6
 LAMP_SHADE_BOTTOM = 0.55
+# THOR 2.1.0 mode (ALFRED's recorded masks of a mug behind a tall lamp's shade and of a pencil
+# beside a lamp's base run through those parts): the shade over the top 28 %, the base 45 % wide
+LAMP_SHADE_BOTTOM_THOR2 = 0.72
+LAMP_BASE_WIDTH_THOR2 = 0.45
 # A Television is drawn as THOR's mesh stands, not as its solid box (whose depth is its stand's
 # foot): a flat screen panel (TV_PANEL_DEPTH of the box depth, centred) over the top
 # (1 - TV_PANEL_BOTTOM) of the box height and a narrow stand below it (TV_STAND_WIDTH of the

@@ -24,6 +24,7 @@ from .event import Event, LazyMetadata
 from .geometry import Box
 from .metadata import agent_metadata, held_object_pose, objects_metadata, scene_bounds
 from .scene_data import layout_dilation, layouts_dir, normalize_scene_name, scene_record
+from .shapes import drawn_held_box
 from .world import World
 
 _LOG = logging.getLogger(__name__)
@@ -135,6 +136,11 @@ class Controller:
         w.object_filter = None
         w.seed = 0
         return w
+
+    def set_held_objects_hang(self, hang: bool) -> None:
+        """Draw held objects hanging from the hand, their box top near the hand point (THOR
+        2.1.0's grip, for episodes it recorded), or centred at it, until the next reset."""
+        self._world.held_hangs = bool(hang)
 
     def stop(self) -> None:
         if self._renderer is not None:
@@ -341,7 +347,7 @@ def _instances(w: World, names: Tuple[str, ...]):
         if not o.rendered:
             continue
         m = (o.part_transforms if o.object_id != w.held
-             else w.held_box(o).transform()[None].astype(np.float32))
+             else drawn_held_box(w, o).transform()[None].astype(np.float32))
         mats.append(m)
         cols.append(o.color)
         ids.append(index[o.object_id])

@@ -13,12 +13,15 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from .constants import (CHAIR_SEAT_BAND, COFFEE_BAY_BACK, COFFEE_BAY_TOP, COFFEE_MUG_BASE, DRAWER_SLIDE, IN_RECEPTACLES,
-                        LAMP_BASE_TOP, LAMP_BASE_WIDTH, LAMP_SHADE_BOTTOM, OPEN_TOP_RECEPTACLES, TABLE_LIKE,
+                        LAMP_BASE_TOP, LAMP_BASE_WIDTH, LAMP_BASE_WIDTH_THOR2, LAMP_SHADE_BOTTOM,
+                        LAMP_SHADE_BOTTOM_THOR2, LAPTOP_BASE_TOP, LAPTOP_SCREEN_DEPTH,
+                        OPEN_TOP_RECEPTACLES, TABLE_LIKE,
                         TV_PANEL_BOTTOM, TV_PANEL_DEPTH, TV_STAND_WIDTH)
 from .geometry import AABB_CORNER_SIGNS, Box, euler_to_matrix
 from .scene_data import ObjectRecord
 
 WALL = 0.015  # thickness of the walls of hollow containers
+BOX_FLOOR = 0.002  # thickness of an open Box's floor sheet (THOR 2.1.0 mode)
 
 
 @dataclass(frozen=True, eq=False)
@@ -62,6 +65,13 @@ class SimObject:
     shape_type: str = ""
     # a closed drawer/cabinet is drawn this far further out along `front` (thor_lite.fronts)
     proud: float = 0.0
+    # THOR 2.1.0 mode: drawn as its mesh stands (an open Box with its flaps up, an open Laptop
+    # as keyboard and screen, a DeskLamp with a higher shade and narrower base), not as a
+    # solid box or a shell with a side door (shapes.open_mesh_shapes)
+    thor2_mesh: bool = False
+    # THOR 2.1.0 mode: a window drawn as thin panes on these faces of its box ("+x", "-z", ...)
+    # instead of the box: a corner window's box spans the room corner (shapes.window_panes)
+    panes: Tuple[str, ...] = ()
 
     # --- construction ------------------------------------------------------------------
     @staticmethod
@@ -136,6 +146,17 @@ class SimObject:
         holes = self.holes if self.holes_at in (None, (self.position, self.rotation)) else ()
         if holes and t not in TABLE_LIKE:
             return _with_holes(b, holes)
+        if self.panes:
+            return _hollow_parts(b, open_faces=tuple(f for f in _FACES if f not in self.panes))
+        if self.thor2_mesh and self.openness > 0 and b.upright() is not None:
+            if self.object_type == "Laptop":
+                return _laptop_parts(b.upright(), self.front)
+            # four walls and a floor sheet (THOR's box floor is thin: a 1.5 cm slab buried a
+            # keychain resting 5 mm above the box bottom at ALFRED's pose)
+            lo = b.aabb()[0]
+            sheet = Box(np.array([b.center[0], lo[1] + BOX_FLOOR / 2, b.center[2]]),
+                        np.array([b.half[0], BOX_FLOOR / 2, b.half[2]]), b.rot)
+            return _hollow_parts(b, open_faces=("top", "bottom")) + (sheet,)
         if t in IN_RECEPTACLES and self.flags.get("openable"):
             if self.openness > 0:
                 return self._open_container_parts(b)
@@ -149,7 +170,7 @@ class SimObject:
             return _hollow_parts(b, open_faces=("top", "bottom") if basin_child else ("top",))
         up = b.upright()
         if t == "DeskLamp" and up is not None:
-            return _lamp_parts(up)
+            return _lamp_parts(up, self.thor2_mesh)
         if t == "Television" and up is not None:
             return _tv_parts(up)
         if t == "CoffeeMachine" and up is not None:
@@ -254,14 +275,15 @@ class SimObject:
                 oobb, corners)
 
 
-def _lamp_parts(b: Box) -> Tuple[Box, ...]:
+def _lamp_parts(b: Box, thor2: bool = False) -> Tuple[Box, ...]:
     """A desk lamp as THOR's mesh stands: a low base, a thin stem and the shade on top
-    (LAMP_* fractions of its box), so what lies beside its base under the shade stays in view."""
+    (LAMP_* fractions of its box), so what lies beside its base under the shade stays in view;
+    `thor2` (THOR 2.1.0 mode): the shade higher and the base narrower (LAMP_*_THOR2)."""
     lo, hi = b.aabb()
     h = hi[1] - lo[1]
+    shade, base = (LAMP_SHADE_BOTTOM_THOR2, LAMP_BASE_WIDTH_THOR2) if thor2 else (LAMP_SHADE_BOTTOM, LAMP_BASE_WIDTH)
     parts = []
-    for y0, y1, frac in ((0.0, LAMP_BASE_TOP, LAMP_BASE_WIDTH), (LAMP_BASE_TOP, LAMP_SHADE_BOTTOM, None),
-                         (LAMP_SHADE_BOTTOM, 1.0, 1.0)):
+    for y0, y1, frac in ((0.0, LAMP_BASE_TOP, base), (LAMP_BASE_TOP, shade, None), (shade, 1.0, 1.0)):
         half = b.half.copy()
         if frac is None:  # the stem
             half[0], half[2] = min(0.012, b.half[0]), min(0.012, b.half[2])
@@ -292,6 +314,24 @@ def _tv_parts(b: Box) -> Tuple[Box, ...]:
     pc[1] = hi[1] - panel[1]
     sc[1] = lo[1] + stand[1]
     return Box(pc, panel, b.rot), Box(sc, stand, b.rot)
+
+
+def _laptop_parts(b: Box, front: Tuple[float, float]) -> Tuple[Box, ...]:
+    """An open laptop as THOR's mesh stands: a keyboard slab (LAPTOP_BASE_TOP of the height)
+    and a screen panel (LAPTOP_SCREEN_DEPTH of the depth, the box's shorter horizontal axis)
+    on the side away from `front`, so what lies behind it shows over the keyboard from the
+    side or from behind the screen."""
+    lo, hi = b.aabb()
+    h = hi[1] - lo[1]
+    d = 0 if b.half[0] < b.half[2] else 2  # the depth axis
+    sign = -float(np.sign(np.array([front[0], 0.0, front[1]]) @ b.rot[:, d])) or -1.0
+    base, screen = b.half.copy(), b.half.copy()
+    base[1] = max(h * LAPTOP_BASE_TOP / 2, 1e-3)
+    screen[d] *= LAPTOP_SCREEN_DEPTH
+    bc = b.center.copy()
+    bc[1] = lo[1] + base[1]
+    sc = b.center + b.rot[:, d] * sign * (b.half[d] - screen[d])
+    return Box(bc, base, b.rot), Box(sc, screen, b.rot)
 
 
 def _drawn_out(b: Box, front: Tuple[float, float], dist: float) -> Box:
@@ -428,6 +468,9 @@ def _front_face_name(fx: float, fz: float) -> str:
     if abs(fx) >= abs(fz):
         return "+x" if fx > 0 else "-x"
     return "+z" if fz > 0 else "-z"
+
+
+_FACES = ("bottom", "top", "+x", "-x", "+z", "-z")
 
 
 def _hollow_parts(b: Box, open_faces: Tuple[str, ...]) -> Tuple[Box, ...]:

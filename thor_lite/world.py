@@ -25,7 +25,8 @@ from .scene_data import SceneRecord, layout_cells, layout_dilation as scene_layo
 from .fronts import proud_distances
 from .open_poses import free_space_fronts
 from .thor2_rules import use_thor2_rules
-from .shapes import cut_counter_holes, cut_table_holes, lower_basin_cabinets, open_enclosing_furniture
+from .shapes import (cut_counter_holes, cut_table_holes, drawn_held_box, lower_basin_cabinets,
+                     open_enclosing_furniture, open_mesh_shapes, window_panes)
 from .thor2_types import with_thor2_types
 
 
@@ -153,6 +154,8 @@ class World:
         self.layout_dilation = scene_layout_dilation() if layout_dilation is None else int(layout_dilation)
         self.room_cells = _dilate(self.layout, self.layout_dilation)
         self.layout_clears_moveables = bool(layout_clears_moveables)
+        # the held object is drawn hanging from the hand (drawn_held_box): set per episode
+        self.held_hangs = False
         self._layout_xz: Optional[np.ndarray] = None  # layout cell centres, built when first needed
         self.moveable_layout_reach = 0.0  # see use_thor2_rules
         self._init_openable_fronts()
@@ -164,6 +167,8 @@ class World:
         self._settle_all()
         cut_table_holes(self)
         open_enclosing_furniture(self)
+        open_mesh_shapes(self)
+        window_panes(self)
         self._scene_poses = {o.object_id: (o.position, o.rotation) for o in self.objects.values()}
         start = self._default_start()
         self.agent = AgentState(start[0], self.floor_y + AGENT_Y_OFFSET, start[1], 0.0, 0.0, True)
@@ -505,7 +510,7 @@ class World:
 
     def render_parts(self, o: SimObject) -> Tuple[Box, ...]:
         if o.object_id == self.held:
-            return (self.held_box(o),)
+            return (drawn_held_box(self, o),)
         return o.parts
 
     def held_box(self, o: SimObject, agent: Optional[AgentState] = None) -> Box:
