@@ -71,8 +71,10 @@ def _setup(args: argparse.Namespace):
 
 def _load_init(model: torch.nn.Module, path: Path, vocab: Any) -> None:
     """Start from a ``--save`` checkpoint; when the data's vocabulary has grown since, the words the
-    checkpoint knew keep their embedding rows (matched by word) and new words keep their fresh ones."""
+    checkpoint knew keep their embedding rows (matched by word) and new words keep their fresh ones;
+    the evaluation record (vocabulary, config) stays this run's."""
     from alfred_task.agents import CheckpointAgent
+    from alfred_task.models.trained import EXTRA_STATE_KEY
 
     sd = torch.load(path, map_location="cpu", weights_only=True)["model_state_dict"]
     key = "seq2seq.emb_word.weight"
@@ -88,7 +90,7 @@ def _load_init(model: torch.nn.Module, path: Path, vocab: Any) -> None:
                 new_rows[i], kept = sd[key][j], kept + 1
         print(f"--init: vocabulary {len(old)} -> {len(vocab.word)} words, {kept} embeddings kept", flush=True)
         sd = {**sd, key: new_rows}
-    model.load_state_dict(sd)
+    model.load_state_dict({**sd, EXTRA_STATE_KEY: model.state_dict()[EXTRA_STATE_KEY]})  # this run's record
 
 
 def run_imitation(args: argparse.Namespace, tb_dir: Path) -> Dict[str, Any]:
