@@ -18,7 +18,7 @@ import argparse
 import sys
 from pathlib import Path
 from statistics import median
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 
@@ -68,36 +68,45 @@ def summarise(recs: List[Dict[str, Any]]) -> Dict[str, Any]:
             "median_iou": round(median(r["iou"] for r in recs), 3) if recs else None}
 
 
-def main() -> int:
+def run(args: argparse.Namespace) -> Dict[str, Any]:
+    """Records and summary over the first ``--trajectories`` trajectories of the split."""
     import torch
 
     from alfred_task.agents import CheckpointAgent
     from alfred_task.eval_inputs import load_traj, resolve_entries
     from alfred_task.eval_runner import _make_env
 
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    torch.set_num_threads(1)
+    agent = CheckpointAgent(args.checkpoint).inner
+    paths = list(dict.fromkeys(e.path for e in resolve_entries(args.data, args.data / "splits.json", args.split)))
+    env, recs = _make_env("thor_lite", 300), []
+    for path in paths[:args.trajectories]:
+        recs += trajectory_records(env, agent, load_traj(path))
+    summary = {"checkpoint": str(args.checkpoint), "split": args.split,
+               "trajectories": min(len(paths), args.trajectories), **summarise(recs),
+               "by_action": {a: summarise([r for r in recs if r["action"] == a])
+                             for a in sorted({r["action"] for r in recs})}}
+    return {"summary": summary, "records": recs}
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    from common.cli import OneLineArgumentParser, check_input_file, check_int, report_usage_errors
+
+    ap = OneLineArgumentParser(prog="benchmarks/alfred_mask_resolve.py", description=__doc__,
+                               formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--checkpoint", type=Path, required=True)
     ap.add_argument("--data", type=Path, default=Path("out/alfred_s2s_big"))
     ap.add_argument("--split", default="valid_seen")
     ap.add_argument("--trajectories", type=int, default=20, help="first K trajectories of the split (annotation 0)")
     ap.add_argument("--tag", default="")
-    args = ap.parse_args()
-    torch.set_num_threads(1)
-    agent = CheckpointAgent(args.checkpoint).inner
-    env, recs, seen = _make_env("thor_lite", 300), [], set()
-    for e in resolve_entries(args.data, args.data / "splits.json", args.split):
-        if e.path in seen:
-            continue
-        seen.add(e.path)
-        if len(seen) > args.trajectories:
-            break
-        recs += trajectory_records(env, agent, load_traj(e.path))
-    summary = {"checkpoint": str(args.checkpoint), "split": args.split, "trajectories": len(seen) - 1
-               if len(seen) > args.trajectories else len(seen), **summarise(recs),
-               "by_action": {a: summarise([r for r in recs if r["action"] == a])
-                             for a in sorted({r["action"] for r in recs})}}
+    args = ap.parse_args(argv)
+    with report_usage_errors(ap.prog, ValueError):
+        check_input_file("--checkpoint", args.checkpoint)
+        check_int("--trajectories", args.trajectories, 1)
+        res = run(args)
+    summary = res["summary"]
     stem = RESULTS_DIR / "alfred_mask_resolve" / (args.tag or args.checkpoint.stem)
-    write_json(stem.with_suffix(".json"), {"summary": summary, "records": recs})
+    write_json(stem.with_suffix(".json"), res)
     rows = [[name, s["n"], f"{100 * s['resolved_to_target'] / max(1, s['n']):.1f} {s['resolve_rate']}", s["empty"],
              s["median_pred_pixels"], s["median_gold_pixels"], s["median_iou"]]
             for name, s in [("all", summary), *summary["by_action"].items()]]
