@@ -54,9 +54,12 @@ def _setup(args: argparse.Namespace):
     module, cls, ablation = VARIANTS[args.variant]
     config = getattr(importlib.import_module(f"baseline_configs.alfred.{module}"), cls)
     cfg = config(data_root=args.data, visual_encoder=args.encoder, model_size="lite", batch_size=args.batch,
-                 ablation=ablation, lr=args.lr, eval_storage=False, prev_action_input=args.prev_action_input)
+                 ablation=ablation, lr=args.lr, eval_storage=False, prev_action_input=args.prev_action_input,
+                 mask_dice_weight=args.mask_dice_weight)
     torch.manual_seed(args.seed)
     model = cfg.create_model().train()
+    if args.init:
+        _load_init(model, args.init, cfg.vocab)
     pframe = cfg.dims["pframe"]
     train = AlfredILDataset(Path(args.data), cfg.splits, "train", vocab=cfg.vocab, mask_size=pframe,
                             max_examples=args.max_examples)
@@ -64,6 +67,30 @@ def _setup(args: argparse.Namespace):
                            max_examples=args.held_out_examples)
     loss = AlfredSeq2SeqOfflineLoss(cfg.loss_weights(), ACTION_NAMES)
     return cfg, model, train, held, loss
+
+
+def _load_init(model: torch.nn.Module, path: Path, vocab: Any) -> None:
+    """Start from a ``--save`` checkpoint; when the data's vocabulary has grown since, the words the
+    checkpoint knew keep their embedding rows (matched by word) and new words keep their fresh ones;
+    the evaluation record (vocabulary, config) stays this run's."""
+    from alfred_task.agents import CheckpointAgent
+    from alfred_task.models.trained import EXTRA_STATE_KEY
+
+    sd = torch.load(path, map_location="cpu", weights_only=True)["model_state_dict"]
+    key = "seq2seq.emb_word.weight"
+    own = model.state_dict()[key]
+    if sd[key].shape != own.shape:
+        old = CheckpointAgent(path).inner.vocab.word
+        old_ids = {old.index2word(j): j for j in range(len(old))}
+        new_rows = own.clone()
+        kept = 0
+        for i in range(len(vocab.word)):
+            j = old_ids.get(vocab.word.index2word(i))
+            if j is not None:
+                new_rows[i], kept = sd[key][j], kept + 1
+        print(f"--init: vocabulary {len(old)} -> {len(vocab.word)} words, {kept} embeddings kept", flush=True)
+        sd = {**sd, key: new_rows}
+    model.load_state_dict({**sd, EXTRA_STATE_KEY: model.state_dict()[EXTRA_STATE_KEY]})  # this run's record
 
 
 def run_imitation(args: argparse.Namespace, tb_dir: Path) -> Dict[str, Any]:
@@ -151,6 +178,9 @@ def main() -> None:
     ap.add_argument("--prev-action-input", default="argmax", choices=("argmax", "taken"),
                     help="decoder's previous-action input in training: its own argmax (ALFRED's default) or the "
                          "demonstration's action (ALFRED's --dec_teacher_forcing; what evaluation feeds)")
+    ap.add_argument("--mask-dice-weight", type=float, default=0.0,
+                    help="soft Dice term added to ALFRED's balanced mask BCE (0 = ALFRED's loss)")
+    ap.add_argument("--init", type=Path, default=None, help="start from this --save checkpoint (short fine-tunes)")
     ap.add_argument("--threads", type=int, default=1, help="torch threads (1 is fastest for the lite model)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)

@@ -107,7 +107,9 @@ def test_bad_kwargs_fail_in_one_line(dataset, tmp_path, monkeypatch):
              ({"ablation": "no_eyes"}, "ablation"),
              ({"data_root": str(tmp_path / "nowhere")}, "splits"),
              ({"sampler_torch_threads": 0}, "sampler_torch_threads"),
-             ({"prev_action_input": "gold"}, "prev_action_input")]
+             ({"prev_action_input": "gold"}, "prev_action_input"),
+             ({"mask_dice_weight": -1}, "mask_dice_weight"),
+             ({"mask_dice_weight": "lots"}, "mask_dice_weight")]
     for extra, needle in cases:
         with pytest.raises(SystemExit) as e:
             AlfredSeq2SeqILConfig(**{**_kwargs(dataset), **extra})

@@ -13,7 +13,7 @@ from allenact.base_abstractions.misc import Memory
 from alfred_task import constants as C
 from alfred_task.models.actor_critic import STATE_PREFIX, AlfredSeq2SeqActorCritic
 from alfred_task.models.allenact_losses import AlfredSeq2SeqLoss, AlfredSeq2SeqOfflineLoss
-from alfred_task.models.losses import LossWeights, balanced_mask_bce, progress_targets, seq2seq_losses
+from alfred_task.models.losses import LossWeights, balanced_mask_bce, progress_targets, seq2seq_losses, soft_dice_loss
 from alfred_task.models.observations import (
     EXPERT_ACTION_UUID,
     EXPERT_HIGH_IDX_UUID,
@@ -147,6 +147,22 @@ def test_losses_follow_alfred_definitions():
     assert info["subgoal_aux"] == pytest.approx(exp_sub, rel=1e-5)
     expect = info["action_low"] + info["action_low_mask"] + 0.2 * info["subgoal_aux"] + 0.3 * info["progress_aux"]
     assert info["total"] == pytest.approx(expect, rel=1e-5)
+
+
+def test_dice_term_punishes_blob_masks_that_balanced_bce_tolerates():
+    """The opt-in Dice term (off by default: ALFRED's loss unchanged) prefers a tight mask to a blob."""
+    gold = torch.zeros(1, 20, 20)
+    gold[0, 9:11, 9:11] = 1  # a 4-pixel target
+    tight = torch.where(gold > 0, 8.0, -8.0)
+    blob = torch.full((1, 20, 20), -8.0)
+    blob[0, 2:18, 2:18] = 8.0  # 256 pixels over the target
+    assert float(soft_dice_loss(tight, gold)) < 0.05 < 0.9 < float(soft_dice_loss(blob, gold))
+    logits, actions = torch.zeros(1, 2, 15), torch.tensor([[3, 4]])
+    _, plain = seq2seq_losses(logits, actions, mask_logits=blob, gold_masks=gold)
+    assert "action_low_mask_dice" not in plain
+    total, info = seq2seq_losses(logits, actions, mask_logits=blob, gold_masks=gold, weights=LossWeights(mask_dice=0.5))
+    assert info["action_low_mask_dice"] == pytest.approx(float(soft_dice_loss(blob, gold)), rel=1e-5)
+    assert info["total"] == pytest.approx(plain["total"] + 0.5 * info["action_low_mask_dice"], rel=1e-5)
 
 
 def test_lite_model_learns_a_sequence():

@@ -128,6 +128,8 @@ CASES = [
     ("benchmarks/alfred_subgoal_diag.py", "--checkpoint {file} --data {alfred} --out {tmp}/o", "afile"),
     ("benchmarks/alfred_subgoal_diag.py", "--checkpoint {file} --data {alfred} --episodes 0 --out {tmp}/o",
      "--episodes"),
+    ("benchmarks/alfred_mask_resolve.py", "--checkpoint {tmp}/none.pt --data {alfred}", "none.pt"),
+    ("benchmarks/alfred_mask_resolve.py", "--checkpoint {file} --data {alfred} --trajectories 0", "--trajectories"),
     ("scripts/main_job.py", "--screen-size 32 --out {tmp}/o", "36"),
     ("scripts/main_job.py", "--out {file}", "is a file"),
     ("benchmarks/rearrange_expert.py", "--processes 0 --out {tmp}/o/r.md", "--processes"),

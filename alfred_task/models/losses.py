@@ -7,6 +7,12 @@
 * progress aux: MSE of the progress head against ``(t+1)/T``, same masking.
 
 Total = Σ weight × term; defaults are ALFRED's README command (1, 1, 0.1, 0.1).
+
+Not ALFRED's (off by default, weight ``mask_dice``): a soft Dice term on the same interaction masks.
+Why: the balanced BCE weighs the few positive pixels as much as all the negative ones, so a model
+that cannot yet localise a small target lowers it most by covering a blob around it, and ALFRED's
+IoU rule then resolves the blob to the receptacle underneath (README, session 8 diagnosis). Dice is
+an overlap ratio, so over-covering a 70-pixel target with 10 k pixels costs almost the full term.
 """
 from __future__ import annotations
 
@@ -16,7 +22,8 @@ from typing import Optional
 import torch
 import torch.nn.functional as F
 
-__all__ = ["MAX_SUBGOALS", "LossWeights", "balanced_mask_bce", "progress_targets", "seq2seq_losses"]
+__all__ = ["MAX_SUBGOALS", "LossWeights", "balanced_mask_bce", "progress_targets", "seq2seq_losses",
+           "soft_dice_loss"]
 
 #: ALFRED divides the absolute subgoal index by this (``max_subgoals``)
 MAX_SUBGOALS = 25
@@ -28,6 +35,7 @@ class LossWeights:
     mask: float = 1.0  # --mask_loss_wt
     subgoal_aux: float = 0.1  # --subgoal_aux_loss_wt
     progress_aux: float = 0.1  # --pm_aux_loss_wt
+    mask_dice: float = 0.0  # not ALFRED's: soft Dice on the interaction masks (config kwarg mask_dice_weight)
 
 
 def balanced_mask_bce(logits: torch.Tensor, gold: torch.Tensor) -> torch.Tensor:
@@ -38,6 +46,13 @@ def balanced_mask_bce(logits: torch.Tensor, gold: torch.Tensor) -> torch.Tensor:
     inside = (bce * gold).sum() / gold.sum().clamp(min=1.0)
     outside = (bce * neg).sum() / neg.sum().clamp(min=1.0)
     return inside + outside
+
+
+def soft_dice_loss(logits: torch.Tensor, gold: torch.Tensor, smooth: float = 1.0) -> torch.Tensor:
+    """Mean over masks of 1 - (2|p·g| + s) / (|p| + |g| + s), p = sigmoid(logits) ([N, P, P] each)."""
+    p = torch.sigmoid(logits).flatten(1)
+    g = gold.float().flatten(1)
+    return (1.0 - (2.0 * (p * g).sum(1) + smooth) / (p.sum(1) + g.sum(1) + smooth)).mean()
 
 
 def progress_targets(actions: torch.Tensor) -> torch.Tensor:
@@ -72,6 +87,8 @@ def seq2seq_losses(action_logits: torch.Tensor, actions: torch.Tensor, *,
         if mask_logits.shape != gold_masks.shape:
             raise ValueError(f"mask logits {list(mask_logits.shape)} vs gold masks {list(gold_masks.shape)}")
         terms["action_low_mask"] = (weights.mask, balanced_mask_bce(mask_logits, gold_masks))
+        if weights.mask_dice > 0:
+            terms["action_low_mask_dice"] = (weights.mask_dice, soft_dice_loss(mask_logits, gold_masks))
     if subgoal is not None and high_idx is not None and weights.subgoal_aux > 0:
         target = high_idx.float() / MAX_SUBGOALS
         terms["subgoal_aux"] = (weights.subgoal_aux,

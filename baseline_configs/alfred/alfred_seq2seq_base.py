@@ -24,6 +24,8 @@ Construction arguments (``--config_kwargs '{...}'``):
   executed action). Evaluation always feeds the action executed (teacher-forced prefixes: the
   expert's), so ``taken`` trains on exactly what evaluation feeds; see the README's ALFRED
   learning section for why that matters for an under-trained model
+- mask_dice_weight (0 = ALFRED's loss): weight of a soft Dice term added to ALFRED's balanced mask BCE
+  (`alfred_task.models.losses`: why the balanced BCE alone rewards blob masks)
 
 Evaluation: ``allenact -b . <cfg> --eval -c <ckpt> --deterministic_agents`` (argmax actions, as
 ALFRED) runs the test split; per-episode numerators/denominators land in AllenAct's metrics file and
@@ -76,7 +78,8 @@ class AlfredSeq2SeqBaseConfig(ExperimentConfig):
                  test_limit: Optional[int] = None, max_steps: int = C.MAX_STEPS, backend: str = DEFAULT_BACKEND,
                  planner: str = "template", metric_accumulate_interval: Optional[int] = None,
                  eval_storage: Optional[bool] = None, sampler_torch_threads: int = 1,
-                 trainer_torch_threads: Optional[int] = None, prev_action_input: str = "argmax") -> None:
+                 trainer_torch_threads: Optional[int] = None, prev_action_input: str = "argmax",
+                 mask_dice_weight: float = 0.0) -> None:
         self.data_root = Path(data_root)
         self.splits = Path(splits) if splits else self.data_root / "splits.json"
         if not self.splits.is_file():
@@ -95,6 +98,7 @@ class AlfredSeq2SeqBaseConfig(ExperimentConfig):
         if prev_action_input not in PREV_ACTION_INPUTS:
             raise ConfigError(f"prev_action_input: {prev_action_input!r} is not one of {list(PREV_ACTION_INPUTS)}")
         self.prev_action_input = prev_action_input
+        self.mask_dice_weight = self._check_nonneg("mask_dice_weight", mask_dice_weight)
         self.lr, self.batch_size, self.training_frames = float(lr), int(batch_size), int(training_frames)
         self.save_interval = save_interval
         self.cuda = torch.cuda.is_available()
@@ -172,10 +176,20 @@ class AlfredSeq2SeqBaseConfig(ExperimentConfig):
         return AlfredSeq2SeqTrainedPolicy(gym.spaces.Discrete(len(ACTION_NAMES)), gym.spaces.Dict(spaces),
                                           action_names=ACTION_NAMES, eval_record=record, **self.model_kwargs())
 
+    @staticmethod
+    def _check_nonneg(name: str, value: Any) -> float:
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            v = float("nan")
+        if not v >= 0.0:
+            raise ConfigError(f"{name}: {value!r} must be a number >= 0")
+        return v
+
     def loss_weights(self) -> LossWeights:
         """ALFRED's README command: action 1, mask 1, subgoal and progress aux 0.1 (PM only)."""
         aux = 0.1 if self.PROGRESS_MONITOR else 0.0
-        return LossWeights(action=1.0, mask=1.0, subgoal_aux=aux, progress_aux=aux)
+        return LossWeights(action=1.0, mask=1.0, subgoal_aux=aux, progress_aux=aux, mask_dice=self.mask_dice_weight)
 
     # --- machines ---------------------------------------------------------------------------
     def machine_params(self, mode: str = "train", **kwargs) -> MachineParams:
@@ -233,4 +247,4 @@ class AlfredSeq2SeqBaseConfig(ExperimentConfig):
         """What result files record about the run's inputs (encoder, dims, ablation)."""
         return {"visual_encoder": self.visual_encoder, "encoder": self.encoder_record, "dims": self.dims,
                 "ablation": self.ablation, "progress_monitor": self.PROGRESS_MONITOR,
-                "prev_action_input": self.prev_action_input}
+                "prev_action_input": self.prev_action_input, "mask_dice_weight": self.mask_dice_weight}

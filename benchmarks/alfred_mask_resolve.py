@@ -1,0 +1,123 @@
+"""How often a checkpoint's predicted interaction mask resolves to the expert's target object.
+
+    python benchmarks/alfred_mask_resolve.py --checkpoint out/learn/seq2seq_pm_taken.pt \\
+        --data out/alfred_s2s_big --split valid_seen --trajectories 20 [--tag NAME]
+
+Why: session 8 found PickupObject subgoals fail on the mask (a blob that ALFRED's IoU rule resolves
+to the receptacle under the target), not on the action. This isolates the mask: each trajectory's
+expert steps are replayed on thor_lite (first annotation), the agent teacher-forced on them exactly
+as subgoal evaluation does (`eval_episodes._replay`), and at every step where the *expert* interacts
+the agent's own mask (sigmoid > 0.5, upsampled to 300x300) is resolved with the environment's
+ALFRED rule (`mask_to_object`: highest IoU, no threshold) and compared with the object the expert's
+gold mask resolves to. Reports the resolve rate (with a 95 % Wilson CI), how often the mask is
+empty, its median size against the gold mask's, and its IoU with the gold mask.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from statistics import median
+from typing import Any, Dict, List, Optional
+
+import numpy as np
+
+from _common import RESULTS_DIR, markdown_table, write_json, write_markdown
+from alfred_subgoal_diag import _agent_view
+
+
+def _wilson(k: int, n: int) -> List[float]:
+    from alfred_seq2seq_compare import wilson
+
+    return [round(100 * v, 1) for v in wilson(k, n)]
+
+
+def trajectory_records(env, agent, traj: dict) -> List[Dict[str, Any]]:
+    """One record per expert interaction step of `traj` (annotation 0), agent teacher-forced."""
+    from alfred_task import constants as C
+    from alfred_task.agents import expert_steps
+    from alfred_task.eval_episodes import _replay
+    from alfred_task.subgoals import SubgoalTracker
+
+    steps = expert_steps(traj)
+    env.init_episode(traj)
+    tracker = SubgoalTracker(traj, env)
+    agent.reset(traj, 0, env)
+    recs = []
+    for k, (action, gold, _h) in enumerate(steps):
+        if C.has_interaction(action) and gold is not None:
+            view = _agent_view(agent, env)
+            pred, gold_b = view["mask"], np.asarray(gold, dtype=bool)
+            union = int(np.logical_or(pred, gold_b).sum())
+            recs.append({"task": traj["task_id"], "step": k, "action": action,
+                         "target": env.mask_to_object(gold_b), "resolved": env.mask_to_object(pred) if pred.any() else None,
+                         "pred_pixels": int(pred.sum()), "gold_pixels": int(gold_b.sum()),
+                         "iou": int(np.logical_and(pred, gold_b).sum()) / union if union else 0.0})
+        if _replay(env, agent, tracker, steps, k, k + 1) is not None:
+            break
+    return recs
+
+
+def summarise(recs: List[Dict[str, Any]]) -> Dict[str, Any]:
+    n = len(recs)
+    hit = sum(r["resolved"] is not None and r["resolved"] == r["target"] for r in recs)
+    empty = sum(r["pred_pixels"] == 0 for r in recs)
+    return {"n": n, "resolved_to_target": hit, "resolve_rate": _wilson(hit, n), "empty": empty,
+            "median_pred_pixels": median(r["pred_pixels"] for r in recs) if recs else None,
+            "median_gold_pixels": median(r["gold_pixels"] for r in recs) if recs else None,
+            "median_iou": round(median(r["iou"] for r in recs), 3) if recs else None}
+
+
+def run(args: argparse.Namespace) -> Dict[str, Any]:
+    """Records and summary over the first ``--trajectories`` trajectories of the split."""
+    import torch
+
+    from alfred_task.agents import CheckpointAgent
+    from alfred_task.eval_inputs import load_traj, resolve_entries
+    from alfred_task.eval_runner import _make_env
+
+    torch.set_num_threads(1)
+    agent = CheckpointAgent(args.checkpoint).inner
+    paths = list(dict.fromkeys(e.path for e in resolve_entries(args.data, args.data / "splits.json", args.split)))
+    env, recs = _make_env("thor_lite", 300), []
+    for path in paths[:args.trajectories]:
+        recs += trajectory_records(env, agent, load_traj(path))
+    summary = {"checkpoint": str(args.checkpoint), "split": args.split,
+               "trajectories": min(len(paths), args.trajectories), **summarise(recs),
+               "by_action": {a: summarise([r for r in recs if r["action"] == a])
+                             for a in sorted({r["action"] for r in recs})}}
+    return {"summary": summary, "records": recs}
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    from common.cli import OneLineArgumentParser, check_input_file, check_int, report_usage_errors
+
+    ap = OneLineArgumentParser(prog="benchmarks/alfred_mask_resolve.py", description=__doc__,
+                               formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--checkpoint", type=Path, required=True)
+    ap.add_argument("--data", type=Path, default=Path("out/alfred_s2s_big"))
+    ap.add_argument("--split", default="valid_seen")
+    ap.add_argument("--trajectories", type=int, default=20, help="first K trajectories of the split (annotation 0)")
+    ap.add_argument("--tag", default="")
+    args = ap.parse_args(argv)
+    with report_usage_errors(ap.prog, ValueError):
+        check_input_file("--checkpoint", args.checkpoint)
+        check_int("--trajectories", args.trajectories, 1)
+        res = run(args)
+    summary = res["summary"]
+    stem = RESULTS_DIR / "alfred_mask_resolve" / (args.tag or args.checkpoint.stem)
+    write_json(stem.with_suffix(".json"), res)
+    rows = [[name, s["n"], f"{100 * s['resolved_to_target'] / max(1, s['n']):.1f} {s['resolve_rate']}", s["empty"],
+             s["median_pred_pixels"], s["median_gold_pixels"], s["median_iou"]]
+            for name, s in [("all", summary), *summary["by_action"].items()]]
+    text = "\n".join([f"# Mask resolve rate: {args.checkpoint}", "",
+                      f"{args.split}, first {summary['trajectories']} trajectories, annotation 0, teacher-forced", "",
+                      *markdown_table(["expert action", "N", "resolves to target % [95 % CI]", "empty",
+                                       "median mask px", "median gold px", "median IoU"], rows, "lrrrrrr")])
+    write_markdown(stem.with_suffix(".md"), text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
