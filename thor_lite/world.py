@@ -156,6 +156,7 @@ class World:
         self.layout_clears_moveables = bool(layout_clears_moveables)
         # the held object is drawn hanging from the hand (drawn_held_box): set per episode
         self.held_hangs = False
+        self.thor2_rules = False  # set per episode by `thor2_rules.use_thor2_rules`
         self._layout_xz: Optional[np.ndarray] = None  # layout cell centres, built when first needed
         self.moveable_layout_reach = 0.0  # see use_thor2_rules
         self._init_openable_fronts()
