@@ -180,6 +180,10 @@ _REPLAY_CASES = {
     # shade is the top 28 % and the base 45 % wide
     "pick_and_place_with_movable_recep-Pen-Mug-Desk-309": "a desk lamp's shade is higher",
     "pick_and_place_with_movable_recep-Pencil-Mug-Dresser-322": "a desk lamp's base is narrower",
+    # PutObject masks over a sink resolved to the Sink fixture (its drawn walls and rim): the
+    # kettle was never in the SinkBasin the faucet cleans, the cup never in the goal's basin
+    "pick_clean_then_place_in_recep-Kettle-None-Cabinet-11": "a put on a sink lands in its basin",
+    "pick_and_place_with_movable_recep-ButterKnife-Cup-SinkBasin-8": "a put on a sink fills its basin",
 }
 
 
@@ -488,3 +492,20 @@ def test_a_thor2_desk_lamp_has_a_higher_shade_and_a_narrower_base():
         assert base.half[0] == pytest.approx(0.2 * width) and base.aabb()[1][1] == pytest.approx(0.6 + 0.8 * LAMP_BASE_TOP)
         assert stem.half[0] <= 0.012
     assert LAMP_SHADE_BOTTOM_THOR2 > LAMP_SHADE_BOTTOM and LAMP_BASE_WIDTH_THOR2 < LAMP_BASE_WIDTH
+
+
+@needs_sample
+def test_a_put_on_a_sink_fixture_goes_to_its_basin_in_thor2_episodes_only(env):
+    """THOR 2.1.0's Sink was no receptacle, only its SinkBasin child: in a THOR 2.1.0
+    trajectory a PutObject on the fixture puts into the basin; elsewhere the fixture stays."""
+    from thor_lite.actions.interaction import basin_child_for_put
+
+    env.init_episode(_traj("pick_clean_then_place_in_recep-Kettle-None-Cabinet-11"))
+    w = env.controller._world
+    sink = next(o for o in w.objects.values() if o.object_type == "Sink" and o.flags.get("receptacle"))
+    assert w.thor2_rules and basin_child_for_put(w, sink).object_id == sink.object_id + "|SinkBasin"
+    w.thor2_rules = False
+    try:
+        assert basin_child_for_put(w, sink) is sink
+    finally:
+        w.thor2_rules = True

@@ -154,8 +154,8 @@ class World:
         self.layout_dilation = scene_layout_dilation() if layout_dilation is None else int(layout_dilation)
         self.room_cells = _dilate(self.layout, self.layout_dilation)
         self.layout_clears_moveables = bool(layout_clears_moveables)
-        # the held object is drawn hanging from the hand (drawn_held_box): set per episode
-        self.held_hangs = False
+        # per episode: the held object hangs from the hand (drawn_held_box); THOR 2.1.0 rules (thor2_rules)
+        self.held_hangs = self.thor2_rules = False
         self._layout_xz: Optional[np.ndarray] = None  # layout cell centres, built when first needed
         self.moveable_layout_reach = 0.0  # see use_thor2_rules
         self._init_openable_fronts()

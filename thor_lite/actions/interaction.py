@@ -115,7 +115,7 @@ def put(w: World, objectId=None, x=None, y=None, forceAction=False, placeStation
         if w.held is not None and objectId not in (None, w.held):
             raise ActionFailed(f"{objectId} is not the object in the agent's hand")
         objectId = receptacleObjectId
-    rec = resolve_target(w, objectId, x, y, forceAction, "PutObject")
+    rec = basin_child_for_put(w, resolve_target(w, objectId, x, y, forceAction, "PutObject"))
     held = _held(w)
     if not rec.flags.get("receptacle"):
         raise ActionFailed("This target object is NOT a receptacle!")
@@ -155,6 +155,17 @@ def put(w: World, objectId=None, x=None, y=None, forceAction=False, placeStation
     if pose is None:
         raise ActionFailed("No valid positions to place object found")
     _place(w, held, rec, *pose)
+
+
+def basin_child_for_put(w: World, rec: SimObject) -> SimObject:
+    """THOR 2.1.0 rules: a Sink or Bathtub fixture was no receptacle there, only its *Basin
+    child, so ALFRED's PutObject masks over a sink only ever named the basin; our fixture's
+    drawn walls and rim take some of those pixels (a cup or kettle then landed in the Sink,
+    never in the SinkBasin the goal and the faucet's cleaning test ask for)."""
+    if not w.thor2_rules or rec.object_type not in ("Sink", "Bathtub"):
+        return rec
+    child = w.objects.get(f"{rec.object_id}|{rec.object_type}Basin")
+    return child if child is not None and child.enabled and child.flags.get("receptacle") else rec
 
 
 def _place(w: World, obj: SimObject, rec: SimObject, pos, rot) -> None:
