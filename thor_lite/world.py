@@ -24,7 +24,6 @@ from .objects import SimObject
 from .scene_data import SceneRecord, layout_cells, layout_dilation as scene_layout_dilation, layout_object_types
 from .fronts import proud_distances
 from .open_poses import free_space_fronts
-from .thor2_rules import use_thor2_rules
 from .shapes import (cut_counter_holes, cut_table_holes, drawn_held_box, lower_basin_cabinets,
                      open_enclosing_furniture, open_mesh_shapes, window_panes)
 from .thor2_types import with_thor2_types
@@ -330,10 +329,6 @@ class World:
             return out
 
         return self._cached("box_footprints", build, self._obstacle_version())
-
-    def use_thor2_rules(self) -> None:
-        """Rules for a trajectory recorded in THOR 2.1.0 (see `thor2_rules.use_thor2_rules`)."""
-        use_thor2_rules(self)
 
     def _layout_contradicts(self, centre: np.ndarray, half: np.ndarray, rot: np.ndarray, reach: float = 0.0) -> bool:
         """Does the recorded layout hold a cell whose centre lies inside this footprint (or

@@ -8,6 +8,7 @@ import numpy as np
 from ..constants import IN_RECEPTACLES, OUTSIDE_RECEPTACLES, placement_allowed, OBJECT_SPECIFIC_RECEPTACLES
 from ..geometry import Box
 from ..objects import SimObject
+from ..thor2_rules import use_thor2_rules
 from ..thor2_types import thor2_pose_rotation
 from .. import physics, posed_configs
 from ..world import World
@@ -119,7 +120,7 @@ def set_object_poses(w: World, objectPoses, placeStationary=True, skipMoveable=F
     if not isinstance(objectPoses, (list, tuple)) or any(not isinstance(p, dict) for p in objectPoses):
         raise ActionFailed("objectPoses was not initialized correctly. Please make sure each element in the objectPoses list is initialized.")
     if thor2Poses and w.layout_clears_moveables:  # a THOR 2.1.0 trajectory's poses (thor2_rules)
-        w.use_thor2_rules()
+        use_thor2_rules(w)
     errors: List[str] = []
     placed: Dict[str, int] = {}
     plan = []
