@@ -64,3 +64,37 @@ def test_a_renamed_dresser_keeps_todays_table_shape_and_top():
         assert physics.surface_height(w, dresser) == pytest.approx(float(dresser.aabb[1][1]), abs=0.05)
     finally:
         c.stop()
+
+
+def test_a_pen_posed_level_lies_along_yaw_plus_90():
+    """THOR 2.1.0's pen ran along its local x, today's along local z (both round, no roll): a
+    level pose turns it by 90 degrees; a tilted pose and other types stay as given."""
+    from thor_lite.thor2_types import thor2_pose_rotation
+
+    assert thor2_pose_rotation("Pen", (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)) == (0.0, 90.0, 0.0)
+    assert thor2_pose_rotation("Pen", (0.0, 30.0, 0.0), (0.0, 270.0, 0.0)) == (0.0, 360.0, 0.0)
+    assert thor2_pose_rotation("Pen", (0.0, 0.0, 0.0), (90.0, 0.0, 0.0)) == (90.0, 0.0, 0.0)
+    assert thor2_pose_rotation("CellPhone", (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)) == (0.0, 0.0, 0.0)
+
+
+def test_real_pen_in_an_open_drawer_is_picked_where_its_mask_runs(alfred_env):
+    """FloorPlan301: ALFRED's mask of the pen in the opened top drawer runs away from the
+    drawer's front (along x); lying across it, 7 cm behind the front wall, ours was hidden and
+    the mask found the drawer (step 17)."""
+    from alfred_task.constants import INTERACT_ACTIONS
+    from alfred_task.masks import decompress_mask
+
+    from conftest import alfred_sample_traj
+
+    traj = alfred_sample_traj("pick_and_place_with_movable_recep-Pen-Mug-Dresser-301")
+    env = alfred_env
+    env.init_episode(traj)
+    for la in traj["plan"]["low_actions"][:18]:
+        act = la["discrete_action"]["action"]
+        if act in INTERACT_ACTIONS:
+            ok, _ev, target, err, _ = env.va_interact(act, decompress_mask(la["discrete_action"]["args"]["mask"]))
+        else:
+            ev = env.step(dict(la["api_action"]))
+            ok, target, err = bool(ev.metadata["lastActionSuccess"]), None, ev.metadata["errorMessage"]
+        assert ok, (act, err)
+    assert act == "PickupObject" and target is not None and target.startswith("Pen|")

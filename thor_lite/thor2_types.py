@@ -55,6 +55,12 @@ def with_thor2_types(objs: List[SimObject], thor2_types: FrozenSet[str]) -> List
 ROLLED_FLAT_TYPES: FrozenSet[str] = frozenset({"Knife", "ButterKnife"})
 
 
+#: assets whose length today runs along local z where THOR 2.1.0's ran along local x (no roll
+#: either way): posed level, they lie along yaw + 90 (a real ALFRED mask of a pen in an open
+#: drawer, FloorPlan301, runs away from the drawer's front where today's asset lay across it)
+LENGTH_ALONG_X_TYPES: FrozenSet[str] = frozenset({"Pen"})
+
+
 def _level(angle: float) -> bool:
     return abs((angle + 180.0) % 360.0 - 180.0) < 5.0
 
@@ -62,8 +68,11 @@ def _level(angle: float) -> bool:
 def thor2_pose_rotation(object_type: str, current: Tuple[float, float, float],
                         pose: Tuple[float, float, float]) -> Tuple[float, float, float]:
     """The rotation today's asset needs to lie as a THOR 2.1.0 pose left it: for a rolled-flat
-    type posed with no roll or pitch, today's roll and the pose's yaw + 90; else the pose."""
+    type posed with no roll or pitch, today's roll and the pose's yaw + 90; for a type whose
+    length turned from local x to z, the pose's yaw + 90; else the pose."""
     rolled = _level(current[2] - 90.0) or _level(current[2] + 90.0)
     if object_type in ROLLED_FLAT_TYPES and _level(current[0]) and rolled and _level(pose[0]) and _level(pose[2]):
         return (float(pose[0]), float(pose[1]) + 90.0, float(current[2]))
+    if object_type in LENGTH_ALONG_X_TYPES and _level(pose[0]) and _level(pose[2]):
+        return (float(pose[0]), float(pose[1]) + 90.0, float(pose[2]))
     return pose
