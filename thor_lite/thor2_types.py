@@ -66,13 +66,14 @@ def _level(angle: float) -> bool:
 
 
 def thor2_pose_rotation(object_type: str, current: Tuple[float, float, float],
-                        pose: Tuple[float, float, float]) -> Tuple[float, float, float]:
+                        pose: Tuple[float, float, float], thor2: bool = False) -> Tuple[float, float, float]:
     """The rotation today's asset needs to lie as a THOR 2.1.0 pose left it: for a rolled-flat
     type posed with no roll or pitch, today's roll and the pose's yaw + 90; for a type whose
-    length turned from local x to z, the pose's yaw + 90; else the pose."""
+    length turned from local x to z, the pose's yaw + 90 (only for a trajectory recorded in
+    THOR 2.1.0, `thor2`: data generated here poses today's asset); else the pose."""
     rolled = _level(current[2] - 90.0) or _level(current[2] + 90.0)
     if object_type in ROLLED_FLAT_TYPES and _level(current[0]) and rolled and _level(pose[0]) and _level(pose[2]):
         return (float(pose[0]), float(pose[1]) + 90.0, float(current[2]))
-    if object_type in LENGTH_ALONG_X_TYPES and _level(pose[0]) and _level(pose[2]):
+    if thor2 and object_type in LENGTH_ALONG_X_TYPES and _level(pose[0]) and _level(pose[2]):
         return (float(pose[0]), float(pose[1]) + 90.0, float(pose[2]))
     return pose
