@@ -57,12 +57,13 @@ ROLLED_FLAT_TYPES: FrozenSet[str] = frozenset({"Knife", "ButterKnife"})
 
 #: assets whose length today runs along local z where THOR 2.1.0's ran along local x (no roll
 #: either way): posed level, they lie along yaw + 90. Measured on the real ALFRED masks of
-#: their pickups (the mask's long axis against ours): with the turn all 14 pen masks run along
-#: ours (a pen in an open drawer, FloorPlan301, hid behind the drawer's front lying across it);
-#: without it 3 of 3 fork, 2 of 2 elongated ladle and 1 spatula mask of posed objects ran
-#: across ours. Pencils run across too (9 of 11) but turning them loses two shelf pickups whose
-#: masks are 1-pixel slivers, so they are left as posed.
-LENGTH_ALONG_X_TYPES: FrozenSet[str] = frozenset({"Pen", "Fork", "Ladle", "Spatula"})
+#: their pickups (the mask's long axis against ours): 3 of 3 fork, 2 of 2 elongated ladle and
+#: 1 spatula mask of posed objects ran across ours (FloorPlan8's ladle: the mask found the
+#: counter beside it). Pens (all 14 masks run along a turned pen) and pencils (9 of 11 across)
+#: are left as posed: turning pens gains two drawer/table pickups but loses FloorPlan309's,
+#: whose 3-row mask then runs 3 px below the pen; turning pencils loses two shelf pickups whose
+#: masks are 1-pixel slivers.
+LENGTH_ALONG_X_TYPES: FrozenSet[str] = frozenset({"Fork", "Ladle", "Spatula"})
 
 
 def _level(angle: float) -> bool:
