@@ -55,15 +55,30 @@ def with_thor2_types(objs: List[SimObject], thor2_types: FrozenSet[str]) -> List
 ROLLED_FLAT_TYPES: FrozenSet[str] = frozenset({"Knife", "ButterKnife"})
 
 
+#: assets whose length today runs along local z where THOR 2.1.0's ran along local x (no roll
+#: either way): posed level, they lie along yaw + 90. Measured on the real ALFRED masks of
+#: their pickups (the mask's long axis against ours): 3 of 3 fork, 2 of 2 elongated ladle and
+#: 1 spatula mask of posed objects ran across ours (FloorPlan8's ladle: the mask found the
+#: counter beside it). Pens (all 14 masks run along a turned pen) and pencils (9 of 11 across)
+#: are left as posed: turning pens gains two drawer/table pickups but loses FloorPlan309's,
+#: whose 3-row mask then runs 3 px below the pen; turning pencils loses two shelf pickups whose
+#: masks are 1-pixel slivers.
+LENGTH_ALONG_X_TYPES: FrozenSet[str] = frozenset({"Fork", "Ladle", "Spatula"})
+
+
 def _level(angle: float) -> bool:
     return abs((angle + 180.0) % 360.0 - 180.0) < 5.0
 
 
 def thor2_pose_rotation(object_type: str, current: Tuple[float, float, float],
-                        pose: Tuple[float, float, float]) -> Tuple[float, float, float]:
+                        pose: Tuple[float, float, float], thor2: bool = False) -> Tuple[float, float, float]:
     """The rotation today's asset needs to lie as a THOR 2.1.0 pose left it: for a rolled-flat
-    type posed with no roll or pitch, today's roll and the pose's yaw + 90; else the pose."""
+    type posed with no roll or pitch, today's roll and the pose's yaw + 90; for a type whose
+    length turned from local x to z, the pose's yaw + 90 (only for a trajectory recorded in
+    THOR 2.1.0, `thor2`: data generated here poses today's asset); else the pose."""
     rolled = _level(current[2] - 90.0) or _level(current[2] + 90.0)
     if object_type in ROLLED_FLAT_TYPES and _level(current[0]) and rolled and _level(pose[0]) and _level(pose[2]):
         return (float(pose[0]), float(pose[1]) + 90.0, float(current[2]))
+    if thor2 and object_type in LENGTH_ALONG_X_TYPES and _level(pose[0]) and _level(pose[2]):
+        return (float(pose[0]), float(pose[1]) + 90.0, float(pose[2]))
     return pose

@@ -137,7 +137,7 @@ def set_object_poses(w: World, objectPoses, placeStationary=True, skipMoveable=F
         pos = vec(entry.get("position", obj.position), "position")
         rot = vec(entry.get("rotation", obj.rotation), "rotation")
         if w.layout_clears_moveables:
-            rot = thor2_pose_rotation(obj.object_type, obj.rotation, rot)
+            rot = thor2_pose_rotation(obj.object_type, obj.rotation, rot, thor2=bool(thor2Poses))
         count = placed.get(obj.object_id, 0)
         placed[obj.object_id] = count + 1
         plan.append((obj, pos, rot, count))
