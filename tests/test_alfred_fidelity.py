@@ -175,11 +175,15 @@ _REPLAY_CASES = {
     # PutObject into a sink basin found the salt shaker beside it: FloorPlan6's corner window,
     # drawn as its solid box (80 x 80 cm, down to below the counter), covered the basin
     "pick_clean_then_place_in_recep-Cup-None-Cabinet-6": "a corner window is two panes",
-    # PutObject into a mug behind a tall desk lamp found the lamp's shade ("NOT a receptacle"),
     # PickupObject of a pencil beside a lamp's base found the lamp: in THOR 2.1.0 mode the
-    # shade is the top 28 % and the base 45 % wide
-    "pick_and_place_with_movable_recep-Pen-Mug-Desk-309": "a desk lamp's shade is higher",
+    # shade is the top 28 % and the base 45 % wide (FloorPlan309's pen behind a lamp's shade
+    # reached its goal with that rule too, until pens were turned: its 3-row mask then lies
+    # 3 px below the pen; the shade is checked by the drawn-parts test below)
     "pick_and_place_with_movable_recep-Pencil-Mug-Dresser-322": "a desk lamp's base is narrower",
+    # PickupObject of a pen found the drawer / the side table: THOR 2.1.0's pen ran its length
+    # along local x, ours along z, so ours lay across the recorded mask (thor2_types)
+    "pick_and_place_with_movable_recep-Pen-Mug-Dresser-301": "a 2.1.0 pen lies turned",
+    "pick_and_place_with_movable_recep-Pen-Mug-SideTable-329": "a 2.1.0 pen lies turned (2)",
     # PutObject masks over a sink resolved to the Sink fixture (its drawn walls and rim): the
     # kettle was never in the SinkBasin the faucet cleans, the cup never in the goal's basin
     "pick_clean_then_place_in_recep-Kettle-None-Cabinet-11": "a put on a sink lands in its basin",

@@ -57,13 +57,13 @@ ROLLED_FLAT_TYPES: FrozenSet[str] = frozenset({"Knife", "ButterKnife"})
 
 #: assets whose length today runs along local z where THOR 2.1.0's ran along local x (no roll
 #: either way): posed level, they lie along yaw + 90. Measured on the real ALFRED masks of
-#: their pickups (the mask's long axis against ours): 3 of 3 fork, 2 of 2 elongated ladle and
-#: 1 spatula mask of posed objects ran across ours (FloorPlan8's ladle: the mask found the
-#: counter beside it). Pens (all 14 masks run along a turned pen) and pencils (9 of 11 across)
-#: are left as posed: turning pens gains two drawer/table pickups but loses FloorPlan309's,
-#: whose 3-row mask then runs 3 px below the pen; turning pencils loses two shelf pickups whose
+#: their pickups (the mask's long axis against ours): 3 of 3 fork, 2 of 2 elongated ladle, 1
+#: spatula and all 14 pen masks of posed objects ran along the turned object, across ours
+#: (FloorPlan8's ladle: the mask found the counter beside it). Turning pens gains two
+#: trajectories and loses FloorPlan309's, whose 3-row mask then lies 3 px below the pen.
+#: Pencils (9 of 11 masks across) are left as posed: turning them loses two shelf pickups whose
 #: masks are 1-pixel slivers.
-LENGTH_ALONG_X_TYPES: FrozenSet[str] = frozenset({"Fork", "Ladle", "Spatula"})
+LENGTH_ALONG_X_TYPES: FrozenSet[str] = frozenset({"Fork", "Ladle", "Spatula", "Pen"})
 
 
 def _level(angle: float) -> bool:
