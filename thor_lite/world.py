@@ -115,6 +115,16 @@ class Occluders:
             t[:, walls] = sub
 
 
+def _with_top_point(o: SimObject) -> np.ndarray:
+    """`o`'s visibility points plus the middle of its upper face, just inside: THOR 2.1.0's
+    points lie on the mesh, so a thin thing seen only from above (a bread slice between its
+    neighbours, a folded cloth) is still seen."""
+    b = o.box
+    k = int(np.argmax(np.abs(b.rot[1])))
+    top = b.center + b.rot[:, k] * np.sign(b.rot[1, k]) * b.half[k] * 0.95
+    return np.vstack([o.vis_points, top[None]])
+
+
 class World:
     def __init__(self, scene: SceneRecord, grid_size: float = GRID_SIZE,
                  visibility_distance: float = VISIBILITY_DISTANCE, fov: float = 90.0, width: int = 300,
@@ -158,6 +168,7 @@ class World:
         self.held_hangs = False
         self._layout_xz: Optional[np.ndarray] = None  # layout cell centres, built when first needed
         self.moveable_layout_reach = 0.0  # see use_thor2_rules
+        self.first_hit_visibility = False  # see use_thor2_rules and `visibility`
         self._init_openable_fronts()
         for oid, d in proud_distances(self.objects.values()).items():
             self.objects[oid] = self.objects[oid].with_changes(proud=d)
@@ -540,8 +551,9 @@ class World:
                     continue
                 ids.append(o.object_id)
                 static.append(o.is_static)
-                pts.append(o.vis_points)
-                owner.append(np.full(len(o.vis_points), len(ids) - 1))
+                vp = _with_top_point(o) if self.first_hit_visibility and o.pickupable else o.vis_points
+                pts.append(vp)
+                owner.append(np.full(len(vp), len(ids) - 1))
             if not pts:
                 return (), np.zeros((0, 3)), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
             return tuple(ids), np.vstack(pts), np.concatenate(owner), np.asarray(static, dtype=bool)
@@ -593,8 +605,10 @@ class World:
         owners, see_through = occ.owners[near], occ.see_through[near]
         occ_index = {oid: i for i, oid in enumerate(occ.ids)}
         tgt = np.array([occ_index.get(ids[k], -1) for k in owner[sel]])
-        t[owners[None, :] == tgt[:, None]] = np.inf  # a point is never hidden by its own object
-        hit = t < 0.999
+        own = owners[None, :] == tgt[:, None]
+        reach = self._own_entry(cam, pts[sel], near, own) if self.first_hit_visibility else 0.999
+        t[own] = np.inf  # a point is never hidden by its own object
+        hit = t < reach
         seen = ~(hit & ~see_through[None, :]).any(1)
         clear = seen & ~(hit & see_through[None, :]).any(1)
         for k, s_, c_ in zip(owner[sel], seen, clear):
@@ -602,6 +616,16 @@ class World:
             v, it = result[oid]
             result[oid] = (v or bool(s_), it or bool(c_))
         return result
+
+    def _own_entry(self, cam: np.ndarray, points: np.ndarray, near: np.ndarray,
+                   own: np.ndarray) -> np.ndarray:
+        """Per point, where its segment first enters its own object's drawn boxes (at most
+        0.999), as a (points, 1) column: THOR's ray stops at the first collider, so only what
+        lies before that can hide the point (a bread slice seen over its neighbours' tops)."""
+        occ = self.occluders()
+        t = ray_box_hits(cam, points, occ.centers[near], occ.halves[near], occ.rots[near])
+        t = np.where(own, t, np.inf).min(1, initial=np.inf)
+        return np.minimum(t, 0.999)[:, None]
 
     # --- placement helpers -------------------------------------------------------------
     def infer_parents(self, obj: SimObject, box: Optional[Box] = None) -> Tuple[str, ...]:
