@@ -115,14 +115,17 @@ class Occluders:
             t[:, walls] = sub
 
 
+SURFACE_POINT_REACH = 0.95  # of the half-extents: just inside the drawn box
+
+
 def _with_top_point(o: SimObject) -> np.ndarray:
-    """`o`'s visibility points plus the middle of its upper face, just inside: THOR 2.1.0's
-    points lie on the mesh, so a thin thing seen only from above (a bread slice between its
-    neighbours, a folded cloth) is still seen."""
+    """`o`'s visibility lattice reaching its surface, plus the middle of its upper face, just
+    inside: THOR 2.1.0's points lie on the mesh, so a thin thing seen only from above (a bread
+    slice between its neighbours) or at the frame's edge is still seen."""
     b = o.box
     k = int(np.argmax(np.abs(b.rot[1])))
-    top = b.center + b.rot[:, k] * np.sign(b.rot[1, k]) * b.half[k] * 0.95
-    return np.vstack([o.vis_points, top[None]])
+    top = b.center + b.rot[:, k] * np.sign(b.rot[1, k]) * b.half[k] * SURFACE_POINT_REACH
+    return np.vstack([o.vis_lattice(SURFACE_POINT_REACH), top[None]])
 
 
 class World:
