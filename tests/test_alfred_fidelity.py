@@ -188,6 +188,10 @@ _REPLAY_CASES = {
     # kettle was never in the SinkBasin the faucet cleans, the cup never in the goal's basin
     "pick_clean_then_place_in_recep-Kettle-None-Cabinet-11": "a put on a sink lands in its basin",
     "pick_and_place_with_movable_recep-ButterKnife-Cup-SinkBasin-8": "a put on a sink fills its basin",
+    # PickupObject of a spray bottle at the frame's left edge (its pixels in columns 0-4): our
+    # visibility lattice, at 75 % of the box, lay just outside the frame; in THOR 2.1.0 mode a
+    # pickupable's points reach its surface as 2.1.0's mesh points do
+    "pick_two_obj_and_place-SprayBottle-None-CounterTop-410": "visibility points on the surface",
 }
 
 
@@ -513,3 +517,32 @@ def test_a_put_on_a_sink_fixture_goes_to_its_basin_in_thor2_episodes_only(env):
         assert basin_child_for_put(w, sink) is sink
     finally:
         w.thor2_rules = True
+
+def test_a_bread_slice_seen_over_its_neighbours_is_visible_in_thor2_mode(env):
+    """BreadSliced-GarbageCan-4 step 26: the recorded pickup mask lies on the top of one slice
+    of a loaf standing in a row; every lattice point of that slice was behind the next slice's
+    box. THOR's ray stops at the first collider it hits, and 2.1.0's points lie on the mesh: in
+    THOR 2.1.0 mode the slice is visible, under today's rule (THOR 5 data) it is not."""
+    from alfred_task.constants import INTERACT_ACTIONS
+    from alfred_task.masks import decompress_mask
+
+    traj = _traj("pick_heat_then_place_in_recep-BreadSliced-None-GarbageCan-4")
+    env.init_episode(traj)
+    lows = traj["plan"]["low_actions"]
+    for la in lows[:26]:
+        act = la["discrete_action"]["action"]
+        if act in INTERACT_ACTIONS:
+            assert env.va_interact(act, decompress_mask(la["discrete_action"]["args"]["mask"]))[0]
+        else:
+            env.step(dict(la["api_action"]))
+    w = env.controller._world
+    target = env.mask_to_object(decompress_mask(lows[26]["discrete_action"]["args"]["mask"]))
+    assert "BreadSliced" in target and w.first_hit_visibility
+    assert w.visibility([target])[target] == (True, True)
+    w.first_hit_visibility = False
+    w._cache.clear()
+    try:
+        assert w.visibility([target])[target] == (False, False)
+    finally:
+        w.first_hit_visibility = True
+        w._cache.clear()

@@ -232,8 +232,12 @@ class SimObject:
         """Points whose line of sight decides visibility (THOR uses per-prefab points)."""
         # A lattice over the box (corners shrunk to 75%, about 0.3 m apart, at most 5 per
         # axis) so that large furniture close to the camera still has points in view.
+        return self.vis_lattice(0.75)
+
+    def vis_lattice(self, reach: float) -> np.ndarray:
+        """The `vis_points` lattice with its corners at `reach` of the half-extents."""
         b = self.box
-        axes = [np.linspace(-0.75, 0.75, int(np.clip(np.ceil(2 * h / 0.3) + 1, 2, 5))) for h in b.half]
+        axes = [np.linspace(-reach, reach, int(np.clip(np.ceil(2 * h / 0.3) + 1, 2, 5))) for h in b.half]
         grid = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, 3)
         pts = b.center + (grid * b.half) @ b.rot.T
         return np.vstack([pts, b.center[None]])

@@ -24,9 +24,11 @@ def use_thor2_rules(w: "World") -> None:
     furniture a layout cell comes within MOVEABLE_LAYOUT_REACH of blocks nothing; openables
     take fronts and door hinges from ALFRED's recorded opening poses (`open_poses`); held
     objects are drawn hanging from the hand as THOR 2.1.0 gripped them (`shapes.drawn_held_box`);
-    PutObject on a Sink/Bathtub fixture puts into its *Basin child (`basin_child_for_put`)."""
+    PutObject on a Sink/Bathtub fixture puts into its *Basin child (`basin_child_for_put`); a
+    visibility ray stops at the first box it enters (`World.visibility`), as THOR's raycast."""
     w.held_hangs = True
     w.thor2_rules = True
+    w.first_hit_visibility = True
     if w.layout_clears_moveables:
         w.moveable_layout_reach = MOVEABLE_LAYOUT_REACH
         w._cache.clear()

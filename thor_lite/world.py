@@ -14,12 +14,12 @@ import networkx as nx
 import numpy as np
 
 from .constants import (
-    AGENT_HEIGHT, AGENT_RADIUS, AGENT_Y_OFFSET, BASIN_FIXTURES, CAMERA_CROUCH_OFFSET, CAMERA_STANDING_OFFSET,
+    AGENT_RADIUS, AGENT_Y_OFFSET, BASIN_FIXTURES, CAMERA_CROUCH_OFFSET, CAMERA_STANDING_OFFSET,
     FLOOR_EXTENDED_TYPES, GRID_SIZE, HAND_LOCAL_POSITION, IN_RECEPTACLES, LAYOUT_CELL_SIZE, LAYOUT_MODE_BOX_OVERLAP, NON_BLOCKING_TYPES,
     OPEN_TOP_RECEPTACLES,
     SEE_THROUGH_TYPES, START_BRIDGE_CELLS, VISIBILITY_DISTANCE, WALL_GLASS_TYPES,
 )
-from .geometry import Box, camera_tan_aspect, euler_to_matrix, pack_boxes, ray_box_hits
+from .geometry import Box, camera_tan_aspect, euler_to_matrix, pack_boxes
 from .objects import SimObject
 from .scene_data import SceneRecord, layout_cells, layout_dilation as scene_layout_dilation, layout_object_types
 from .fronts import proud_distances
@@ -27,6 +27,7 @@ from .open_poses import free_space_fronts
 from .shapes import (cut_counter_holes, cut_table_holes, drawn_held_box, lower_basin_cabinets,
                      open_enclosing_furniture, open_mesh_shapes, window_panes)
 from .thor2_types import with_thor2_types
+from .visibility import object_visibility, with_top_point
 
 
 def _dilate(cells: Optional[frozenset], k: int) -> Optional[frozenset]:
@@ -157,6 +158,7 @@ class World:
         self.held_hangs = self.thor2_rules = False
         self._layout_xz: Optional[np.ndarray] = None  # layout cell centres, built when first needed
         self.moveable_layout_reach = 0.0  # see use_thor2_rules
+        self.first_hit_visibility = False  # see use_thor2_rules and `visibility`
         self._init_openable_fronts()
         for oid, d in proud_distances(self.objects.values()).items():
             self.objects[oid] = self.objects[oid].with_changes(proud=d)
@@ -535,8 +537,9 @@ class World:
                     continue
                 ids.append(o.object_id)
                 static.append(o.is_static)
-                pts.append(o.vis_points)
-                owner.append(np.full(len(o.vis_points), len(ids) - 1))
+                vp = with_top_point(o) if self.first_hit_visibility and o.pickupable else o.vis_points
+                pts.append(vp)
+                owner.append(np.full(len(vp), len(ids) - 1))
             if not pts:
                 return (), np.zeros((0, 3)), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
             return tuple(ids), np.vstack(pts), np.concatenate(owner), np.asarray(static, dtype=bool)
@@ -546,57 +549,9 @@ class World:
     def visibility(self, object_ids: Optional[Sequence[str]] = None,
                    agent: Optional[AgentState] = None,
                    max_distance: Optional[float] = None) -> Dict[str, Tuple[bool, bool]]:
-        """object_id -> (visible, interactable) from the agent's (or a given) pose.
-
-        A point counts when it is within `visibilityDistance` of the agent's vertical axis,
-        inside the viewport, and the segment from the camera reaches it without entering
-        another object's box; glass lets sight through but not interaction.
-        """
-        a = agent or self.agent
-        dist = self.visibility_distance if max_distance is None else max_distance
-        cam = self.camera_position(a)
-        wanted = list(self.objects) if object_ids is None else list(object_ids)
-        result: Dict[str, Tuple[bool, bool]] = {oid: (False, False) for oid in wanted}
-        ids, pts, owner, static = self._visibility_points()
-        if len(pts) == 0:
-            return result
-        want_idx = np.zeros(len(ids), dtype=bool)
-        index = {oid: i for i, oid in enumerate(ids)}
-        for oid in wanted:
-            i = index.get(oid)
-            if i is not None and oid != self.held:
-                want_idx[i] = True
-        ok = want_idx[owner]
-        ok &= np.hypot(pts[:, 0] - a.x, pts[:, 2] - a.z) <= dist
-        ok &= pts[:, 1] <= a.y + AGENT_HEIGHT / 2 + dist
-        sel = np.flatnonzero(ok)
-        if len(sel) == 0:
-            return result
-        sel = sel[self.in_viewport(pts[sel], a)]
-        if len(sel) == 0:
-            return result
-        occ = self.occluders()
-        # Only boxes overlapping the bounding box of all the segments can block one (exact cull).
-        seg_lo = np.minimum(cam, pts[sel].min(0))
-        seg_hi = np.maximum(cam, pts[sel].max(0))
-        near = np.flatnonzero(np.all(occ.centers - occ.extents <= seg_hi, axis=1)
-                              & np.all(occ.centers + occ.extents >= seg_lo, axis=1) & occ.occludes)
-        # a static part (a cabinet door in a neighbour's box) is nobody's contents: never hidden inside
-        t = ray_box_hits(cam, pts[sel], occ.centers[near], occ.halves[near], occ.rots[near],
-                         occ.porous[near][None, :] | static[owner[sel]][:, None])
-        occ.clear_over_rim(t, cam, pts[sel], near)
-        owners, see_through = occ.owners[near], occ.see_through[near]
-        occ_index = {oid: i for i, oid in enumerate(occ.ids)}
-        tgt = np.array([occ_index.get(ids[k], -1) for k in owner[sel]])
-        t[owners[None, :] == tgt[:, None]] = np.inf  # a point is never hidden by its own object
-        hit = t < 0.999
-        seen = ~(hit & ~see_through[None, :]).any(1)
-        clear = seen & ~(hit & see_through[None, :]).any(1)
-        for k, s_, c_ in zip(owner[sel], seen, clear):
-            oid = ids[k]
-            v, it = result[oid]
-            result[oid] = (v or bool(s_), it or bool(c_))
-        return result
+        """object_id -> (visible, interactable) from the agent's (or a given) pose
+        (`visibility.object_visibility`)."""
+        return object_visibility(self, object_ids, agent, max_distance)
 
     # --- placement helpers -------------------------------------------------------------
     def infer_parents(self, obj: SimObject, box: Optional[Box] = None) -> Tuple[str, ...]:

@@ -1,0 +1,106 @@
+"""Which objects the camera sees (THOR's "Collider" scheme, ai2thor_api.md 4.5), and the THOR 2.1.0
+variant ALFRED's trajectories were recorded with.
+
+THOR casts a ray from the camera to each visibility point of an object; the object is visible when
+the first collider the ray hits is the object. Today's rule (rearrangement, data generated here)
+counts a point hidden by any other box its segment crosses. In THOR 2.1.0 mode
+(`World.first_hit_visibility`, set by `thor2_rules.use_thor2_rules`) only boxes entered before
+the segment enters the object's own boxes hide it, and a pickupable's points reach its surface
+(`with_top_point`): 2.1.0's points lie on the mesh.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Dict, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .constants import AGENT_HEIGHT
+from .geometry import ray_box_hits
+from .objects import SimObject
+
+if TYPE_CHECKING:
+    from .world import AgentState, World
+
+#: how far (of the half-extents) a THOR 2.1.0 pickupable's visibility lattice reaches: just
+#: inside the drawn box (today's lattice stops at 75 %)
+SURFACE_POINT_REACH = 0.95
+
+
+def with_top_point(o: SimObject) -> np.ndarray:
+    """`o`'s visibility lattice reaching its surface, plus the middle of its upper face, just
+    inside: a thin thing seen only from above (a bread slice between its neighbours) or at the
+    frame's edge (a spray bottle in pixel columns 0-4) is still seen."""
+    b = o.box
+    k = int(np.argmax(np.abs(b.rot[1])))
+    top = b.center + b.rot[:, k] * np.sign(b.rot[1, k]) * b.half[k] * SURFACE_POINT_REACH
+    return np.vstack([o.vis_lattice(SURFACE_POINT_REACH), top[None]])
+
+
+def own_entry(w: "World", cam: np.ndarray, points: np.ndarray, near: np.ndarray,
+              own: np.ndarray) -> np.ndarray:
+    """Per point, where its segment first enters its own object's drawn boxes (at most 0.999),
+    as a (points, 1) column: THOR's ray stops at the first collider, so only what lies before
+    that can hide the point."""
+    occ = w.occluders()
+    t = ray_box_hits(cam, points, occ.centers[near], occ.halves[near], occ.rots[near])
+    t = np.where(own, t, np.inf).min(1, initial=np.inf)
+    return np.minimum(t, 0.999)[:, None]
+
+
+def object_visibility(w: "World", object_ids: Optional[Sequence[str]] = None,
+                      agent: Optional["AgentState"] = None,
+                      max_distance: Optional[float] = None) -> Dict[str, Tuple[bool, bool]]:
+    """object_id -> (visible, interactable) from the agent's (or a given) pose.
+
+    A point counts when it is within `visibilityDistance` of the agent's vertical axis, inside
+    the viewport, and the segment from the camera reaches it without entering another object's
+    box (in THOR 2.1.0 mode: before entering its own); glass lets sight through but not
+    interaction.
+    """
+    a = agent or w.agent
+    dist = w.visibility_distance if max_distance is None else max_distance
+    cam = w.camera_position(a)
+    wanted = list(w.objects) if object_ids is None else list(object_ids)
+    result: Dict[str, Tuple[bool, bool]] = {oid: (False, False) for oid in wanted}
+    ids, pts, owner, static = w._visibility_points()
+    if len(pts) == 0:
+        return result
+    want_idx = np.zeros(len(ids), dtype=bool)
+    index = {oid: i for i, oid in enumerate(ids)}
+    for oid in wanted:
+        i = index.get(oid)
+        if i is not None and oid != w.held:
+            want_idx[i] = True
+    ok = want_idx[owner]
+    ok &= np.hypot(pts[:, 0] - a.x, pts[:, 2] - a.z) <= dist
+    ok &= pts[:, 1] <= a.y + AGENT_HEIGHT / 2 + dist
+    sel = np.flatnonzero(ok)
+    if len(sel) == 0:
+        return result
+    sel = sel[w.in_viewport(pts[sel], a)]
+    if len(sel) == 0:
+        return result
+    occ = w.occluders()
+    # Only boxes overlapping the bounding box of all the segments can block one (exact cull).
+    seg_lo = np.minimum(cam, pts[sel].min(0))
+    seg_hi = np.maximum(cam, pts[sel].max(0))
+    near = np.flatnonzero(np.all(occ.centers - occ.extents <= seg_hi, axis=1)
+                          & np.all(occ.centers + occ.extents >= seg_lo, axis=1) & occ.occludes)
+    # a static part (a cabinet door in a neighbour's box) is nobody's contents: never hidden inside
+    t = ray_box_hits(cam, pts[sel], occ.centers[near], occ.halves[near], occ.rots[near],
+                     occ.porous[near][None, :] | static[owner[sel]][:, None])
+    occ.clear_over_rim(t, cam, pts[sel], near)
+    owners, see_through = occ.owners[near], occ.see_through[near]
+    occ_index = {oid: i for i, oid in enumerate(occ.ids)}
+    tgt = np.array([occ_index.get(ids[k], -1) for k in owner[sel]])
+    own = owners[None, :] == tgt[:, None]
+    reach = own_entry(w, cam, pts[sel], near, own) if w.first_hit_visibility else 0.999
+    t[own] = np.inf  # a point is never hidden by its own object
+    hit = t < reach
+    seen = ~(hit & ~see_through[None, :]).any(1)
+    clear = seen & ~(hit & see_through[None, :]).any(1)
+    for k, s_, c_ in zip(owner[sel], seen, clear):
+        oid = ids[k]
+        v, it = result[oid]
+        result[oid] = (v or bool(s_), it or bool(c_))
+    return result
