@@ -237,3 +237,9 @@ NON_BLOCKING_TYPES: FrozenSet[str] = frozenset(
 # Types whose box is extended down to the floor for navigation (counters hide cabinets).
 FLOOR_EXTENDED_TYPES: FrozenSet[str] = frozenset()
 
+
+# THOR 2.1.0 mode (shapes.narrow_toilets): a Toilet box half wider than this is an oversized
+# asset box (FloorPlan421-430: 0.56 m; 401-420: 0.27 m) and is drawn at the 401-420 asset's
+# half width and half depth (0.53 x 0.97 m), front kept.
+TOILET_MAX_HALF_WIDTH_THOR2 = 0.4
+TOILET_HALF_SIZE_THOR2 = (0.265, 0.485)

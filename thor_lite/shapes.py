@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Dict, List, Tuple
 import numpy as np
 
 from .constants import (AGENT_RADIUS, COUNTER_OVERHANG, LAYOUT_CELL_SIZE, OPEN_FURNITURE_TYPES, OPEN_MESH_TYPES,
-                        HELD_TOP_ABOVE_HAND, TABLE_TOPS, WINDOW_PANE_MIN_DEPTH)
+                        HELD_TOP_ABOVE_HAND, TABLE_TOPS, TOILET_HALF_SIZE_THOR2, TOILET_MAX_HALF_WIDTH_THOR2,
+                        WINDOW_PANE_MIN_DEPTH)
 from .geometry import Box
 from .objects import SimObject
 
@@ -218,3 +219,20 @@ def drawn_held_box(w: "World", o: SimObject) -> Box:
         return b
     drop = float(b.aabb()[1][1] - b.center[1]) - HELD_TOP_ABOVE_HAND
     return b if drop <= 0 else Box(b.center - np.array([0.0, drop, 0.0]), b.half, b.rot)
+
+
+def narrow_toilets(objs: Dict[str, SimObject]) -> Dict[str, SimObject]:
+    """A Toilet box wider than TOILET_MAX_HALF_WIDTH_THOR2 (FloorPlan421-430's asset box is
+    1.1 x 1.2 m, reaching through the wall and over the toilet-paper hanger and garbage can
+    beside it) is drawn as the 401-420 asset's bowl and tank (TOILET_HALF_SIZE_THOR2), its
+    front kept (the object's +z); so what THOR's scene places beside the toilet shows and takes
+    ALFRED's recorded masks. THOR 2.1.0 mode (`thor2_rules.use_thor2_rules`)."""
+    out = dict(objs)
+    for oid, o in objs.items():
+        lb = o.local_box
+        if o.object_type != "Toilet" or lb.half[0] <= TOILET_MAX_HALF_WIDTH_THOR2 or not np.allclose(lb.rot, np.eye(3)):
+            continue
+        hx, hz = min(lb.half[0], TOILET_HALF_SIZE_THOR2[0]), min(lb.half[2], TOILET_HALF_SIZE_THOR2[1])
+        center = np.array([lb.center[0], lb.center[1], lb.center[2] + lb.half[2] - hz])
+        out[oid] = o.with_changes(local_box=Box(center, np.array([hx, lb.half[1], hz]), lb.rot))
+    return out
