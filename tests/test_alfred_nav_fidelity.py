@@ -113,6 +113,22 @@ def test_chair_the_layout_walks_past_does_not_block(bench, alfred_env):
     assert r["first_failure"] is None or r["first_failure"]["step"] > 21
 
 
+def test_body_steps_ten_cm_into_a_counter_off_the_layout(bench, alfred_env):
+    """FloorPlan30: the recorded path stands at (0.25, -1.0), two cells off ALFRED's layout and
+    10 cm inside today's counter box (deeper than the 7 cm layout-mode overlap); in THOR 2.1.0
+    mode the body may overlap a box by THOR2_BOX_OVERLAP, so the MoveAhead at step 14 succeeds."""
+    from thor_lite.constants import LAYOUT_MODE_BOX_OVERLAP, THOR2_BOX_OVERLAP
+
+    traj = _trial("pick_two_obj_and_place-Egg-None-Microwave-30", "trial_T20190907_163255_256147")
+    alfred_env.init_episode(traj)
+    w = alfred_env.controller._world
+    assert w.box_overlap == THOR2_BOX_OVERLAP and w.position_free(0.25, -1.0)
+    w.box_overlap = LAYOUT_MODE_BOX_OVERLAP
+    assert not w.position_free(0.25, -1.0)  # the counter blocks it with the general overlap
+    r = bench.replay(alfred_env, traj)
+    assert r["first_failure"] is None or r["first_failure"]["step"] > 14
+
+
 def test_thor_lite_trajectories_keep_the_rules_they_were_made_with(alfred_env):
     """Data generated on thor_lite names today's objectIds: no THOR 2.1.0 rule applies (the
     shipped data/alfred_lite regenerates byte for byte, tests/test_alfred_dataset.py)."""
@@ -123,4 +139,5 @@ def test_thor_lite_trajectories_keep_the_rules_they_were_made_with(alfred_env):
     alfred_env.restore_scene(traj["scene"]["object_poses"], [], False)  # no thor2 flag
     w = alfred_env.controller._world
     assert w.room_cells < thor2_room and w.moveable_layout_reach == 0.0
+    assert w.box_overlap < 0.1  # LAYOUT_MODE_BOX_OVERLAP, not THOR2_BOX_OVERLAP
     assert any(o.front != (-1.0, 0.0) for o in w.objects.values() if o.object_type == "Drawer")

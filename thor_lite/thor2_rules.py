@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .constants import AGENT_RADIUS, LAYOUT_CELL_SIZE, MOVEABLE_LAYOUT_REACH
+from .constants import AGENT_RADIUS, LAYOUT_CELL_SIZE, MOVEABLE_LAYOUT_REACH, THOR2_BOX_OVERLAP
 from .shapes import narrow_toilets
 from .fronts import proud_distances
 from .furniture_sides import with_furniture_sides
@@ -21,8 +21,9 @@ if TYPE_CHECKING:
 
 
 def use_thor2_rules(w: "World") -> None:
-    """In layout mode: cells beside furniture join the room (`furniture_sides`) and moveable
-    furniture a layout cell comes within MOVEABLE_LAYOUT_REACH of blocks nothing; openables
+    """In layout mode: cells beside furniture join the room (`furniture_sides`), moveable
+    furniture a layout cell comes within MOVEABLE_LAYOUT_REACH of blocks nothing and the body
+    may overlap a box by THOR2_BOX_OVERLAP off the layout; openables
     take fronts and door hinges from ALFRED's recorded opening poses (`open_poses`); held
     objects are drawn hanging from the hand as THOR 2.1.0 gripped them (`shapes.drawn_held_box`);
     PutObject on a Sink/Bathtub fixture puts into its *Basin child (`basin_child_for_put`); a
@@ -33,6 +34,7 @@ def use_thor2_rules(w: "World") -> None:
     w.first_hit_visibility = True
     if w.layout_clears_moveables:
         w.moveable_layout_reach = MOVEABLE_LAYOUT_REACH
+        w.box_overlap = THOR2_BOX_OVERLAP
         w._cache.clear()
         _add_furniture_sides(w)
     poses = layout_open_poses(w.scene_name)

@@ -158,6 +158,7 @@ class World:
         self.held_hangs = self.thor2_rules = False
         self._layout_xz: Optional[np.ndarray] = None  # layout cell centres, built when first needed
         self.moveable_layout_reach = 0.0  # see use_thor2_rules
+        self.box_overlap = LAYOUT_MODE_BOX_OVERLAP  # in layout mode; see use_thor2_rules
         self.first_hit_visibility = False  # see use_thor2_rules and `visibility`
         self._init_openable_fronts()
         for oid, d in proud_distances(self.objects.values()).items():
@@ -369,7 +370,7 @@ class World:
             return False
         trusted = self.layout is not None and cell in self.layout
         p = np.array([x, z])
-        clear = r - (LAYOUT_MODE_BOX_OVERLAP if self.layout_clears_moveables else 1e-3)
+        clear = r - (self.box_overlap if self.layout_clears_moveables else 1e-3)
         for c, h, rot, in_layout in self.obstacle_footprints():
             if trusted and (in_layout or self.layout_clears_moveables):
                 continue  # furniture where the scene puts it is already carved out of the layout
