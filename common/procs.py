@@ -111,6 +111,9 @@ class SignalGuard:
 
     def _hard_exit(self) -> None:
         time.sleep(self.hard_exit_after)
+        # a pool's worker-handler thread may have started a fresh forkserver and workers
+        # after the first sweep (it saw its workers die); they must not outlive us
+        stop_descendants(grace=0.5)
         _release_multiprocessing_semaphores()
         os._exit(128 + (self.signum or 0))
 
@@ -164,4 +167,5 @@ def stop_children_on_signals(prog: str, grace: float = 3.0, hard_exit_after: flo
             for s, h in old.items():
                 signal.signal(s, h)
     if guard.signum is not None:
+        stop_descendants(grace)  # anything a pool respawned while unwinding
         raise SystemExit(128 + guard.signum)
