@@ -13,7 +13,8 @@ import numpy as np
 from backends import DEFAULT_BACKEND, make_controller, thor2_pose_kwargs
 
 from .constants import AGENT_HORIZON_ADJ, AGENT_STEP_SIZE, FIELD_OF_VIEW, SCREEN_SIZE, VISIBILITY_DISTANCE
-from .furniture_poses import furniture_poses, recorded_ids
+from .furniture_poses import furniture_poses
+from .thor_version import recorded_in_thor2
 
 INTERACTABLE_KEYS = ("pickupable", "receptacle", "openable", "toggleable", "sliceable")
 
@@ -89,8 +90,7 @@ class AlfredEnv:
         # generated on this simulator: its ids are today's)
         objects = self.last_event.metadata["objects"]
         furniture = furniture_poses(traj, objects)
-        today = {o["objectId"] for o in objects}
-        thor2 = any(i not in today for i in recorded_ids(traj))  # ids of an older scene build
+        thor2 = recorded_in_thor2(traj, objects)  # ids or asset names of an older scene build
         self.restore_scene(scene["object_poses"], scene.get("object_toggles") or [],
                            bool(scene.get("dirty_and_empty")), furniture, thor2)
         init = dict(scene["init_action"])

@@ -29,3 +29,17 @@ def test_the_401_420_toilet_keeps_its_box(alfred_env):
     lb = toilet.local_box
     assert np.isclose(2 * (np.abs(lb.rot) @ lb.half)[0], 0.53, atol=0.02)  # across the object's x
     assert narrow_toilets(objs)[toilet.object_id] is toilet
+
+
+def test_a_turned_toilet_is_narrowed_too(alfred_env):
+    """FloorPlan422's Toilet stands at yaw 180, its box turned in the object's frame; it was left
+    at 1.1 x 1.2 m and covered the plunger beside it (the recorded pickup mask, step 6, found the
+    Toilet once the trajectory got the THOR 2.1.0 rules)."""
+    traj = _replay_to(alfred_env, "pick_and_place_simple-Plunger-None-Cabinet-422", 6)
+    objs = alfred_env.controller._world.objects
+    toilet = next(o for o in objs.values() if o.object_type == "Toilet")
+    assert abs(toilet.rotation[1] - 180) < 1
+    lo, hi = toilet.aabb
+    assert hi[0] - lo[0] < 0.6 and hi[2] - lo[2] < 1.0
+    ok, _ev, target, err, _ = alfred_env.va_interact("PickupObject", _recorded_mask(traj, 6))
+    assert ok and target.startswith("Plunger|"), err

@@ -230,9 +230,16 @@ def narrow_toilets(objs: Dict[str, SimObject]) -> Dict[str, SimObject]:
     out = dict(objs)
     for oid, o in objs.items():
         lb = o.local_box
-        if o.object_type != "Toilet" or lb.half[0] <= TOILET_MAX_HALF_WIDTH_THOR2 or not np.allclose(lb.rot, np.eye(3)):
+        turn = np.abs(lb.rot)
+        # the box may be turned by a multiple of 90 degrees about y in the object's frame (a
+        # toilet stood at yaw 90/180/270 keeps a world-aligned box): its extents along the
+        # object's own axes are then the permuted half sizes
+        if o.object_type != "Toilet" or not np.allclose(turn, np.round(turn), atol=1e-3) or abs(lb.rot[1, 1]) < 0.5:
             continue
-        hx, hz = min(lb.half[0], TOILET_HALF_SIZE_THOR2[0]), min(lb.half[2], TOILET_HALF_SIZE_THOR2[1])
-        center = np.array([lb.center[0], lb.center[1], lb.center[2] + lb.half[2] - hz])
-        out[oid] = o.with_changes(local_box=Box(center, np.array([hx, lb.half[1], hz]), lb.rot))
+        half = np.round(turn) @ lb.half
+        if half[0] <= TOILET_MAX_HALF_WIDTH_THOR2:
+            continue
+        hx, hz = min(half[0], TOILET_HALF_SIZE_THOR2[0]), min(half[2], TOILET_HALF_SIZE_THOR2[1])
+        center = np.array([lb.center[0], lb.center[1], lb.center[2] + half[2] - hz])
+        out[oid] = o.with_changes(local_box=Box(center, np.array([hx, half[1], hz]), np.eye(3)))
     return out
