@@ -192,6 +192,15 @@ _REPLAY_CASES = {
     # visibility lattice, at 75 % of the box, lay just outside the frame; in THOR 2.1.0 mode a
     # pickupable's points reach its surface as 2.1.0's mesh points do
     "pick_two_obj_and_place-SprayBottle-None-CounterTop-410": "visibility points on the surface",
+    # every step succeeded but the PutObject mask of FloorPlan3's side table (its top at counter
+    # height, inside the L-shaped counter's box) found the CounterTop slab drawn over it; in
+    # THOR 2.1.0 mode a counter slab is open over a table standing inside its box
+    "pick_and_place_simple-Knife-None-SideTable-3": "counter slab open over a table inside its box",
+    "pick_heat_then_place_in_recep-Mug-None-SideTable-3": "counter slab open over a table inside its box (2)",
+    # every step succeeded but the PutObject mask of a cabinet found the floor: every recorded id
+    # is today's, so the THOR 2.1.0 rules (the held plunger hanging from the hand) were off;
+    # ALFRED's posed asset names tell a THOR 2.1.0 trajectory (alfred_task/thor_version.py)
+    "pick_and_place_simple-Plunger-None-Cabinet-402": "THOR 2.1.0 recognised by its posed asset names",
 }
 
 

@@ -57,6 +57,9 @@ THOR2_BOX_OVERLAP = 0.11
 MOVEABLE_LAYOUT_REACH = 0.13
 # How far a counter slab reaches past the front of the cabinets and drawers under it.
 COUNTER_OVERHANG = 0.03
+# THOR 2.1.0 mode: a table inside a counter's box whose top is less than this below the slab
+# stands at counter height on its own; the slab is open over it (shapes.open_counters_over_tables)
+COUNTER_TABLE_REACH = 0.3
 VISIBILITY_DISTANCE = 1.5
 
 DEFAULT_INIT = {

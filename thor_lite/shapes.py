@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Dict, List, Tuple
 
 import numpy as np
 
-from .constants import (AGENT_RADIUS, COUNTER_OVERHANG, LAYOUT_CELL_SIZE, OPEN_FURNITURE_TYPES, OPEN_MESH_TYPES,
+from .constants import (AGENT_RADIUS, COUNTER_OVERHANG, COUNTER_TABLE_REACH, LAYOUT_CELL_SIZE, OPEN_FURNITURE_TYPES, OPEN_MESH_TYPES,
                         HELD_TOP_ABOVE_HAND, TABLE_TOPS, TOILET_HALF_SIZE_THOR2, TOILET_MAX_HALF_WIDTH_THOR2,
                         WINDOW_PANE_MIN_DEPTH)
 from .geometry import Box
@@ -242,4 +242,25 @@ def narrow_toilets(objs: Dict[str, SimObject]) -> Dict[str, SimObject]:
         hx, hz = min(half[0], TOILET_HALF_SIZE_THOR2[0]), min(half[2], TOILET_HALF_SIZE_THOR2[1])
         center = np.array([lb.center[0], lb.center[1], lb.center[2] + half[2] - hz])
         out[oid] = o.with_changes(local_box=Box(center, np.array([hx, half[1], hz]), np.eye(3)))
+    return out
+
+
+def open_counters_over_tables(objs: Dict[str, SimObject]) -> Dict[str, SimObject]:
+    """A table (TABLE_TOPS) standing wholly inside a counter's box with its top less than
+    COUNTER_TABLE_REACH below the slab is a piece of its own at counter height (FloorPlan3's
+    side table inside the L-shaped counter's AABB): the slab is open over its footprint, so the
+    table's top takes ALFRED's recorded PutObject masks, not the counter over it. THOR 2.1.0
+    mode (`thor2_rules.use_thor2_rules`)."""
+    out = dict(objs)
+    tables = [t for t in objs.values() if t.object_type in TABLE_TOPS and not t.pickupable]
+    for oid, o in objs.items():
+        if o.object_type != "CounterTop" or o.box.upright() is None:
+            continue
+        lo, hi = o.aabb
+        holes = [(float(tlo[0]), float(thi[0]), float(tlo[2]), float(thi[2]))
+                 for tlo, thi in (t.aabb for t in tables)
+                 if lo[0] <= tlo[0] and thi[0] <= hi[0] and lo[2] <= tlo[2] and thi[2] <= hi[2]
+                 and lo[1] - COUNTER_TABLE_REACH < thi[1] <= hi[1]]
+        if holes:
+            out[oid] = o.with_changes(holes=tuple(o.holes) + tuple(holes))
     return out
