@@ -15,6 +15,7 @@ from .fronts import proud_distances
 from .furniture_sides import with_furniture_sides
 from .open_poses import hinge_sides, pose_fronts
 from .scene_data import layout_open_poses
+from .thor2_renames import positional_renames, renamed
 
 if TYPE_CHECKING:
     from .world import World
@@ -29,7 +30,8 @@ def use_thor2_rules(w: "World") -> None:
     PutObject on a Sink/Bathtub fixture puts into its *Basin child (`basin_child_for_put`); a
     visibility ray stops at the first box it enters (`World.visibility`), as THOR's raycast;
     an oversized Toilet box is drawn at the bowl-and-tank size (`shapes.narrow_toilets`); a
-    counter slab is open over a table standing inside its box (`open_counters_over_tables`)."""
+    counter slab is open over a table standing inside its box (`open_counters_over_tables`); a
+    table that a 2.1.0 receptacle id names under another type takes it (`thor2_renames`)."""
     w.held_hangs = True
     w.thor2_rules = True
     w.first_hit_visibility = True
@@ -39,6 +41,7 @@ def use_thor2_rules(w: "World") -> None:
         w._cache.clear()
         _add_furniture_sides(w)
     poses = layout_open_poses(w.scene_name)
+    _rename_tables(w, poses)
     objs = dict(w.objects)
     for oid, front in pose_fronts(objs.values(), poses).items():
         objs[oid] = objs[oid].with_changes(front=front, proud=0.0)
@@ -60,3 +63,13 @@ def _add_furniture_sides(w: "World") -> None:
     w.room_cells = with_furniture_sides(w.room_cells, feet, LAYOUT_CELL_SIZE, AGENT_RADIUS,
                                         max(w.layout_dilation, 0), w.room_lo[[0, 2]], w.room_hi[[0, 2]])
     w._cache.clear()
+
+
+def _rename_tables(w: "World", thor2_ids) -> None:
+    """Tables that 2.1.0's receptacle ids name under another type take it (`thor2_renames`)."""
+    renames = positional_renames(w.objects.values(), thor2_ids)
+    if not renames:
+        return
+    w.objects = renamed(w.objects, renames)
+    new = {oid: renames[oid] + oid[len(oid.split("|")[0]):] for oid in renames}
+    w._scene_poses = {new.get(k, k): v for k, v in w._scene_poses.items()}
