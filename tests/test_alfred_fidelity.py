@@ -92,7 +92,8 @@ _REPLAY_CASES = {
     "pick_clean_then_place_in_recep-DishSponge-None-CounterTop-403": "sink leaves its floor to the basin",
     # PickupObject of a SoapBar resolved to the SinkBasin: the forced PutObject had laid it
     # nearest the agent, under the basin's front rim; THOR 2.1.0 lands it where the camera sees it
-    "pick_clean_then_place_in_recep-SoapBar-None-CounterTop-416": "forced put lands where the camera sees",
+    # (FloorPlan416's soap bar, the first case here, is lost to the low sink-basin walls of
+    # session 10: THOR's lay further in than the nearest spot those walls no longer hide)
     "pick_clean_then_place_in_recep-SoapBar-None-GarbageCan-420": "forced put lands where the camera sees (2)",
     # PickupObject of the cleaned Knife resolved to the SinkBasin: the forced PutObject laid it
     # across the view at the nearest spot; THOR 2.1.0 kept the held yaw (along the view) wherever
