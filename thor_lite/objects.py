@@ -67,7 +67,8 @@ class SimObject:
     proud: float = 0.0
     # THOR 2.1.0 mode: drawn as its mesh stands (an open Box with its flaps up, an open Laptop
     # as keyboard and screen, a DeskLamp with a higher shade and narrower base), not as a
-    # solid box or a shell with a side door (shapes.open_mesh_shapes)
+    # solid box or a shell with a side door (shapes.open_mesh_shapes); a SinkBasin as a bowl
+    # with low side walls (shapes.bowl_basins)
     thor2_mesh: bool = False
     # THOR 2.1.0 mode: a window drawn as thin panes on these faces of its box ("+x", "-z", ...)
     # instead of the box: a corner window's box spans the room corner (shapes.window_panes)
