@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from .constants import (CHAIR_SEAT_BAND, COFFEE_BAY_BACK, COFFEE_BAY_TOP, COFFEE_MUG_BASE, DRAWER_SLIDE, IN_RECEPTACLES,
+from .constants import (BASIN_WALL_HEIGHT_THOR2, CHAIR_SEAT_BAND, COFFEE_BAY_BACK, COFFEE_BAY_TOP, COFFEE_MUG_BASE, DRAWER_SLIDE, IN_RECEPTACLES,
                         LAMP_BASE_TOP, LAMP_BASE_WIDTH, LAMP_BASE_WIDTH_THOR2, LAMP_SHADE_BOTTOM,
                         LAMP_SHADE_BOTTOM_THOR2, LAPTOP_BASE_TOP, LAPTOP_SCREEN_DEPTH,
                         OPEN_TOP_RECEPTACLES, TABLE_LIKE,
@@ -67,7 +67,8 @@ class SimObject:
     proud: float = 0.0
     # THOR 2.1.0 mode: drawn as its mesh stands (an open Box with its flaps up, an open Laptop
     # as keyboard and screen, a DeskLamp with a higher shade and narrower base), not as a
-    # solid box or a shell with a side door (shapes.open_mesh_shapes)
+    # solid box or a shell with a side door (shapes.open_mesh_shapes); a SinkBasin as a bowl
+    # with low side walls (shapes.bowl_basins)
     thor2_mesh: bool = False
     # THOR 2.1.0 mode: a window drawn as thin panes on these faces of its box ("+x", "-z", ...)
     # instead of the box: a corner window's box spans the room corner (shapes.window_panes)
@@ -167,7 +168,8 @@ class SimObject:
             # a sink whose *Basin child is the receptacle leaves the floor to the basin: two
             # coincident bottoms would fight over the basin's pixels
             basin_child = t in ("Sink", "Bathtub") and not self.flags.get("receptacle")
-            return _hollow_parts(b, open_faces=("top", "bottom") if basin_child else ("top",))
+            parts = _hollow_parts(b, open_faces=("top", "bottom") if basin_child else ("top",))
+            return _low_walls(parts, b, BASIN_WALL_HEIGHT_THOR2) if self.thor2_mesh else parts
         up = b.upright()
         if t == "DeskLamp" and up is not None:
             return _lamp_parts(up, self.thor2_mesh)
@@ -475,6 +477,19 @@ def _front_face_name(fx: float, fz: float) -> str:
 
 
 _FACES = ("bottom", "top", "+x", "-x", "+z", "-z")
+
+
+def _low_walls(parts: Tuple[Box, ...], b: Box, fraction: float) -> Tuple[Box, ...]:
+    """`_hollow_parts` of `b` with the side walls cut to `fraction` of their height from the
+    bottom (a bowl's sloped sides hide less of its floor than walls up to the rim)."""
+    out = []
+    for q in parts:
+        if abs(float((q.center - b.center) @ b.rot[:, 1])) < 1e-6:  # a side wall (full height)
+            half = q.half.copy()
+            half[1] = q.half[1] * fraction
+            q = Box(q.center - b.rot[:, 1] * (q.half[1] - half[1]), half, q.rot)
+        out.append(q)
+    return tuple(out)
 
 
 def _hollow_parts(b: Box, open_faces: Tuple[str, ...]) -> Tuple[Box, ...]:

@@ -121,6 +121,7 @@ def find_placement(w: World, obj: SimObject, rec: SimObject, *, agent_xz: Option
                    max_unseen: int = 60,
                    spawn: bool = False,
                    upright_first: bool = False,
+                   held_yaw_first: bool = False,
                    thor_grid_fallback: bool = False,
                    shelves: Optional[Tuple[Sequence[float], np.ndarray, Callable[[np.ndarray], bool]]] = None,
                    ) -> Optional[Tuple[Tuple[float, float, float], Tuple[float, float, float]]]:
@@ -131,7 +132,9 @@ def find_placement(w: World, obj: SimObject, rec: SimObject, *, agent_xz: Option
     upright before any spot is tried on its side. THOR tries the tilts per spot too, but its
     real meshes let an upright pose fit at the nearest spot; our boxes (a basin's rim walls)
     reject it there, and a knife or sponge stood on end won the next spot (PutObject into a
-    basin in THOR 2.1.0 mode). `thor_grid_fallback`: where no spot of our grid holds the
+    basin in THOR 2.1.0 mode). `held_yaw_first` (with `upright_first`): each upright yaw in
+    turn at every spot before the next yaw, so the first yaw (the agent's, as held) wins
+    wherever it fits (`_passes`). `thor_grid_fallback`: where no spot of our grid holds the
     object, THOR's own spawn grid is tried (`_spots`; PutObject in THOR 2.1.0 mode).
     `shelves` = (levels, eye, sees): spots on every level, those `sees` keeps first, each group
     nearest to `eye` in 3D (`_shelf_spots`; replaces `seen` and the agent order).
@@ -151,8 +154,7 @@ def find_placement(w: World, obj: SimObject, rec: SimObject, *, agent_xz: Option
     rotations = _candidate_rotations(obj, yaws, tilt)
     # The receptacle itself is NOT ignored: resting on it must not intersect its walls.
     ignore_set = set(ignore) | {obj.object_id} | set(w.descendants(obj.object_id))
-    n_up = len(_candidate_rotations(obj, yaws, False))
-    passes = [rotations[:n_up], rotations[n_up:]] if upright_first else [rotations]
+    passes = _passes(rotations, len(_candidate_rotations(obj, yaws, False)), upright_first, held_yaw_first)
     for thor_grid in ((False, True) if thor_grid_fallback else (False,)):
         grid = _spots(centre, rx, rz, hx, hz, thor_grid)
         if shelves is not None:
@@ -165,6 +167,19 @@ def find_placement(w: World, obj: SimObject, rec: SimObject, *, agent_xz: Option
             if pose is not None:
                 return pose
     return None
+
+
+def _passes(rotations: List[Tuple[float, float, float]], n_up: int, upright_first: bool,
+            held_yaw_first: bool) -> List[List[Tuple[float, float, float]]]:
+    """The orientation groups find_placement scans the spots with, one group after another.
+    THOR 2.1.0 left a knife or ladle put into a basin along the agent's view wherever that
+    fitted (all 5 knife and 3 ladle pickup masks after a basin put in the 316 ALFRED
+    trajectories ran along the view); the nearest spot taking it across the view won here."""
+    if upright_first and held_yaw_first:
+        return [[r] for r in rotations[:n_up]] + [rotations[n_up:]]
+    if upright_first:
+        return [rotations[:n_up], rotations[n_up:]]
+    return [rotations]
 
 
 def _spots(centre: np.ndarray, rx: np.ndarray, rz: np.ndarray, hx: float, hz: float,

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Dict, List, Tuple
 
 import numpy as np
 
-from .constants import (AGENT_RADIUS, COUNTER_OVERHANG, COUNTER_TABLE_REACH, LAYOUT_CELL_SIZE, OPEN_FURNITURE_TYPES, OPEN_MESH_TYPES,
+from .constants import (AGENT_RADIUS, BOWL_BASIN_TYPES, COUNTER_OVERHANG, COUNTER_TABLE_REACH, LAYOUT_CELL_SIZE,
+                        OPEN_FURNITURE_TYPES, OPEN_MESH_TYPES,
                         HELD_TOP_ABOVE_HAND, TABLE_TOPS, TOILET_HALF_SIZE_THOR2, TOILET_MAX_HALF_WIDTH_THOR2,
                         WINDOW_PANE_MIN_DEPTH)
 from .geometry import Box
@@ -264,3 +265,11 @@ def open_counters_over_tables(objs: Dict[str, SimObject]) -> Dict[str, SimObject
         if holes:
             out[oid] = o.with_changes(holes=tuple(o.holes) + tuple(holes))
     return out
+
+
+def bowl_basins(objs: Dict[str, SimObject]) -> Dict[str, SimObject]:
+    """SinkBasins (BOWL_BASIN_TYPES) drawn with low side walls (BASIN_WALL_HEIGHT_THOR2, via
+    `SimObject.thor2_mesh`): THOR's bowl hides less of its floor near the rim. THOR 2.1.0 mode
+    (`thor2_rules.use_thor2_rules`)."""
+    return {oid: o.with_changes(thor2_mesh=True) if o.object_type in BOWL_BASIN_TYPES else o
+            for oid, o in objs.items()}

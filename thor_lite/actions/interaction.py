@@ -151,6 +151,7 @@ def put(w: World, objectId=None, x=None, y=None, forceAction=False, placeStation
         max_dist=None if anywhere else w.visibility_distance + 0.5, rng=None,
         yaws=[(a.yaw + k * 90.0) % 360 for k in range(4)], tilt=True, seen=seen,
         upright_first=thor2 and rec.object_type in BASIN_FIXTURES, thor_grid_fallback=thor2,
+        held_yaw_first=w.thor2_rules,
         shelves=shelves)
     if pose is None:
         raise ActionFailed("No valid positions to place object found")
