@@ -150,6 +150,11 @@ CASES = [
     ("benchmarks/alfred_fidelity.py", "--data {dir}/trunc --out {tmp}/o/f.md", "no traj_data.json"),
     ("benchmarks/alfred_fidelity.py", "--out {dir}", "is a folder"),
     ("benchmarks/alfred_fidelity.py", "--data {dir}/badtraj --out {tmp}/o/f.md", "not a readable traj_data.json"),
+    ("benchmarks/alfred_fridge_placements.py", "--data {tmp}/nothing --out {tmp}/o/f.md", "no such folder"),
+    ("benchmarks/alfred_fridge_placements.py", "--data {dir}/trunc --out {tmp}/o/f.md", "puts anything into"),
+    ("benchmarks/alfred_fridge_placements.py", "--out {dir}", "is a folder"),
+    ("benchmarks/alfred_fridge_placements.py", "--data {dir}/badtraj --out {tmp}/o/f.md",
+     "not a readable traj_data.json"),
 ]
 
 
@@ -187,6 +192,7 @@ SUBPROCESS = {  # one real run per CLI: exit status 2 and stderr exactly as a us
     "benchmarks/rearrange_expert.py": "--processes 0 --out {tmp}/o/r.md",
     "rearrange.download": "data --out {file}",
     "benchmarks/alfred_fidelity.py": "--limit 0 --out {tmp}/o/f.md",
+    "benchmarks/alfred_fridge_placements.py": "--data {tmp}/nothing --out {tmp}/o/f.md",
 }
 
 
