@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Dict, List, Tuple
 import numpy as np
 
 from .constants import (AGENT_RADIUS, COUNTER_OVERHANG, LAYOUT_CELL_SIZE, OPEN_FURNITURE_TYPES, OPEN_MESH_TYPES,
-                        HELD_TOP_ABOVE_HAND, TABLE_TOPS, TOILET_HALF_SIZE_THOR2, TOILET_MAX_HALF_WIDTH_THOR2,
+                        ROUND_TYPES_THOR2, HELD_TOP_ABOVE_HAND, TABLE_TOPS, TOILET_HALF_SIZE_THOR2, TOILET_MAX_HALF_WIDTH_THOR2,
                         WINDOW_PANE_MIN_DEPTH)
 from .geometry import Box
 from .objects import SimObject
@@ -236,3 +236,12 @@ def narrow_toilets(objs: Dict[str, SimObject]) -> Dict[str, SimObject]:
         center = np.array([lb.center[0], lb.center[1], lb.center[2] + lb.half[2] - hz])
         out[oid] = o.with_changes(local_box=Box(center, np.array([hx, lb.half[1], hz]), lb.rot))
     return out
+
+
+def round_produce(objs: Dict[str, SimObject]) -> Dict[str, SimObject]:
+    """Apples, eggs, lettuces, potatoes and tomatoes drawn round (`objects._round_parts`), not
+    as their solid boxes, whose corners took a sink's PutObject mask around a lettuce in its
+    basin (FloorPlan21) and a first lettuce's in a pick-two task (FloorPlan26). THOR 2.1.0 mode
+    (`thor2_rules.use_thor2_rules`); copies posed later inherit the flag."""
+    return {oid: o.with_changes(thor2_mesh=True) if o.object_type in ROUND_TYPES_THOR2 and not o.thor2_mesh else o
+            for oid, o in objs.items()}

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .constants import AGENT_RADIUS, LAYOUT_CELL_SIZE, MOVEABLE_LAYOUT_REACH, THOR2_BOX_OVERLAP
-from .shapes import narrow_toilets
+from .shapes import narrow_toilets, round_produce
 from .fronts import proud_distances
 from .furniture_sides import with_furniture_sides
 from .open_poses import hinge_sides, pose_fronts
@@ -28,7 +28,8 @@ def use_thor2_rules(w: "World") -> None:
     objects are drawn hanging from the hand as THOR 2.1.0 gripped them (`shapes.drawn_held_box`);
     PutObject on a Sink/Bathtub fixture puts into its *Basin child (`basin_child_for_put`); a
     visibility ray stops at the first box it enters (`World.visibility`), as THOR's raycast;
-    an oversized Toilet box is drawn at the bowl-and-tank size (`shapes.narrow_toilets`)."""
+    an oversized Toilet box is drawn at the bowl-and-tank size (`shapes.narrow_toilets`);
+    round produce is drawn round (`shapes.round_produce`)."""
     w.held_hangs = True
     w.thor2_rules = True
     w.first_hit_visibility = True
@@ -45,7 +46,7 @@ def use_thor2_rules(w: "World") -> None:
         objs[oid] = objs[oid].with_changes(hinge_high=high)
     for oid, d in proud_distances(objs.values()).items():
         objs[oid] = objs[oid].with_changes(proud=d)
-    w.objects = narrow_toilets(objs)
+    w.objects = round_produce(narrow_toilets(objs))
     w.version += 1
     w._cache.clear()
 
