@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from test_thor_lite_thor2_types import _replay_to
+from test_thor_lite_thor2_types import _recorded_mask, _replay_to
 from thor_lite.constants import ROUND_CORE
 from thor_lite.geometry import Box, euler_to_matrix
 from thor_lite.objects import _round_parts
@@ -72,3 +72,24 @@ def test_real_knife_lifted_onto_a_table_comes_back_down(alfred_env):
     top = table.aabb[1][1] - table.surface_offset
     assert abs(knife.position[1] - 0.7898) < 0.005  # ALFRED's pose, not today's top
     assert 0.0 <= knife.aabb[0][1] - top < 0.03 and top < 0.77
+
+
+def test_real_phone_on_a_shelf_rests_at_its_pose_and_is_picked(alfred_env):
+    """FloorPlan302: the phone posed on a shelf 1.2 cm below today's board top was lifted onto
+    it, and only that lifted bottom showed the shelf's surface, so the shelf kept its board;
+    its 2-row pickup mask (step 17) lay 2 px below the phone and found the Shelf. The posed
+    bottoms (before settling) set the surface; the phone lies at its pose on the lowered board."""
+    traj = _replay_to(alfred_env, "pick_two_obj_and_place-CellPhone-None-Safe-302", 17)
+    phone = next(o for o in alfred_env.controller._world.objects.values()
+                 if o.object_type == "CellPhone" and np.hypot(o.position[0] + 1.231, o.position[2] + 1.607) < 0.01)
+    assert abs(phone.aabb[0][1] - 1.4611) < 0.002
+    ok, _ev, target, err, _ = alfred_env.va_interact("PickupObject", _recorded_mask(traj, 17))
+    assert ok and target == phone.object_id, (target, err)
+
+
+def test_real_pen_on_a_side_table_is_picked(alfred_env):
+    """FloorPlan309: the same lift left a pen 3 px above its 3-row pickup mask (step 18), which
+    found the SideTable."""
+    traj = _replay_to(alfred_env, "pick_and_place_with_movable_recep-Pen-Mug-Desk-309", 18)
+    ok, _ev, target, err, _ = alfred_env.va_interact("PickupObject", _recorded_mask(traj, 18))
+    assert ok and target.startswith("Pen|"), (target, err)

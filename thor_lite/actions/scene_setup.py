@@ -168,11 +168,13 @@ def set_object_poses(w: World, objectPoses, placeStationary=True, skipMoveable=F
     # Parents from the new poses, not the scene's previous ones: settling leaves things inside
     # drawers alone, so a stale drawer parent would skip the settle in one episode and not another.
     _refresh_parents(w, [oid for oid, _ in placed_ids])
+    posed_bottoms = {oid: float(w.objects[oid].aabb[0][1]) for oid, _ in placed_ids} if thor2Poses else None
     for oid, _ in sorted(placed_ids, key=lambda e: e[1][1]):  # lowest first: supports settle first
         physics.settle(w, oid)
     _refresh_parents(w, [oid for oid, _ in placed_ids])
     if w.layout_clears_moveables:  # poses from THOR 2.1.0 (ALFRED), not today's scene files
-        lowered = expose_resting_surfaces(w, [oid for oid, _ in placed_ids], floor_shows_none=thor2Poses)
+        lowered = expose_resting_surfaces(w, [oid for oid, _ in placed_ids], floor_shows_none=thor2Poses,
+                                          bottoms=posed_bottoms)
         if thor2Poses:
             _refresh_parents(w, redrop_on_lowered(w, placed_ids, lowered))
     physics.apply_state_rules(w)
