@@ -258,3 +258,11 @@ TOILET_MAX_HALF_WIDTH_THOR2 = 0.4
 BASIN_WALL_HEIGHT_THOR2 = 0.7
 BOWL_BASIN_TYPES: FrozenSet[str] = frozenset({"SinkBasin"})
 TOILET_HALF_SIZE_THOR2 = (0.265, 0.485)
+
+# THOR 2.1.0 mode (shapes.round_produce): round produce is drawn as three boxes crossing at its
+# centre, each full length along one axis and ROUND_CORE of the box's other half-extents (a
+# sphere inscribed in the box, its corners cut): on the 38 first-touch pick/slice masks of
+# these types in the 316-trajectory sample the mean IoU with our drawn object is 0.45 as
+# solid boxes, 0.67 at 0.47, 0.62 at 0.55, 0.59 at 0.6 (equal area with a sphere: 0.54).
+ROUND_TYPES_THOR2: FrozenSet[str] = frozenset({"Apple", "Egg", "Lettuce", "Potato", "Tomato"})
+ROUND_CORE = 0.6

@@ -15,7 +15,7 @@ import numpy as np
 from .constants import (BASIN_WALL_HEIGHT_THOR2, CHAIR_SEAT_BAND, COFFEE_BAY_BACK, COFFEE_BAY_TOP, COFFEE_MUG_BASE, DRAWER_SLIDE, IN_RECEPTACLES,
                         LAMP_BASE_TOP, LAMP_BASE_WIDTH, LAMP_BASE_WIDTH_THOR2, LAMP_SHADE_BOTTOM,
                         LAMP_SHADE_BOTTOM_THOR2, LAPTOP_BASE_TOP, LAPTOP_SCREEN_DEPTH,
-                        OPEN_TOP_RECEPTACLES, TABLE_LIKE,
+                        OPEN_TOP_RECEPTACLES, ROUND_CORE, ROUND_TYPES_THOR2, TABLE_LIKE,
                         TV_PANEL_BOTTOM, TV_PANEL_DEPTH, TV_STAND_WIDTH)
 from .geometry import AABB_CORNER_SIGNS, Box, euler_to_matrix
 from .scene_data import ObjectRecord
@@ -187,6 +187,8 @@ class SimObject:
             return (_board(up, self.surface_offset),)
         if self.surface_offset is not None and up is not None:
             return (_truncated(up, self.surface_offset),)  # sofa/bed: keep the seat, drop the back
+        if self.thor2_mesh and t in ROUND_TYPES_THOR2:
+            return _round_parts(b)
         return (b,)
 
     def drawer_shift(self) -> np.ndarray:
@@ -279,6 +281,18 @@ class SimObject:
         corners = tuple(map(tuple, aabb_corner_points(lo, hi)))
         return (tuple(self.position), tuple(self.rotation), tuple(lo.tolist()), tuple(hi.tolist()),
                 oobb, corners)
+
+
+def _round_parts(b: Box) -> Tuple[Box, ...]:
+    """Round produce as three boxes crossing at its centre, each its full extent along one axis
+    and ROUND_CORE of the others: a sphere in its box with the corners cut, whose outline runs
+    inside the box's as THOR's apple, egg, lettuce, potato and tomato meshes do."""
+    parts = []
+    for axis in range(3):
+        half = b.half * ROUND_CORE
+        half[axis] = b.half[axis]
+        parts.append(Box(b.center, half, b.rot))
+    return tuple(parts)
 
 
 def _lamp_parts(b: Box, thor2: bool = False) -> Tuple[Box, ...]:

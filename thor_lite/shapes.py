@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Dict, List, Tuple
 import numpy as np
 
 from .constants import (AGENT_RADIUS, BOWL_BASIN_TYPES, COUNTER_OVERHANG, COUNTER_TABLE_REACH, LAYOUT_CELL_SIZE,
-                        OPEN_FURNITURE_TYPES, OPEN_MESH_TYPES,
+                        OPEN_FURNITURE_TYPES, OPEN_MESH_TYPES, ROUND_TYPES_THOR2,
                         HELD_TOP_ABOVE_HAND, TABLE_TOPS, TOILET_HALF_SIZE_THOR2, TOILET_MAX_HALF_WIDTH_THOR2,
                         WINDOW_PANE_MIN_DEPTH)
 from .geometry import Box
@@ -272,4 +272,13 @@ def bowl_basins(objs: Dict[str, SimObject]) -> Dict[str, SimObject]:
     `SimObject.thor2_mesh`): THOR's bowl hides less of its floor near the rim. THOR 2.1.0 mode
     (`thor2_rules.use_thor2_rules`)."""
     return {oid: o.with_changes(thor2_mesh=True) if o.object_type in BOWL_BASIN_TYPES else o
+             for oid, o in objs.items()}
+
+
+def round_produce(objs: Dict[str, SimObject]) -> Dict[str, SimObject]:
+    """Apples, eggs, lettuces, potatoes and tomatoes drawn round (`objects._round_parts`), not
+    as their solid boxes, whose corners took a sink's PutObject mask around a lettuce in its
+    basin (FloorPlan21) and a first lettuce's in a pick-two task (FloorPlan26). THOR 2.1.0 mode
+    (`thor2_rules.use_thor2_rules`); copies posed later inherit the flag."""
+    return {oid: o.with_changes(thor2_mesh=True) if o.object_type in ROUND_TYPES_THOR2 and not o.thor2_mesh else o
             for oid, o in objs.items()}

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .constants import AGENT_RADIUS, LAYOUT_CELL_SIZE, MOVEABLE_LAYOUT_REACH, THOR2_BOX_OVERLAP
-from .shapes import bowl_basins, narrow_toilets, open_counters_over_tables
+from .shapes import bowl_basins, narrow_toilets, open_counters_over_tables, round_produce
 from .fronts import proud_distances
 from .furniture_sides import with_furniture_sides
 from .open_poses import hinge_sides, pose_fronts
@@ -32,7 +32,8 @@ def use_thor2_rules(w: "World") -> None:
     an oversized Toilet box is drawn at the bowl-and-tank size (`shapes.narrow_toilets`); a
     counter slab is open over a table standing inside its box (`open_counters_over_tables`); a
     table that a 2.1.0 receptacle id names under another type takes it (`thor2_renames`); sink
-    basins have low side walls (`shapes.bowl_basins`)."""
+    basins have low side walls (`shapes.bowl_basins`); round produce is drawn round
+    (`shapes.round_produce`)."""
     w.held_hangs = True
     w.thor2_rules = True
     w.first_hit_visibility = True
@@ -50,7 +51,7 @@ def use_thor2_rules(w: "World") -> None:
         objs[oid] = objs[oid].with_changes(hinge_high=high)
     for oid, d in proud_distances(objs.values()).items():
         objs[oid] = objs[oid].with_changes(proud=d)
-    w.objects = bowl_basins(open_counters_over_tables(narrow_toilets(objs)))
+    w.objects = round_produce(bowl_basins(open_counters_over_tables(narrow_toilets(objs))))
     w.version += 1
     w._cache.clear()
 

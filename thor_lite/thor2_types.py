@@ -60,7 +60,8 @@ ROLLED_FLAT_TYPES: FrozenSet[str] = frozenset({"Knife", "ButterKnife"})
 #: their pickups (the mask's long axis against ours): 3 of 3 fork, 2 of 2 elongated ladle, 1
 #: spatula and all 14 pen masks of posed objects ran along the turned object, across ours
 #: (FloorPlan8's ladle: the mask found the counter beside it). Turning pens gains two
-#: trajectories and loses FloorPlan309's, whose 3-row mask then lies 3 px below the pen.
+#: trajectories; FloorPlan309's, whose 3-row mask then lay 3 px below the pen, came back when
+#: posed objects stopped being lifted onto furniture tops (actions/posed_surfaces.py).
 #: Pencils (9 of 11 masks across) are left as posed: turning them loses two shelf pickups whose
 #: masks are 1-pixel slivers.
 LENGTH_ALONG_X_TYPES: FrozenSet[str] = frozenset({"Fork", "Ladle", "Spatula", "Pen"})

@@ -5,7 +5,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from ..constants import IN_RECEPTACLES, OUTSIDE_RECEPTACLES, placement_allowed, OBJECT_SPECIFIC_RECEPTACLES
+from ..constants import OUTSIDE_RECEPTACLES, placement_allowed, OBJECT_SPECIFIC_RECEPTACLES
 from ..geometry import Box
 from ..objects import SimObject
 from ..thor2_rules import use_thor2_rules
@@ -18,6 +18,7 @@ from .registry import (
     Record, Verbatim, action, vec,
 )
 from .guard import house_bounds
+from .posed_surfaces import expose_resting_surfaces, redrop_on_lowered
 
 
 class _ObjectPoses(Kind):
@@ -167,43 +168,19 @@ def set_object_poses(w: World, objectPoses, placeStationary=True, skipMoveable=F
     # Parents from the new poses, not the scene's previous ones: settling leaves things inside
     # drawers alone, so a stale drawer parent would skip the settle in one episode and not another.
     _refresh_parents(w, [oid for oid, _ in placed_ids])
+    posed_bottoms = {oid: float(w.objects[oid].aabb[0][1]) for oid, _ in placed_ids} if thor2Poses else None
     for oid, _ in sorted(placed_ids, key=lambda e: e[1][1]):  # lowest first: supports settle first
         physics.settle(w, oid)
     _refresh_parents(w, [oid for oid, _ in placed_ids])
     if w.layout_clears_moveables:  # poses from THOR 2.1.0 (ALFRED), not today's scene files
-        _expose_resting_surfaces(w, [oid for oid, _ in placed_ids], floor_shows_none=thor2Poses)
+        lowered = expose_resting_surfaces(w, [oid for oid, _ in placed_ids], floor_shows_none=thor2Poses,
+                                          bottoms=posed_bottoms)
+        if thor2Poses:
+            _refresh_parents(w, redrop_on_lowered(w, placed_ids, lowered))
     physics.apply_state_rules(w)
     posed_configs.record(w, [oid for oid, _ in placed_ids])
     if errors:
         raise PartialFailure("\n".join(errors))
-
-
-def _expose_resting_surfaces(w: World, ids: List[str], floor_shows_none: bool = False) -> None:
-    """Objects posed inside a furniture box (a phone on an armchair seat, below the box's top)
-    show where that furniture's surface is, as the scene's own contents do at load
-    (`World._init_surfaces`): draw and rest on it there, so they are not hidden. THOR 2.1.0's
-    poses win over a surface learned from today's scene when they lie lower (a sofa seat
-    2.1.0 drew 7 cm lower hid the card ALFRED recorded on it). With `floor_shows_none` (a
-    THOR 2.1.0 trajectory's poses) something that also rests on the Floor (a plunger beside a
-    toilet, inside its oversized box) shows no furniture surface: it lowered FloorPlan428's
-    toilet to a floor slab, and its PutObject mask found the wall."""
-    bottoms: Dict[str, List[float]] = {}
-    for oid in ids:
-        o = w.objects[oid]
-        on_floor = any(w.objects[p].object_type == "Floor" for p in o.parents if p in w.objects)
-        if o.parents and not (floor_shows_none and on_floor):
-            bottoms.setdefault(o.parents[0], []).append(float(o.aabb[0][1]))
-    for rid, ys in sorted(bottoms.items()):
-        r = w.objects.get(rid)
-        if r is None or r.pickupable or r.object_type in IN_RECEPTACLES or r.object_type == "Floor":
-            continue
-        lo, hi = r.aabb
-        ys = [y for y in ys if lo[1] - 0.01 <= y <= hi[1] - 0.03]
-        if not ys:
-            continue
-        y = float(np.median(ys))
-        if r.surface_offset is None or y < hi[1] - r.surface_offset - 0.01:
-            w.update(r.object_id, surface_offset=float(hi[1] - y))
 
 
 def _refresh_parents(w: World, ids: List[str]) -> None:
