@@ -34,7 +34,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 from common.atomic_io import write_json_atomic
-from common.cli import OneLineArgumentParser, UsageError, check_int, print_error
+from common.cli import OneLineArgumentParser, UsageError, check_int, check_output_dir, print_error
 
 from . import constants as C
 from .dataset_meta import META_FILE, read_meta
@@ -265,6 +265,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         check_int("--start", args.start, 0)
         check_int("--num", args.num, 1)
         check_int("--per-demo", args.per_demo, 1)
+        check_output_dir("--out", args.out)
         summary = augment(args.source, args.out, args.start, args.num, args.per_demo, args.seed,
                           not args.no_features)
     except (UsageError, FileNotFoundError, ValueError) as e:
