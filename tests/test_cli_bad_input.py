@@ -187,6 +187,7 @@ SUBPROCESS = {  # one real run per CLI: exit status 2 and stderr exactly as a us
     "rearrange.gen": "--stage val --out {file}/x.pkl.gz",
     "rearrange.eval": "--agents random --stage nope",
     "alfred_task.gen": "--out {file} --num 1",
+    "alfred_task.augment": "--source {tmp}/missing --out {file}",
     "alfred_task.eval": "--agent random --data {alfred} --splits {alfred}/splits.json --num-workers 0 --out {tmp}/o",
     "scripts/main_job.py": "--processes 0 --out {tmp}/o",
     "benchmarks/rearrange_expert.py": "--processes 0 --out {tmp}/o/r.md",
