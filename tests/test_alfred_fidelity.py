@@ -228,12 +228,17 @@ _STEP_CASES = {
 }
 
 
+def _replay_row(env, task, monkeypatch):
+    """The fidelity benchmark's replay row of one real trajectory."""
+    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
+    bench = load_script(REPO / "benchmarks" / "alfred_fidelity.py")
+    return bench.replay(env, _traj(task))
+
+
 @needs_sample
 @pytest.mark.parametrize("task", sorted(_REPLAY_CASES), ids=lambda t: _REPLAY_CASES[t])
 def test_recorded_actions_replay_to_the_goal(env, task, monkeypatch):
-    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
-    bench = load_script(REPO / "benchmarks" / "alfred_fidelity.py")
-    row = bench.replay(env, _traj(task))
+    row = _replay_row(env, task, monkeypatch)
     assert row["first_failure"] is None, row["first_failure"]
     assert row["goal"] and not row["solved_at_t0"]
 
@@ -241,9 +246,7 @@ def test_recorded_actions_replay_to_the_goal(env, task, monkeypatch):
 @needs_sample
 @pytest.mark.parametrize("task", sorted(_STEP_CASES), ids=lambda t: _STEP_CASES[t])
 def test_recorded_actions_all_succeed(env, task, monkeypatch):
-    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
-    bench = load_script(REPO / "benchmarks" / "alfred_fidelity.py")
-    row = bench.replay(env, _traj(task))
+    row = _replay_row(env, task, monkeypatch)
     assert row["first_failure"] is None and row["ok_steps"] == row["steps"], row["first_failure"]
 
 
