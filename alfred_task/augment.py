@@ -35,6 +35,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 from common.atomic_io import write_json_atomic
 from common.cli import OneLineArgumentParser, UsageError, check_int, check_output_dir, print_error
+from common.procs import stop_children_on_signals
 
 from . import constants as C
 from .dataset_meta import META_FILE, read_meta
@@ -266,8 +267,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         check_int("--num", args.num, 1)
         check_int("--per-demo", args.per_demo, 1)
         check_output_dir("--out", args.out)
-        summary = augment(args.source, args.out, args.start, args.num, args.per_demo, args.seed,
-                          not args.no_features)
+        with stop_children_on_signals(ap.prog):  # Ctrl-C / SIGTERM: one line, exit 130 / 143
+            summary = augment(args.source, args.out, args.start, args.num, args.per_demo, args.seed,
+                              not args.no_features)
     except (UsageError, FileNotFoundError, ValueError) as e:
         return print_error(ap.prog, e)
     print(json.dumps(summary, indent=2))
