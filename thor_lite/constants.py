@@ -250,7 +250,7 @@ FLOOR_EXTENDED_TYPES: FrozenSet[str] = frozenset()
 # asset box (FloorPlan421-430: 0.56 m; 401-420: 0.27 m) and is drawn at the 401-420 asset's
 # half width and half depth (0.53 x 0.97 m), front kept.
 TOILET_MAX_HALF_WIDTH_THOR2 = 0.4
-# THOR 2.1.0 mode (shapes.bowl_basins): a SinkBasin's or BathtubBasin's side walls rise this
+# THOR 2.1.0 mode (shapes.bowl_basins): a SinkBasin's (BOWL_BASIN_TYPES) side walls rise this
 # fraction of its box height from its bottom. THOR's basins are bowls whose sloped walls hide
 # less of the floor near the rim than a wall at the box's side up to the rim: ALFRED's soap bars
 # lay 4-5 cm from a basin box's near side (their recorded pickup masks), where our full walls

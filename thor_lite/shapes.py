@@ -271,8 +271,7 @@ def bowl_basins(objs: Dict[str, SimObject]) -> Dict[str, SimObject]:
     """SinkBasins (BOWL_BASIN_TYPES) drawn with low side walls (BASIN_WALL_HEIGHT_THOR2, via
     `SimObject.thor2_mesh`): THOR's bowl hides less of its floor near the rim. THOR 2.1.0 mode
     (`thor2_rules.use_thor2_rules`)."""
-    return {oid: o.with_changes(thor2_mesh=True) if o.object_type in BOWL_BASIN_TYPES else o
-             for oid, o in objs.items()}
+    return _drawn_as_mesh(objs, BOWL_BASIN_TYPES)
 
 
 def round_produce(objs: Dict[str, SimObject]) -> Dict[str, SimObject]:
@@ -280,5 +279,10 @@ def round_produce(objs: Dict[str, SimObject]) -> Dict[str, SimObject]:
     as their solid boxes, whose corners took a sink's PutObject mask around a lettuce in its
     basin (FloorPlan21) and a first lettuce's in a pick-two task (FloorPlan26). THOR 2.1.0 mode
     (`thor2_rules.use_thor2_rules`); copies posed later inherit the flag."""
-    return {oid: o.with_changes(thor2_mesh=True) if o.object_type in ROUND_TYPES_THOR2 and not o.thor2_mesh else o
+    return _drawn_as_mesh(objs, ROUND_TYPES_THOR2)
+
+
+def _drawn_as_mesh(objs: Dict[str, SimObject], types) -> Dict[str, SimObject]:
+    """The objects with `thor2_mesh` set on those of `types` (objects already flagged kept as they are)."""
+    return {oid: o.with_changes(thor2_mesh=True) if o.object_type in types and not o.thor2_mesh else o
             for oid, o in objs.items()}
