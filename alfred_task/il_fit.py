@@ -23,7 +23,8 @@ __all__ = ["FitResult", "fit", "held_out_losses", "save_policy"]
 
 @dataclass
 class FitResult:
-    """Per-update loss terms, teacher-forced frames served and update seconds (data loading excluded)."""
+    """Per-update loss terms, teacher-forced demonstration frames served (padding of the batched
+    sequences excluded, so budgets compare with online frames) and update seconds (data loading excluded)."""
 
     history: List[Dict[str, float]] = field(default_factory=list)
     frames: int = 0
@@ -41,10 +42,11 @@ def _loss_step(model: torch.nn.Module, loss: Any, batch: Dict[str, Any]):
 
 
 def fit(model: torch.nn.Module, dataset: Any, loss: Any, *, updates: int, lr: float, batch_size: int, seed: int = 0,
-        decay_at: Optional[int] = None, stop_action_ce: Optional[float] = None,
+        decay_at: Optional[int] = None, stop_action_ce: Optional[float] = None, max_frames: Optional[int] = None,
         on_update: Optional[Callable[[int, Dict[str, float]], None]] = None) -> FitResult:
     """`updates` Adam updates on batches of `dataset` (an `AlfredILDataset`, reshuffled per epoch
-    with (seed, epoch)); stops early once a batch's action CE is below `stop_action_ce`.
+    with (seed, epoch)); stops early once a batch's action CE is below `stop_action_ce`, or once
+    `max_frames` teacher-forced frames were served (budgets equal to an online run's frames).
     `on_update(update, info)` sees every update's loss terms (progress bars, TensorBoard)."""
     from .il_storage import to_allenact_batch
 
@@ -67,11 +69,13 @@ def fit(model: torch.nn.Module, dataset: Any, loss: Any, *, updates: int, lr: fl
         opt.step()
         sched.step()
         res.seconds += time.perf_counter() - t
-        res.frames += int(out.bsize)
+        res.frames += int(batch["bsize"])  # demonstration steps, padding excluded (the loss's bsize counts it)
         res.history.append({"update": u, **out.info})
         if on_update is not None:
             on_update(u, out.info)
         if stop_action_ce is not None and out.info["action_low"] < stop_action_ce:
+            break
+        if max_frames is not None and res.frames >= max_frames:
             break
     return res
 

@@ -302,20 +302,26 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--checkpoint", action="append", default=[], metavar="VARIANT=PATH",
                     help="evaluate this checkpoint for VARIANT instead of training it (e.g. one written by "
                          "benchmarks/alfred_seq2seq_learning.py --save); repeatable")
+    ap.add_argument("--agent", action="append", default=[], metavar="NAME=PATH",
+                    help="one more checkpoint to evaluate under its own NAME (not one of the variants; e.g. the "
+                         "DAgger and imitation arms of must-show 4); repeatable")
     return ap
 
 
-def given_checkpoints(specs: Sequence[str]) -> Dict[str, Path]:
-    """``--checkpoint VARIANT=PATH`` values as {variant: path}; UsageError naming a bad one."""
+def given_checkpoints(specs: Sequence[str], flag: str = "--checkpoint", variants: bool = True) -> Dict[str, Path]:
+    """``--checkpoint VARIANT=PATH`` (or, ``variants=False``, ``--agent NAME=PATH`` with a NAME that is
+    neither a variant nor ``random``) values as {name: path}; UsageError naming a bad one."""
     from common.cli import UsageError
 
     out: Dict[str, Path] = {}
     for spec in specs:
         name, sep, path = spec.partition("=")
-        if not sep or name not in VARIANTS:
-            raise UsageError(f"--checkpoint: expected VARIANT=PATH with VARIANT one of {','.join(VARIANTS)}, got {spec!r}")
+        if variants and (not sep or name not in VARIANTS):
+            raise UsageError(f"{flag}: expected VARIANT=PATH with VARIANT one of {','.join(VARIANTS)}, got {spec!r}")
+        if not variants and (not sep or not name or name in (*VARIANTS, "random") or name in out):
+            raise UsageError(f"{flag}: expected NAME=PATH with a new NAME (not a variant, not random), got {spec!r}")
         if not Path(path).is_file():
-            raise UsageError(f"--checkpoint: {path} not found")
+            raise UsageError(f"{flag}: {path} not found")
         out[name] = Path(path)
     return out
 
@@ -336,11 +342,13 @@ def _check(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         check_int("--subgoal-limit", args.subgoal_limit, 1)
         check_output_dir("--out", args.out)
         args.given = given_checkpoints(args.checkpoint)
+        args.extra = given_checkpoints(args.agent, "--agent", variants=False)
         if args.evaluate is not None:
             args.evaluate = [a for a in args.evaluate.split(",") if a]
-            bad = [a for a in args.evaluate if a not in (*VARIANTS, "random")]
+            known = (*VARIANTS, *args.extra, "random")
+            bad = [a for a in args.evaluate if a not in known]
             if bad:
-                raise UsageError(f"--evaluate: unknown {bad} (expected some of {','.join(VARIANTS)},random)")
+                raise UsageError(f"--evaluate: unknown {bad} (expected some of {','.join(known)})")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -356,19 +364,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         ckpts = {v: args.given.get(v) or train_variant(v, args) for v in variants}
     if args.ship and "seq2seq_pm" in ckpts:
         print(f"shipped {ship(ckpts['seq2seq_pm'], args.ship)}")
-    agents = {v: {"path": str(c)} for v, c in ckpts.items()}
+    agents = {v: {"path": str(c)} for v, c in {**ckpts, **args.extra}.items()}
     agents["random"] = {"seed": args.seed}
     types = [] if args.subgoals == "none" else parse_subgoals(args.subgoals)
     result: Dict[str, Any] = {"args": {k: str(v) for k, v in vars(args).items()},
-                              "checkpoints": {v: str(c) for v, c in ckpts.items()}, "splits": {}}
+                              "checkpoints": {v: str(c) for v, c in {**ckpts, **args.extra}.items()}, "splits": {}}
     lines = ["# ALFRED Seq2Seq baselines on thor_lite (lite models, visual encoder " f"{args.encoder})", "",
              f"Caps: task max_steps {args.max_steps}, subgoal max_steps {args.subgoal_max_steps} (after the "
              f"prefix), max_fails {args.max_fails}; training {args.training_frames} teacher-forced frames, "
              f"batch {args.batch_size}, seed {args.seed}.", "",
              "Command: `python benchmarks/alfred_seq2seq_compare.py " + " ".join(argv or sys.argv[1:]) + "`", ""]
-    if args.given:
+    if args.given or args.extra:
         lines += ["Given checkpoints (trained elsewhere; the training frames above do not apply to them): "
-                  + ", ".join(f"{v} = `{c}`" for v, c in args.given.items()), ""]
+                  + ", ".join(f"{v} = `{c}`" for v, c in {**args.given, **args.extra}.items()), ""]
     for split in args.splits.split(","):
         found = {name: evaluate(name, kw, split, args) for name, kw in agents.items()}
         recs = common_episodes({name: r for name, r in found.items() if r["task"]})  # --report-only: cached ones

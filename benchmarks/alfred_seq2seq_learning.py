@@ -103,7 +103,7 @@ def run_imitation(args: argparse.Namespace, tb_dir: Path) -> Dict[str, Any]:
     cfg, model, train, held, loss = _setup(args)
     writer = SummaryWriter(str(tb_dir))
     valid: List[Dict[str, Any]] = [{"update": 0, **held_out_losses(model, held, loss, args.batch)}]
-    bar = tqdm(total=args.updates, desc="imitation updates", unit="update")
+    bar = tqdm(total=None if args.frames else args.updates, desc="imitation updates", unit="update")
 
     def on_update(u: int, info: Dict[str, float]) -> None:
         bar.update(1)
@@ -117,7 +117,9 @@ def run_imitation(args: argparse.Namespace, tb_dir: Path) -> Dict[str, Any]:
             writer.flush()
 
     res = fit(model, train, loss, updates=args.updates, lr=args.lr, batch_size=args.batch, seed=args.seed,
-              decay_at=args.decay_at, on_update=on_update)
+              decay_at=args.decay_at, max_frames=args.frames, on_update=on_update)
+    if args.frames and res.history and res.history[-1]["update"] % args.eval_every:  # the stopping point
+        valid.append({"update": res.history[-1]["update"], **held_out_losses(model, held, loss, args.batch)})
     bar.close()
     writer.close()
     out = {"train": res.history, "valid_seen": valid, "frames": res.frames, "seconds": res.seconds,
@@ -181,6 +183,9 @@ def main() -> None:
     ap.add_argument("--mask-dice-weight", type=float, default=0.0,
                     help="soft Dice term added to ALFRED's balanced mask BCE (0 = ALFRED's loss)")
     ap.add_argument("--init", type=Path, default=None, help="start from this --save checkpoint (short fine-tunes)")
+    ap.add_argument("--frames", type=int, default=None,
+                    help="stop once this many teacher-forced frames were served (--updates is then a cap): "
+                         "imitation at the frame budget of an online (DAgger) run")
     ap.add_argument("--threads", type=int, default=1, help="torch threads (1 is fastest for the lite model)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
@@ -197,7 +202,7 @@ def main() -> None:
     lines = ["# ALFRED Seq2Seq+PM (lite) imitation: losses and throughput", "",
              f"variant {args.variant}, data {args.data} ({res['train_examples']} train pairs, "
              f"{res['train_frames_per_epoch']} frames per epoch), encoder {args.encoder}, dims {res['dims']}, "
-             f"batch {args.batch}, Adam {args.lr:g} (x0.1 after update {args.decay_at}), {args.updates} updates, "
+             f"batch {args.batch}, Adam {args.lr:g} (x0.1 after update {args.decay_at}), {len(res['train'])} updates, "
              f"{res['frames']} teacher-forced frames", "",
              *markdown_table(["term", "train first 10% (median)", "train last 10% (median)", "valid_seen start",
                               "valid_seen end"], rows, "lrrrr"), "",

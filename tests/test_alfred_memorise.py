@@ -118,3 +118,22 @@ def _acts(env, agent, n: int = 4) -> list:
         out.append((action, None if mask is None else mask.tobytes(), agent.inner.state.h.numpy().tobytes()))
         env.va_interact(action, mask)
     return out
+
+
+def test_fit_stops_at_the_frame_budget(memorised):
+    """`max_frames` ends imitation once that many teacher-forced frames were served (the budget of
+    the DAgger-vs-imitation comparison), whatever `updates` allows."""
+    from alfred_task.il_dataset import AlfredILDataset
+    from alfred_task.il_fit import fit
+    from alfred_task.models.allenact_losses import AlfredSeq2SeqOfflineLoss
+    from alfred_task.online import ACTION_NAMES
+    from baseline_configs.alfred.alfred_seq2seq_pm_il import AlfredSeq2SeqPMILConfig
+
+    data_root = memorised[0]
+    cfg = AlfredSeq2SeqPMILConfig(data_root=str(data_root), visual_encoder=ENCODER, eval_storage=False, **TINY)
+    data = AlfredILDataset(data_root, cfg.splits, "train", vocab=cfg.vocab, mask_size=cfg.dims["pframe"],
+                           max_examples=1)
+    per_update = data.num_frames  # batch 1 of the one sequence
+    res = fit(cfg.create_model(), data, AlfredSeq2SeqOfflineLoss(cfg.loss_weights(), ACTION_NAMES), updates=50,
+              lr=1e-3, batch_size=1, max_frames=2 * per_update + 1)
+    assert len(res.history) == 3 and res.frames == 3 * per_update

@@ -124,6 +124,8 @@ CASES = [
     ("benchmarks/alfred_seq2seq_compare.py", "--data {alfred} --variants pm --out {tmp}/o", "--variants"),
     ("benchmarks/alfred_seq2seq_compare.py", "--data {alfred} --out {file}", "is a file"),
     ("benchmarks/alfred_seq2seq_compare.py", "--data {alfred} --evaluate rnd --out {tmp}/o", "--evaluate"),
+    ("benchmarks/alfred_seq2seq_compare.py", "--data {alfred} --agent random={file} --out {tmp}/o", "--agent"),
+    ("benchmarks/alfred_seq2seq_compare.py", "--data {alfred} --agent dagger={tmp}/none.pt --out {tmp}/o", "not found"),
     ("benchmarks/alfred_subgoal_diag.py", "--checkpoint {tmp}/none.pt --data {alfred} --out {tmp}/o", "none.pt"),
     ("benchmarks/alfred_subgoal_diag.py", "--checkpoint {file} --data {alfred} --out {tmp}/o", "afile"),
     ("benchmarks/alfred_subgoal_diag.py", "--checkpoint {file} --data {alfred} --episodes 0 --out {tmp}/o",
