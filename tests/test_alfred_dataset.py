@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -97,11 +98,32 @@ def test_task_registry_covers_the_seven_types():
         make_task({"task_id": "t", "task_type": "juggle", "pddl_params": {}})
 
 
-def test_regenerating_a_shipped_demonstration_is_byte_identical(env, tmp_path):
+def _same_up_to_float_ulps(a, b, where: str = "") -> None:
+    """Equal JSON values, floats within 1e-9 relative. Why: the same commit regenerated the shipped
+    demonstration byte for byte on one machine and with object poses differing at ~1e-16 on another
+    (floating-point kernels differ in their last bits between CPUs); every other value (task, plan,
+    actions, language) must match exactly."""
+    if isinstance(a, float) or isinstance(b, float):
+        assert isinstance(a, (int, float)) and isinstance(b, (int, float)), where
+        assert math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12), f"{where}: {a!r} != {b!r}"
+    elif isinstance(a, dict):
+        assert isinstance(b, dict) and list(a) == list(b), f"{where}: keys differ"
+        for k in a:
+            _same_up_to_float_ulps(a[k], b[k], f"{where}/{k}")
+    elif isinstance(a, list):
+        assert isinstance(b, list) and len(a) == len(b), f"{where}: lengths differ"
+        for i, (x, y) in enumerate(zip(a, b)):
+            _same_up_to_float_ulps(x, y, f"{where}[{i}]")
+    else:
+        assert a == b, f"{where}: {a!r} != {b!r}"
+
+
+def test_regenerating_a_shipped_demonstration_is_identical(env, tmp_path):
     from alfred_task.gen import generate_one, rel_task_path, write_demo
 
     marker = json.loads((ROOT / ".progress" / "valid_seen" / "000000.json").read_text())
     split, traj, _ = generate_one(env, seed=0, index=0, split="valid_seen")
     assert (split, rel_task_path(split, traj)) == ("valid_seen", marker["task"])
     path = write_demo(tmp_path, split, traj, None)
-    assert (path / "traj_data.json").read_bytes() == (ROOT / split / marker["task"] / "traj_data.json").read_bytes()
+    shipped = ROOT / split / marker["task"] / "traj_data.json"
+    _same_up_to_float_ulps(json.loads((path / "traj_data.json").read_text()), json.loads(shipped.read_text()))
