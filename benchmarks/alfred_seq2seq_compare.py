@@ -364,11 +364,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         ckpts = {v: args.given.get(v) or train_variant(v, args) for v in variants}
     if args.ship and "seq2seq_pm" in ckpts:
         print(f"shipped {ship(ckpts['seq2seq_pm'], args.ship)}")
-    agents = {v: {"path": str(c)} for v, c in {**ckpts, **args.extra}.items()}
+    evaluated = {**ckpts, **args.extra}  # trained or given variants, then the extra agents
+    agents = {v: {"path": str(c)} for v, c in evaluated.items()}
     agents["random"] = {"seed": args.seed}
     types = [] if args.subgoals == "none" else parse_subgoals(args.subgoals)
     result: Dict[str, Any] = {"args": {k: str(v) for k, v in vars(args).items()},
-                              "checkpoints": {v: str(c) for v, c in {**ckpts, **args.extra}.items()}, "splits": {}}
+                              "checkpoints": {v: str(c) for v, c in evaluated.items()}, "splits": {}}
     lines = ["# ALFRED Seq2Seq baselines on thor_lite (lite models, visual encoder " f"{args.encoder})", "",
              f"Caps: task max_steps {args.max_steps}, subgoal max_steps {args.subgoal_max_steps} (after the "
              f"prefix), max_fails {args.max_fails}; training {args.training_frames} teacher-forced frames, "
