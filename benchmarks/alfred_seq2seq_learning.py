@@ -101,8 +101,9 @@ def run_imitation(args: argparse.Namespace, tb_dir: Path) -> Dict[str, Any]:
     from alfred_task.il_fit import fit, held_out_losses, save_policy
 
     cfg, model, train, held, loss = _setup(args)
-    writer = SummaryWriter(str(tb_dir))
+    # reads features first: a dataset without them stops here, before any output exists
     valid: List[Dict[str, Any]] = [{"update": 0, **held_out_losses(model, held, loss, args.batch)}]
+    writer = SummaryWriter(str(tb_dir))
     bar = tqdm(total=None if args.frames else args.updates, desc="imitation updates", unit="update")
 
     def on_update(u: int, info: Dict[str, float]) -> None:
@@ -216,4 +217,11 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from alfred_task.il_dataset import DemoDataError
+    from common.procs import stop_children_on_signals
+
+    with stop_children_on_signals("benchmarks/alfred_seq2seq_learning.py"):  # Ctrl-C: one line, exit 130
+        try:
+            main()
+        except DemoDataError as e:  # e.g. a dataset generated without features: one line, no traceback
+            sys.exit(f"benchmarks/alfred_seq2seq_learning.py: {e}")
