@@ -140,6 +140,15 @@ def _check_replay(env: AlfredEnv, traj: Dict[str, Any], obj: str) -> None:
 
 
 # --- dataset root -------------------------------------------------------------------------------
+def _symlink(src: Path, dst: Path) -> None:
+    """`dst` -> `src`; a link another augmentation call made first is fine (calls run side by side)."""
+    try:
+        os.symlink(src, dst)
+    except FileExistsError:
+        if not (dst.is_symlink() and Path(os.readlink(dst)) == src):
+            raise
+
+
 def link_source(source: Path, out: Path) -> None:
     """Make `out` a dataset root that shows `source`'s trials (links, idempotent) and its markers."""
     out.mkdir(parents=True, exist_ok=True)
@@ -148,14 +157,14 @@ def link_source(source: Path, out: Path) -> None:
         if not src.is_dir() or split == "train":
             continue
         if not (out / split).exists():
-            os.symlink(src.resolve(), out / split)
+            _symlink(src.resolve(), out / split)
     for trial in sorted((source / "train").glob("*/*")):
         if trial.name.startswith(".") or not (trial / "traj_data.json").is_file():
             continue
         dst = out / "train" / trial.parent.name / trial.name
         if not dst.exists():
             dst.parent.mkdir(parents=True, exist_ok=True)
-            os.symlink(trial.resolve(), dst)
+            _symlink(trial.resolve(), dst)
     for marker in sorted((source / ".progress").glob("*/*.json")):
         dst = out / ".progress" / marker.parent.name / marker.name
         if marker.parent.name != PROGRESS_KEY and not dst.exists():

@@ -2,14 +2,15 @@
 
     python benchmarks/alfred_seq2seq_learning.py --data out/alfred_s2s --encoder random_resnet18 \\
         [--variant seq2seq_pm] [--updates 60] [--batch 4] [--lr 1e-4] [--decay-at N] [--eval-every 10] \\
-        [--save CKPT] [--tag NAME] [--dagger-frames 64]
+        [--save CKPT] [--save-best CKPT] [--tag NAME] [--dagger-frames 64]
 
 Imitation runs the same pieces as ``baseline_configs/alfred/alfred_seq2seq_*_il.py`` (config, its
 policy, the teacher-forced batches `AlfredDemoStorage` serves, `AlfredSeq2SeqOfflineLoss`, Adam with
 ALFRED's x0.1 step decay) in-process through `alfred_task.il_fit`, so every update is timed without
 AllenAct's process start; every ``--eval-every`` updates it computes the same losses on valid_seen
 (teacher-forced, eval mode). ``--variant`` picks Seq2Seq+PM, Seq2Seq or the no-language ablation;
-``--save`` writes the trained policy as a checkpoint that ``python -m alfred_task.eval --agent
+``--save`` writes the final policy, ``--save-best`` the one with the lowest valid_seen total loss
+(ALFRED's best_seen), as checkpoints that ``python -m alfred_task.eval --agent
 checkpoint`` and ``benchmarks/alfred_seq2seq_compare.py --checkpoint`` evaluate. DAgger throughput
 comes from a real ``allenact`` run of ``alfred_seq2seq_pm_dagger.py`` (its ``approx_fps``, process
 start excluded).
@@ -104,6 +105,7 @@ def run_imitation(args: argparse.Namespace, tb_dir: Path) -> Dict[str, Any]:
     # reads features first: a dataset without them stops here, before any output exists
     valid: List[Dict[str, Any]] = [{"update": 0, **held_out_losses(model, held, loss, args.batch)}]
     writer = SummaryWriter(str(tb_dir))
+    best: Dict[str, Any] = {}
     bar = tqdm(total=None if args.frames else args.updates, desc="imitation updates", unit="update")
 
     def on_update(u: int, info: Dict[str, float]) -> None:
@@ -116,6 +118,9 @@ def run_imitation(args: argparse.Namespace, tb_dir: Path) -> Dict[str, Any]:
             for k in TERMS:
                 writer.add_scalar(f"valid_seen/{k}", valid[-1].get(k, float("nan")), u)
             writer.flush()
+            if args.save_best and valid[-1]["total"] < best.get("total", float("inf")):
+                best.update(update=u, total=valid[-1]["total"], checkpoint=str(args.save_best))
+                save_policy(model, args.save_best, total_steps=u)
 
     res = fit(model, train, loss, updates=args.updates, lr=args.lr, batch_size=args.batch, seed=args.seed,
               decay_at=args.decay_at, max_frames=args.frames, on_update=on_update)
@@ -128,6 +133,8 @@ def run_imitation(args: argparse.Namespace, tb_dir: Path) -> Dict[str, Any]:
            "train_examples": len(train), "train_frames_per_epoch": train.num_frames}
     if args.save:
         out["checkpoint"] = str(save_policy(model, args.save, total_steps=res.frames))
+    if best:
+        out["best_seen"] = best
     return out
 
 
@@ -183,6 +190,8 @@ def main() -> None:
                          "demonstration's action (ALFRED's --dec_teacher_forcing; what evaluation feeds)")
     ap.add_argument("--mask-dice-weight", type=float, default=0.0,
                     help="soft Dice term added to ALFRED's balanced mask BCE (0 = ALFRED's loss)")
+    ap.add_argument("--save-best", type=Path, default=None,
+                    help="also keep the policy with the lowest held-out total loss (ALFRED's best_seen)")
     ap.add_argument("--init", type=Path, default=None, help="start from this --save checkpoint (short fine-tunes)")
     ap.add_argument("--frames", type=int, default=None,
                     help="stop once this many teacher-forced frames were served (--updates is then a cap): "
@@ -209,6 +218,10 @@ def main() -> None:
                               "valid_seen end"], rows, "lrrrr"), "",
              f"imitation throughput: {res['frames_per_s']:.1f} frames/s (update time only, "
              f"{torch.get_num_threads()} threads)"]
+    if "best_seen" in res:
+        b = res["best_seen"]
+        lines.append(f"best_seen (lowest valid_seen total loss among the evaluations): update {b['update']}, "
+                     f"total {b['total']:.3f}, saved to {b['checkpoint']}")
     if "dagger" in res:
         lines.append(f"DAgger throughput: median approx_fps {res['dagger']['median_fps']:.2f} frames/s "
                      f"(2 samplers, allenact's own measure, {args.dagger_frames} frames)")

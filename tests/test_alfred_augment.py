@@ -74,3 +74,27 @@ def test_bad_arguments_fail_in_one_line(source, tmp_path, capsys):
     assert len(err) == 3 and all(line.startswith("python -m alfred_task.augment: error:") for line in err)
     assert "must differ" in err[0] and "splits.json" in err[1] and "features" in err[2]
     assert not (tmp_path / "o").exists() and not (tmp_path / "o2").exists()
+
+
+def test_side_by_side_calls_may_both_link_the_source(tmp_path):
+    """Two augmentation calls over one --out link the same source trials; the slower one must not
+    fail on a link the faster one made between its check and its own link (session 12: it did),
+    but a link to anything else is still an error."""
+    import os
+
+    from alfred_task.augment import _symlink, link_source
+
+    src = tmp_path / "src"
+    trial = src / "train" / "pick_and_place_simple-Apple-None-Fridge-1" / "trial_a"
+    trial.mkdir(parents=True)
+    (trial / "traj_data.json").write_text("{}")
+    out = tmp_path / "out"
+    link_source(src, out)
+    made = out / "train" / trial.parent.name / trial.name
+    assert os.readlink(made) == str(trial.resolve())
+    _symlink(trial.resolve(), made)  # the race: the link already exists when this call makes it
+    assert os.readlink(made) == str(trial.resolve())
+    made.unlink()
+    os.symlink(tmp_path, made)
+    with pytest.raises(FileExistsError):
+        _symlink(trial.resolve(), made)

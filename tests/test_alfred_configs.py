@@ -98,6 +98,22 @@ def test_dagger_learner_acts_with_expert_labels_and_decaying_teacher_forcing(dat
     assert any(k.startswith("seq2seq.dec.mask_dec") for k in state)
 
 
+def test_dagger_policy_trains_with_frozen_batchnorm_unless_asked(dataset):
+    """Online rollouts are too few episodes for batch statistics (see alfred_task.models.actor_critic)."""
+    from baseline_configs.alfred.alfred_seq2seq_il import AlfredSeq2SeqILConfig
+    from baseline_configs.alfred.alfred_seq2seq_pm_dagger import AlfredSeq2SeqPMDaggerConfig
+
+    def bn_training(cfg) -> list:
+        model = cfg.create_model().train()
+        return [m.training for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+
+    assert bn_training(AlfredSeq2SeqPMDaggerConfig(**_kwargs(dataset))) == [False] * 4  # visual encoder + mask decoder
+    assert bn_training(AlfredSeq2SeqPMDaggerConfig(**_kwargs(dataset, freeze_batchnorm=False))) == [True] * 4
+    assert bn_training(AlfredSeq2SeqILConfig(**_kwargs(dataset))) == [True] * 4
+    with pytest.raises(SystemExit, match="alfred config: freeze_batchnorm: 'yes'"):
+        AlfredSeq2SeqPMDaggerConfig(**_kwargs(dataset, freeze_batchnorm="yes"))
+
+
 def test_bad_kwargs_fail_in_one_line(dataset, tmp_path, monkeypatch):
     from baseline_configs.alfred.alfred_seq2seq_il import AlfredSeq2SeqILConfig
 

@@ -357,3 +357,28 @@ def test_allenact_losses_train_the_wrapper():
                                               batch_memory=Memory(), stream_memory=_memory(ac, b))
     assert offline.bsize == t * b and offline.value.requires_grad
     assert not offline.stream_memory.tensor("h").requires_grad
+
+
+@pytest.mark.parametrize("freeze", [False, True])
+def test_frozen_batchnorm_keeps_running_statistics_in_training_mode(freeze):
+    """DAgger's rollouts are a couple of episodes' frames: with `freeze_batchnorm` a training-mode
+    forward normalises with (and leaves untouched) the running statistics, dropout stays active."""
+    torch.manual_seed(3)
+    ac = AlfredSeq2SeqActorCritic(gym.spaces.Discrete(13), _obs_space(), num_words=50, freeze_batchnorm=freeze,
+                                  **LITE)
+    bns = [m for m in ac.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    drops = [m for m in ac.modules() if isinstance(m, torch.nn.Dropout) and m.p > 0]
+    assert bns and drops
+    ac.train()
+    assert all(m.training != freeze for m in bns) and all(m.training for m in drops)
+    before = [m.running_mean.clone() for m in bns]
+    t, b = 4, 2
+    obs, masks = _rollout_obs(t, b), torch.ones(t, b, 1)
+    masks[0] = 0
+    obs[RESNET_UUID] = obs[RESNET_UUID] * 5 + 3  # far from the running statistics
+    with torch.no_grad():
+        ac(obs, _memory(ac, b), torch.zeros(t, b, dtype=torch.long), masks)
+    moved = any(not torch.equal(m.running_mean, x) for m, x in zip(bns, before))
+    assert moved != freeze
+    ac.eval()
+    assert not any(m.training for m in bns + drops)

@@ -68,6 +68,9 @@ class ConfigError(SystemExit):
 class AlfredSeq2SeqBaseConfig(ExperimentConfig):
     PROGRESS_MONITOR = True
     TAG = "alfred_seq2seq"
+    #: batch norm on running statistics in training mode too (`AlfredSeq2SeqActorCritic`); the
+    #: DAgger config turns it on, offline imitation batches are diverse enough for batch statistics
+    freeze_batchnorm = False
 
     def __init__(self, data_root: str = "out/alfred_s2s", splits: Optional[str] = None, vocab: Optional[str] = None,
                  visual_encoder: str = "imagenet", model_size: str = "official", demb: Optional[int] = None,
@@ -174,7 +177,8 @@ class AlfredSeq2SeqBaseConfig(ExperimentConfig):
         record = {"agent": AGENT_REF, "kwargs": {"model_kwargs": self.model_kwargs(), "vocab": self.vocab.to_record(),
                                                  "visual_encoder": self.visual_encoder}}
         return AlfredSeq2SeqTrainedPolicy(gym.spaces.Discrete(len(ACTION_NAMES)), gym.spaces.Dict(spaces),
-                                          action_names=ACTION_NAMES, eval_record=record, **self.model_kwargs())
+                                          action_names=ACTION_NAMES, eval_record=record,
+                                          freeze_batchnorm=self.freeze_batchnorm, **self.model_kwargs())
 
     @staticmethod
     def _check_nonneg(name: str, value: Any) -> float:
@@ -247,4 +251,5 @@ class AlfredSeq2SeqBaseConfig(ExperimentConfig):
         """What result files record about the run's inputs (encoder, dims, ablation)."""
         return {"visual_encoder": self.visual_encoder, "encoder": self.encoder_record, "dims": self.dims,
                 "ablation": self.ablation, "progress_monitor": self.PROGRESS_MONITOR,
-                "prev_action_input": self.prev_action_input, "mask_dice_weight": self.mask_dice_weight}
+                "prev_action_input": self.prev_action_input, "mask_dice_weight": self.mask_dice_weight,
+                "freeze_batchnorm": self.freeze_batchnorm}
