@@ -203,8 +203,9 @@ def main() -> None:
     res = run_imitation(args, Path(str(stem) + "_tb"))
     if args.dagger_frames:
         res["dagger"] = run_dagger(args)
-    _plot(res, stem.with_suffix(".png"))
-    write_json(stem.with_suffix(".json"), {"args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}, **res})
+    files = {ext: Path(f"{stem}{ext}") for ext in (".png", ".json", ".md")}  # a tag may hold dots ("dice1.0")
+    _plot(res, files[".png"])
+    write_json(files[".json"], {"args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}, **res})
     first, last = res["valid_seen"][0], res["valid_seen"][-1]
     tr0, tr1 = res["train"][: max(1, len(res["train"]) // 10)], res["train"][-max(1, len(res["train"]) // 10):]
     rows = [[k, f"{median(r[k] for r in tr0):.3f}", f"{median(r[k] for r in tr1):.3f}", f"{first[k]:.3f}",
@@ -225,7 +226,7 @@ def main() -> None:
     if "dagger" in res:
         lines.append(f"DAgger throughput: median approx_fps {res['dagger']['median_fps']:.2f} frames/s "
                      f"(2 samplers, allenact's own measure, {args.dagger_frames} frames)")
-    write_markdown(stem.with_suffix(".md"), "\n".join(lines))
+    write_markdown(files[".md"], "\n".join(lines))
     print("\n".join(lines))
 
 
