@@ -17,7 +17,7 @@ REPO = BENCH_DIR.parent
 RESULTS_DIR = BENCH_DIR / "results"
 SHARED = REPO.parent / "shared"  # read-only fixtures next to the repository, when present
 
-__all__ = ["BENCH_DIR", "REPO", "RESULTS_DIR", "SHARED", "markdown_table", "write_markdown", "write_json"]
+__all__ = ["BENCH_DIR", "REPO", "RESULTS_DIR", "SHARED", "markdown_table", "run_cli", "write_markdown", "write_json"]
 
 
 def markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]], align: str) -> list[str]:
@@ -38,3 +38,15 @@ def write_json(path: Path, obj: Any, indent: Optional[int] = 2,
                default: Optional[Callable[[Any], Any]] = None) -> Path:
     """Write a JSON result atomically, keys in insertion order (ASCII, as `json.dumps`)."""
     return write_text_atomic(path, json.dumps(obj, indent=indent, default=default))
+
+
+def run_cli(main: Callable[[], Any]) -> None:
+    """Run a benchmark's `main` as the script: Ctrl-C / SIGTERM print one line and exit 130 / 143
+    with every child process stopped (no KeyboardInterrupt traceback); `main`'s int is the exit code."""
+    import sys
+
+    from common.procs import stop_children_on_signals
+
+    with stop_children_on_signals(f"benchmarks/{Path(sys.argv[0]).name}"):
+        rc = main()
+    sys.exit(rc if isinstance(rc, int) else 0)

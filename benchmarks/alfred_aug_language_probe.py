@@ -86,4 +86,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from _common import run_cli
+
+    run_cli(main)

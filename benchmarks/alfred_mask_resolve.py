@@ -15,7 +15,6 @@ empty, its median size against the gold mask's, and its IoU with the gold mask.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from statistics import median
 from typing import Any, Dict, List, Optional
@@ -120,4 +119,6 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from _common import run_cli
+
+    run_cli(main)

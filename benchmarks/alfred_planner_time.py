@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 from typing import Callable, Dict, List, Optional, Sequence
 
@@ -72,4 +71,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from _common import run_cli
+
+    run_cli(main)

@@ -15,7 +15,6 @@ vary (per-dimension spread, nearest-neighbour retrieval of the same demonstratio
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
@@ -190,4 +189,6 @@ def run(args: argparse.Namespace):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from _common import run_cli
+
+    run_cli(main)

@@ -167,4 +167,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from _common import run_cli
+
+    run_cli(main)

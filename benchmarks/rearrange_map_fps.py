@@ -195,4 +195,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from _common import run_cli
+
+    run_cli(main)

@@ -30,7 +30,6 @@ import platform
 import pstats
 import random
 import statistics
-import sys
 import time
 from pathlib import Path
 from typing import Callable, Dict, List, Tuple
@@ -195,4 +194,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from _common import run_cli
+
+    run_cli(main)

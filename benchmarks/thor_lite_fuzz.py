@@ -31,7 +31,6 @@ import math
 import platform
 import random
 import re
-import sys
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -508,4 +507,6 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from _common import run_cli
+
+    run_cli(main)

@@ -159,3 +159,16 @@ def test_sigint_delivered_twice_at_once_is_one_request(tmp_path):
     assert r["code"] == 128 + signal.SIGINT, r
     assert not r["left"], f"survived 10 s after SIGINT: {r['left']}"
     assert "received SIGINT" in r["log"], r["log"][-2000:]
+
+
+def test_sigint_benchmark_script_is_one_line_not_a_traceback(tmp_path):
+    """Every benchmark script runs its main through `_common.run_cli`: Ctrl-C mid-run prints one
+    line and exits 130 (before session 12 most printed a KeyboardInterrupt traceback)."""
+    started = time.monotonic()
+    r = _sigterm_run([sys.executable, "benchmarks/thor_lite_fps.py", "--steps", "100000", "--repeats", "1",
+                      "--no-profile", "--out", str(tmp_path / "fps")],
+                     lambda main, live: time.monotonic() - started > 4.0, tmp_path, signals=(signal.SIGINT,))
+    _report("benchmarks/thor_lite_fps.py, SIGINT", r)
+    assert r["code"] == 128 + signal.SIGINT, r["log"][-2000:]
+    assert "benchmarks/thor_lite_fps.py: received SIGINT" in r["log"] and "Traceback" not in r["log"], r["log"][-2000:]
+    assert not any(tmp_path.glob("fps*")), "an interrupted benchmark must not leave a result file"
