@@ -230,12 +230,17 @@ def main() -> None:
     print("\n".join(lines))
 
 
-if __name__ == "__main__":
+def _main_one_line_errors() -> None:
+    """`main`, with a dataset it cannot use (e.g. generated without features) as one line, no traceback."""
     from alfred_task.il_dataset import DemoDataError
-    from common.procs import stop_children_on_signals
 
-    with stop_children_on_signals("benchmarks/alfred_seq2seq_learning.py"):  # Ctrl-C: one line, exit 130
-        try:
-            main()
-        except DemoDataError as e:  # e.g. a dataset generated without features: one line, no traceback
-            sys.exit(f"benchmarks/alfred_seq2seq_learning.py: {e}")
+    try:
+        main()
+    except DemoDataError as e:
+        sys.exit(f"benchmarks/alfred_seq2seq_learning.py: {e}")
+
+
+if __name__ == "__main__":
+    from _common import run_cli
+
+    run_cli(_main_one_line_errors)
