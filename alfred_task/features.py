@@ -8,7 +8,9 @@ low-level action's frame plus one stop frame (§2.1, §6.1). The encoder is name
   have no network) construction fails at once, naming the file and where to put it.
 * ``"random_resnet18"`` or ``"random_resnet18:<seed>"``: torchvision's initialisation, seeded
   (default seed 0); for runs that ask for it explicitly.
-* a path: any resnet18 ``state_dict`` on disk (e.g. one trained on thor_lite frames).
+* a path: any resnet18 ``state_dict`` on disk (e.g. one trained on thor_lite frames), float or
+  in the compact int8 form `quantize_state` writes (what `alfred_task.encoder_pretrain` saves, so
+  a trained encoder ships under 20 MB; the dequantized weights *are* that encoder).
 
 Nothing is silently substituted. `ResnetFeatures.encoder` describes what was used, for result files.
 """
@@ -28,8 +30,12 @@ IMAGENET_STD = (0.229, 0.224, 0.225)
 IMAGENET_WEIGHTS_URL = "https://download.pytorch.org/models/resnet18-f37072fd.pth"
 RANDOM_ENCODER = "random_resnet18"
 
-__all__ = ["IMAGENET_MEAN", "IMAGENET_STD", "IMAGENET_WEIGHTS_URL", "RANDOM_ENCODER", "imagenet_weights_path",
-           "check_encoder", "seeded_spec", "ResnetFeatures"]
+#: marker of the compact state_dict form (int8 weights, one float scale per output channel)
+COMPACT_FORMAT = "resnet18_int8_per_channel_v1"
+
+__all__ = ["IMAGENET_MEAN", "IMAGENET_STD", "IMAGENET_WEIGHTS_URL", "RANDOM_ENCODER", "COMPACT_FORMAT",
+           "imagenet_weights_path", "check_encoder", "seeded_spec", "quantize_state", "dequantize_state",
+           "ResnetFeatures"]
 
 
 def imagenet_weights_path() -> Path:
@@ -75,6 +81,35 @@ def check_encoder(spec: str) -> dict:
     return {"name": "resnet18", "weights": "file", "file": str(Path(spec).resolve())}
 
 
+def quantize_state(state: Dict[str, torch.Tensor]) -> Dict[str, Any]:
+    """Compact form of a float state_dict: conv/linear weights as int8 with a symmetric scale per
+    output channel, everything else (batch norm, biases) unchanged. 4x smaller for ResNet-18."""
+    out: Dict[str, Any] = {"__format__": COMPACT_FORMAT}
+    for k, v in state.items():
+        if v.is_floating_point() and v.dim() >= 2:
+            flat = v.detach().float().reshape(v.shape[0], -1)
+            scale = (flat.abs().amax(dim=1) / 127.0).clamp_min(1e-12)
+            q = torch.round(flat / scale[:, None]).clamp(-127, 127).to(torch.int8).reshape(v.shape)
+            out[k] = {"q": q, "scale": scale}
+        else:
+            out[k] = v.detach().clone()
+    return out
+
+
+def dequantize_state(state: Dict[str, Any]) -> Dict[str, torch.Tensor]:
+    """The float state_dict a compact one stands for (exactly the same numbers on every machine)."""
+    out: Dict[str, torch.Tensor] = {}
+    for k, v in state.items():
+        if k == "__format__":
+            continue
+        if isinstance(v, dict):
+            shape = (-1,) + (1,) * (v["q"].dim() - 1)
+            out[k] = v["q"].float() * v["scale"].float().view(shape)
+        else:
+            out[k] = v
+    return out
+
+
 def _load_resnet18(spec: str, record: dict) -> torch.nn.Module:
     import torchvision
 
@@ -90,6 +125,8 @@ def _load_resnet18(spec: str, record: dict) -> torch.nn.Module:
         raise ValueError(f"{path}: not a resnet18 state_dict ({type(e).__name__})") from None
     if not isinstance(state, dict):
         raise ValueError(f"{path}: not a resnet18 state_dict (a {type(state).__name__})")
+    if state.get("__format__") == COMPACT_FORMAT:
+        state = dequantize_state(state)
     missing, unexpected = net.load_state_dict(state, strict=False)
     conv_missing = [k for k in missing if not k.startswith("fc.")]
     if conv_missing or unexpected:

@@ -114,6 +114,33 @@ def test_dagger_policy_trains_with_frozen_batchnorm_unless_asked(dataset):
         AlfredSeq2SeqPMDaggerConfig(**_kwargs(dataset, freeze_batchnorm="yes"))
 
 
+def test_a_moved_encoder_file_is_the_same_encoder_other_weights_are_not(tmp_path):
+    """Datasets record a file encoder by its weights' digest: the shipped copy of the file (another
+    path, same numbers) is accepted, another file with other weights is not."""
+    import shutil
+
+    import torchvision
+
+    from alfred_task.gen import generate
+    from baseline_configs.alfred.alfred_seq2seq_il import AlfredSeq2SeqILConfig
+
+    def save(seed: int, path: Path) -> Path:
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            torch.save(torchvision.models.resnet18(weights=None).state_dict(), path)
+        return path
+
+    enc = save(1, tmp_path / "enc.pt")
+    ds = tmp_path / "ds"
+    generate(ds, 1, seed=0, features=str(enc), planner="template", split="train")
+    moved = tmp_path / "elsewhere" / "enc.pt"
+    moved.parent.mkdir()
+    shutil.move(enc, moved)
+    AlfredSeq2SeqILConfig(**_kwargs(ds, visual_encoder=str(moved)))
+    with pytest.raises(SystemExit, match="is not the encoder that made"):
+        AlfredSeq2SeqILConfig(**_kwargs(ds, visual_encoder=str(save(2, tmp_path / "other.pt"))))
+
+
 def test_bad_kwargs_fail_in_one_line(dataset, tmp_path, monkeypatch):
     from baseline_configs.alfred.alfred_seq2seq_il import AlfredSeq2SeqILConfig
 

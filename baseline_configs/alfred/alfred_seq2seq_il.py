@@ -56,7 +56,13 @@ class AlfredSeq2SeqILConfig(AlfredSeq2SeqBaseConfig):
         if made is None:
             return
         keys = ("name", "weights", "seed", "file")
-        if any(made.get(k) != self.encoder_record.get(k) for k in keys):
+        differs = any(made.get(k) != self.encoder_record.get(k) for k in keys if k != "file")
+        if not differs and made.get("weights") == "file":
+            # a weights file may sit elsewhere (a clone, the shipped copy): same numbers, any path
+            from alfred_task.features import ResnetFeatures
+
+            differs = made.get("weights_sha256") != ResnetFeatures(self.visual_encoder).describe()["weights_sha256"]
+        if differs:
             raise ConfigError(f"visual_encoder {self.visual_encoder!r} is not the encoder that made "
                               f"{self.data_root}'s features ({ {k: made.get(k) for k in keys if made.get(k)} })")
 
