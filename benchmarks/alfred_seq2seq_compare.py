@@ -358,8 +358,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from alfred_task.eval import parse_subgoals
 
     variants = args.variants.split(",")
-    if args.report_only:
-        ckpts = {v: c for v in variants if (c := args.given.get(v) or latest_checkpoint(args.out / "train" / v))}
+    if args.report_only or args.evaluate is not None:
+        # a variant is trained only when this call evaluates it; the others come from their cache
+        ckpts = {}
+        for v in variants:
+            c = args.given.get(v) or latest_checkpoint(args.out / "train" / v)
+            if c is None and not args.report_only and v in args.evaluate:
+                c = train_variant(v, args)
+            if c is not None:
+                ckpts[v] = c
     else:
         ckpts = {v: args.given.get(v) or train_variant(v, args) for v in variants}
     if args.ship and "seq2seq_pm" in ckpts:
