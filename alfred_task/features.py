@@ -126,7 +126,10 @@ def _load_resnet18(spec: str, record: dict) -> torch.nn.Module:
     if not isinstance(state, dict):
         raise ValueError(f"{path}: not a resnet18 state_dict (a {type(state).__name__})")
     if state.get("__format__") == COMPACT_FORMAT:
-        state = dequantize_state(state)
+        try:
+            state = dequantize_state(state)
+        except (KeyError, TypeError, AttributeError, RuntimeError) as e:
+            raise ValueError(f"{path}: a damaged compact resnet18 state_dict ({type(e).__name__}: {e})") from None
     missing, unexpected = net.load_state_dict(state, strict=False)
     conv_missing = [k for k in missing if not k.startswith("fc.")]
     if conv_missing or unexpected:

@@ -120,3 +120,14 @@ def test_compact_state_is_int8_per_channel_and_dequantizes_within_half_a_step():
     assert not back["conv.weight"][3].any()  # an all-zero channel stays zero (no division by zero)
     again = dequantize_state(quantize_state(back))
     assert all(torch.allclose(again[k].float(), back[k].float(), rtol=1e-6, atol=0) for k in back)  # stable
+
+
+def test_a_damaged_compact_file_is_one_clear_error(tmp_path):
+    import torch
+
+    from alfred_task.features import COMPACT_FORMAT, ResnetFeatures
+
+    bad = tmp_path / "bad.pt"
+    torch.save({"__format__": COMPACT_FORMAT, "conv1.weight": {"scale": torch.ones(64)}}, bad)
+    with pytest.raises(ValueError, match="bad.pt: a damaged compact resnet18 state_dict"):
+        ResnetFeatures(str(bad))

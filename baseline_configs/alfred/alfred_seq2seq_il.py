@@ -61,7 +61,11 @@ class AlfredSeq2SeqILConfig(AlfredSeq2SeqBaseConfig):
             # a weights file may sit elsewhere (a clone, the shipped copy): same numbers, any path
             from alfred_task.features import ResnetFeatures
 
-            differs = made.get("weights_sha256") != ResnetFeatures(self.visual_encoder).describe()["weights_sha256"]
+            try:
+                digest = ResnetFeatures(self.visual_encoder).describe()["weights_sha256"]
+            except ValueError as e:
+                raise ConfigError(f"visual_encoder: {e}") from None
+            differs = made.get("weights_sha256") != digest
         if differs:
             raise ConfigError(f"visual_encoder {self.visual_encoder!r} is not the encoder that made "
                               f"{self.data_root}'s features ({ {k: made.get(k) for k in keys if made.get(k)} })")
