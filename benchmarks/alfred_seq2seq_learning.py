@@ -56,7 +56,7 @@ def _setup(args: argparse.Namespace):
     config = getattr(importlib.import_module(f"baseline_configs.alfred.{module}"), cls)
     cfg = config(data_root=args.data, visual_encoder=args.encoder, model_size="lite", batch_size=args.batch,
                  ablation=ablation, lr=args.lr, eval_storage=False, prev_action_input=args.prev_action_input,
-                 mask_dice_weight=args.mask_dice_weight)
+                 mask_dice_weight=args.mask_dice_weight, spatial_mask=args.spatial_mask)
     torch.manual_seed(args.seed)
     model = cfg.create_model().train()
     if args.init:
@@ -190,6 +190,8 @@ def main() -> None:
                          "demonstration's action (ALFRED's --dec_teacher_forcing; what evaluation feeds)")
     ap.add_argument("--mask-dice-weight", type=float, default=0.0,
                     help="soft Dice term added to ALFRED's balanced mask BCE (0 = ALFRED's loss)")
+    ap.add_argument("--spatial-mask", action="store_true",
+                    help="the mask decoder also reads the frame's 7x7 features (config kwarg spatial_mask; not ALFRED's)")
     ap.add_argument("--save-best", type=Path, default=None,
                     help="also keep the policy with the lowest held-out total loss (ALFRED's best_seen)")
     ap.add_argument("--init", type=Path, default=None, help="start from this --save checkpoint (short fine-tunes)")

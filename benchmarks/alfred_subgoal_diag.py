@@ -31,9 +31,9 @@ def _agent_view(agent: Any, env) -> Dict[str, Any]:
 
     frame = np.asarray(env.last_event.frame)
     with torch.no_grad():
-        lo, cont, _h, _c = agent._decode(frame)  # noqa: SLF001 - the agent's own decoder step, no state change
+        lo, cont, _h, _c, feat = agent._decode(frame)  # noqa: SLF001 - the agent's own decoder step, no state change
         probs = torch.softmax(lo[0, agent.allowed], 0)
-        logits = agent.model.dec.mask_dec(cont)
+        logits = agent.model.dec.decode_mask(cont, feat)
         logits = torch.nn.functional.interpolate(logits.unsqueeze(1), size=frame.shape[:2], mode="bilinear",
                                                  align_corners=False)[:, 0]
     names = [agent.vocab.action_low.index2word(int(i)) for i in agent.allowed]

@@ -106,10 +106,11 @@ def test_ablations_zero_inputs_keep_end_tokens():
     assert torch.equal(a, b)  # frames do not matter without vision
 
 
-def test_step_api_matches_teacher_forced_unroll():
+@pytest.mark.parametrize("spatial", [False, True])
+def test_step_api_matches_teacher_forced_unroll(spatial):
     """§6.5 step-by-step inference with own argmax equals the unroll (batch of one, eval mode)."""
     torch.manual_seed(3)
-    m = Seq2Seq(num_words=50, **LITE).eval()
+    m = Seq2Seq(num_words=50, **LITE, spatial_mask=spatial).eval()
     goal, instr = _lang(1)
     frames = torch.randn(1, 5, 512, 7, 7)
     with torch.no_grad():
@@ -163,6 +164,65 @@ def test_dice_term_punishes_blob_masks_that_balanced_bce_tolerates():
     total, info = seq2seq_losses(logits, actions, mask_logits=blob, gold_masks=gold, weights=LossWeights(mask_dice=0.5))
     assert info["action_low_mask_dice"] == pytest.approx(float(soft_dice_loss(blob, gold)), rel=1e-5)
     assert info["total"] == pytest.approx(plain["total"] + 0.5 * info["action_low_mask_dice"], rel=1e-5)
+
+
+def test_spatial_mask_decoder_adds_two_modules_and_reads_the_frame():
+    torch.manual_seed(0)
+    plain, spatial = Seq2Seq(num_words=50, **LITE), Seq2Seq(num_words=50, **LITE, spatial_mask=True)
+    extra = set(spatial.state_dict()) - set(plain.state_dict())
+    assert extra == {f"dec.mask_dec.vis_{m}.{p}" for m in ("conv", "film") for p in ("weight", "bias")}
+    assert set(plain.state_dict()) <= set(spatial.state_dict())
+    dec = spatial.dec.mask_dec.eval()
+    cont = torch.randn(2, spatial.dec.cont_dim)
+    with pytest.raises(ValueError, match="needs the frames"):
+        dec(cont)
+    f1, f2 = torch.randn(2, 512, 7, 7), torch.randn(2, 512, 7, 7)
+    with torch.no_grad():
+        assert not torch.allclose(dec(cont, f1), dec(cont, f2))
+        official = plain.dec.mask_dec.eval()
+        assert torch.equal(plain.dec.decode_mask(cont, f1), official(cont))  # frames are not its input
+
+
+def _localisation_batch(n: int, gen: torch.Generator):
+    """Frames with one 'apple' cell (channel 0) and one 'mug' cell (channel 1) at random places; the
+    state names which one (one-hot); the target is that cell's 1/7 of a 28×28 mask."""
+    frames = torch.zeros(n, 512, 7, 7)
+    state = torch.zeros(n, 8)
+    target = torch.zeros(n, 28, 28)
+    for i in range(n):
+        cells = torch.randperm(49, generator=gen)[:2]
+        which = int(torch.randint(2, (1,), generator=gen))
+        for ch, cell in enumerate(cells.tolist()):
+            frames[i, ch, cell // 7, cell % 7] = 3.0
+        state[i, which] = 1.0
+        r, c = divmod(int(cells[which]), 7)
+        target[i, 4 * r:4 * r + 4, 4 * c:4 * c + 4] = 1.0
+    return frames, state, target
+
+
+@pytest.mark.parametrize("spatial", [False, True])
+def test_only_the_spatial_mask_decoder_finds_the_object_the_state_names(spatial):
+    """Where the named object is lies only in the frame: the spatial decoder learns to put the mask
+    on it (checked on fresh layouts), ALFRED's decoder, which reads only the state, cannot."""
+    from alfred_task.models.modules import MaskDecoder
+
+    torch.manual_seed(0)
+    gen = torch.Generator().manual_seed(0)
+    dec = MaskDecoder(dhid=8, pframe=28, spatial=spatial)
+    opt = torch.optim.Adam(dec.parameters(), lr=3e-3)
+    for _ in range(50):
+        frames, state, target = _localisation_batch(8, gen)
+        loss = balanced_mask_bce(dec(state, frames), target)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    dec.eval()
+    frames, state, target = _localisation_batch(64, gen)
+    with torch.no_grad():
+        logits = dec(state, frames)
+    hits = [int(logits[i].argmax()) in set(target[i].flatten().nonzero().view(-1).tolist()) for i in range(64)]
+    accuracy = sum(hits) / len(hits)
+    assert accuracy > 0.9 if spatial else accuracy < 0.3, accuracy
 
 
 def test_lite_model_learns_a_sequence():
@@ -335,9 +395,11 @@ def test_rollout_language_cache_changes_nothing():
     assert torch.equal(_step_rollout(ac, same, masks, seed=4), _step_rollout(uncached, same, masks, seed=4))
 
 
-def test_allenact_losses_train_the_wrapper():
+@pytest.mark.parametrize("spatial", [False, True])
+def test_allenact_losses_train_the_wrapper(spatial):
     torch.manual_seed(0)
-    ac = AlfredSeq2SeqActorCritic(gym.spaces.Discrete(13), _obs_space(), num_words=50, pframe=300, **LITE).train()
+    ac = AlfredSeq2SeqActorCritic(gym.spaces.Discrete(13), _obs_space(), num_words=50, pframe=300, **LITE,
+                                  spatial_mask=spatial).train()
     t, b = 4, 2
     obs = _rollout_obs(t, b)
     masks = torch.ones(t, b, 1)
@@ -353,6 +415,8 @@ def test_allenact_losses_train_the_wrapper():
         assert "action_low_mask" in info
     total.backward()
     assert ac.seq2seq.emb_word.weight.grad is not None
+    if spatial and sel.any():  # the mask loss reaches the frame path
+        assert ac.seq2seq.dec.mask_dec.vis_conv.weight.grad.abs().sum() > 0
     offline = AlfredSeq2SeqOfflineLoss().loss(model=ac, batch={"observations": obs, "masks": masks},
                                               batch_memory=Memory(), stream_memory=_memory(ac, b))
     assert offline.bsize == t * b and offline.value.requires_grad

@@ -177,16 +177,17 @@ class AlfredSeq2SeqActorCritic(ActorCriticModel[CategoricalDistr]):
         if self.training and EXPERT_ACTION_UUID in observations:
             sel = self.task_interacts[observations[EXPERT_ACTION_UUID][..., 0].long()]
             extras["alfred_mask_steps"] = sel
-            extras["alfred_mask_logits"] = self.decode_masks(extras["alfred_cont"][sel])
+            extras["alfred_mask_logits"] = self.decode_masks(extras["alfred_cont"][sel], frames[sel])
         memory = memory.set_tensor("h", h.unsqueeze(0)).set_tensor("c", c.unsqueeze(0))
         memory = memory.set_tensor("prev_action", prev.float().view(1, n_b, 1))
         out = ActorCriticOutput(distributions=CategoricalDistr(logits=vocab_logits[..., self.task_to_vocab]),
                                 values=vocab_logits.new_zeros(n_t, n_b, 1), extras=extras)
         return out, memory
 
-    def decode_masks(self, cont: torch.Tensor) -> torch.Tensor:
-        """Mask logits [N, P, P] from decoder features [N, cont_dim] (e.g. ``extras['alfred_cont'][sel]``)."""
-        return self.seq2seq.dec.mask_dec(cont)
+    def decode_masks(self, cont: torch.Tensor, frames: torch.Tensor) -> torch.Tensor:
+        """Mask logits [N, P, P] from decoder features [N, cont_dim] (e.g. ``extras['alfred_cont'][sel]``)
+        and the prepared frame features [N, 512, 7, 7] of those steps (a spatial mask decoder reads them)."""
+        return self.seq2seq.dec.decode_mask(cont, frames)
 
     @staticmethod
     def alfred_state_dict(state: dict) -> dict:
@@ -198,9 +199,9 @@ class AlfredSeq2SeqActorCritic(ActorCriticModel[CategoricalDistr]):
         """ALFRED's ``model`` state_dict -> this wrapper's key names."""
         return {STATE_PREFIX + k: v for k, v in state.items()}
 
-    def act_mask(self, cont_t: torch.Tensor, threshold: float = 0.5) -> torch.Tensor:
-        """Binary 300×300 masks [B, P, P] for one step's features [B, cont_dim] (sigmoid > threshold)."""
-        return torch.sigmoid(self.decode_masks(cont_t)) > threshold
+    def act_mask(self, cont_t: torch.Tensor, frames_t: torch.Tensor, threshold: float = 0.5) -> torch.Tensor:
+        """Binary P×P masks [B, P, P] for one step's features [B, cont_dim] and frames (sigmoid > threshold)."""
+        return torch.sigmoid(self.decode_masks(cont_t, frames_t)) > threshold
 
 
 def build_actor_critic(model_kwargs: dict) -> AlfredSeq2SeqActorCritic:

@@ -99,18 +99,18 @@ class Seq2SeqAgent(Agent):
         feat = self.model.prepare_frames(self._featurize(frame))  # zeros for the no-vision ablation
         lo, cont, (h, c), _, _ = self.model.dec.step(self.state.enc, feat, self.state.e_prev,
                                                     (self.state.h, self.state.c), self.state.valid)
-        return lo, cont, h, c
+        return lo, cont, h, c, feat
 
     @torch.no_grad()
     def act(self, env) -> ActionMask:
         frame = np.asarray(env.last_event.frame)
-        lo, cont, h, c = self._decode(frame)
+        lo, cont, h, c, feat = self._decode(frame)
         vocab_id = self.allowed[lo[0, self.allowed].argmax()]
         self.state = StepState(self.state.enc, self.state.valid, h, c, self.model.dec.emb(vocab_id.view(1)))
         action = self.vocab.action_low.index2word(int(vocab_id))
         if not C.has_interaction(action):
             return action, None
-        logits = self.model.dec.mask_dec(cont)
+        logits = self.model.dec.decode_mask(cont, feat)
         if logits.shape[-2:] != C.MASK_SHAPE:
             logits = torch.nn.functional.interpolate(logits.unsqueeze(1), size=C.MASK_SHAPE, mode="bilinear",
                                                      align_corners=False)[:, 0]
@@ -118,7 +118,7 @@ class Seq2SeqAgent(Agent):
 
     @torch.no_grad()
     def teacher_force(self, env, action: str, mask: Optional[np.ndarray], success: bool) -> None:
-        _, _, h, c = self._decode(self._frame)
+        _, _, h, c, _ = self._decode(self._frame)
         vocab_id = torch.tensor([self.vocab.action_low.word2index(action)])
         self.state = StepState(self.state.enc, self.state.valid, h, c, self.model.dec.emb(vocab_id))
         self._frame = np.asarray(env.last_event.frame)

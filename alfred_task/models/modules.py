@@ -71,9 +71,17 @@ class ResnetVisualEncoder(nn.Module):
 
 class MaskDecoder(nn.Module):
     """Decoder state -> interaction-mask logits [B, pframe, pframe] (7 -> 224 by upsampling and
-    transposed convs, then a bilinear resize to `pframe`)."""
+    transposed convs, then a bilinear resize to `pframe`).
 
-    def __init__(self, dhid: int, pframe: int = 300) -> None:
+    ``spatial=True`` (not ALFRED's; adds ``vis_conv``/``vis_film``, official keys unchanged) also
+    feeds the frame's 512×7×7 features into the first 64×7×7 map: a 1×1 conv of the features,
+    scaled and shifted per channel by the decoder state (FiLM), is added before the first ReLU.
+    Why: ALFRED's decoder sees the frame only through the decoder state, a vector, so where the
+    named object is must survive a Linear flattening of the 7×7 map; the lite model fitted
+    PickupObject masks on its own train frames in under a third of cases (README, sessions 9-13).
+    """
+
+    def __init__(self, dhid: int, pframe: int = 300, spatial: bool = False) -> None:
         super().__init__()
         self.pframe = pframe
         self.d1 = nn.Linear(dhid, MASK_HSHAPE[0] * MASK_HSHAPE[1] * MASK_HSHAPE[2])
@@ -83,10 +91,21 @@ class MaskDecoder(nn.Module):
         self.dconv3 = nn.ConvTranspose2d(64, 32, kernel_size=4, stride=2, padding=1)
         self.dconv2 = nn.ConvTranspose2d(32, 16, kernel_size=4, stride=2, padding=1)
         self.dconv1 = nn.ConvTranspose2d(16, 1, kernel_size=4, stride=2, padding=1)
+        self.spatial = bool(spatial)
+        if self.spatial:
+            self.vis_conv = nn.Conv2d(FEAT_SHAPE[0], MASK_HSHAPE[0], kernel_size=1)
+            self.vis_film = nn.Linear(dhid, 2 * MASK_HSHAPE[0])
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """x [B, dhid] -> logits [B, pframe, pframe]."""
-        x = F.relu(self.d1(x)).view(-1, *MASK_HSHAPE)
+    def forward(self, state: torch.Tensor, frame: Optional[torch.Tensor] = None) -> torch.Tensor:
+        """state [B, dhid] (and, when `spatial`, the frame's features [B, 512, 7, 7]) -> logits [B, pframe, pframe]."""
+        x = self.d1(state).view(-1, *MASK_HSHAPE)
+        if self.spatial:
+            if frame is None or frame.shape[1:] != FEAT_SHAPE or len(frame) != len(x):
+                raise ValueError(f"a spatial mask decoder needs the frames [{len(x)}, 512, 7, 7], got "
+                                 f"{None if frame is None else list(frame.shape)}")
+            gamma, beta = self.vis_film(state).unsqueeze(-1).unsqueeze(-1).chunk(2, dim=1)
+            x = x + self.vis_conv(frame) * (1.0 + gamma) + beta
+        x = F.relu(x)
         x = F.relu(self.bn2(self.dconv3(self.upsample(x))))
         x = F.relu(self.bn1(self.dconv2(self.upsample(x))))
         x = self.dconv1(x)

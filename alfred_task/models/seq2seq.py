@@ -14,6 +14,9 @@ Ablations (ALFRED zeroes inputs, keeping the end tokens ``<<goal>>``/``<<stop>>`
 ``mask_lang_padding=False`` is ALFRED: both attentions also weigh the (zero) padding of a batch,
 so outputs depend on the batch's longest instruction; True leaves padding out, which equals
 ALFRED's batch-of-one inference for every batch (the AllenAct wrapper uses it).
+
+``spatial_mask=True`` (not ALFRED's; two extra modules, official keys otherwise unchanged) lets
+the mask decoder read the frame's 7×7 features directly (`modules.MaskDecoder`).
 """
 from __future__ import annotations
 
@@ -96,7 +99,7 @@ class Decoder(nn.Module):
 
     def __init__(self, emb: nn.Embedding, dframe: int, dhid: int, pframe: int, progress_monitor: bool,
                  attn_dropout: float = 0.0, hstate_dropout: float = 0.3, actor_dropout: float = 0.0,
-                 input_dropout: float = 0.0) -> None:
+                 input_dropout: float = 0.0, spatial_mask: bool = False) -> None:
         super().__init__()
         demb = emb.weight.size(1)
         self.emb = emb  # shared with the model's emb_action_low (both keys appear, as ALFRED)
@@ -111,12 +114,17 @@ class Decoder(nn.Module):
         cont_dim = dhid + dhid + dframe + demb
         self.cont_dim = cont_dim
         self.actor = nn.Linear(cont_dim, demb)
-        self.mask_dec = MaskDecoder(dhid=cont_dim, pframe=pframe)
+        self.mask_dec = MaskDecoder(dhid=cont_dim, pframe=pframe, spatial=spatial_mask)
         self.h_tm1_fc = nn.Linear(dhid, dhid)
         self.progress_monitor = progress_monitor
         if progress_monitor:
             self.subgoal = nn.Linear(cont_dim, 1)
             self.progress = nn.Linear(cont_dim, 1)
+
+    def decode_mask(self, cont: torch.Tensor, frame: torch.Tensor) -> torch.Tensor:
+        """Mask logits [N, P, P] from decoder features [N, cont_dim] and the (prepared) frames
+        [N, 512, 7, 7] they were computed on (only a spatial mask decoder reads the frames)."""
+        return self.mask_dec(cont, frame if self.mask_dec.spatial else None)
 
     def step(self, enc: torch.Tensor, frame: torch.Tensor, e_t: torch.Tensor,
              state: tuple[torch.Tensor, torch.Tensor], valid: Optional[torch.Tensor] = None):
@@ -158,7 +166,8 @@ class Seq2Seq(nn.Module):
                  vis_dropout: float = 0.3, hstate_dropout: float = 0.3, lang_dropout: float = 0.0,
                  input_dropout: float = 0.0, attn_dropout: float = 0.0, actor_dropout: float = 0.0,
                  zero_goal: bool = False, zero_instr: bool = False, zero_vis: bool = False,
-                 dec_teacher_forcing: bool = False, mask_lang_padding: bool = False) -> None:
+                 dec_teacher_forcing: bool = False, mask_lang_padding: bool = False,
+                 spatial_mask: bool = False) -> None:
         super().__init__()
         self.num_words, self.num_actions = int(num_words), int(num_actions)
         self.demb, self.dhid, self.dframe, self.pframe = demb, dhid, dframe, pframe
@@ -170,7 +179,7 @@ class Seq2Seq(nn.Module):
         self.enc_att = SelfAttn(dhid * 2)
         self.dec = Decoder(self.emb_action_low, dframe, 2 * dhid, pframe, progress_monitor,
                            attn_dropout=attn_dropout, hstate_dropout=hstate_dropout,
-                           actor_dropout=actor_dropout, input_dropout=input_dropout)
+                           actor_dropout=actor_dropout, input_dropout=input_dropout, spatial_mask=spatial_mask)
         self.vis_dropout = nn.Dropout(vis_dropout)
         self.lang_dropout = nn.Dropout(lang_dropout, inplace=False)
 
@@ -238,9 +247,13 @@ class Seq2Seq(nn.Module):
             e_t = self.dec.emb(nxt)
         cont = torch.stack(conts, 1)
         if mask_steps is None:
-            masks = self.dec.mask_dec(cont.reshape(b * t_max, -1)).view(b, t_max, self.pframe, self.pframe)
+            masks = self.dec.decode_mask(cont.reshape(b * t_max, -1), frames.reshape(b * t_max, *FEAT_SHAPE))
+            masks = masks.view(b, t_max, self.pframe, self.pframe)
+        elif mask_steps.any():
+            sel = mask_steps.bool()
+            masks = self.dec.decode_mask(cont[sel], frames[sel])
         else:
-            masks = self.dec.mask_dec(cont[mask_steps.bool()]) if mask_steps.any() else cont.new_zeros(0, self.pframe, self.pframe)
+            masks = cont.new_zeros(0, self.pframe, self.pframe)
         pm = self.progress_monitor
         return Seq2SeqOutput(torch.stack(logits, 1), cont, masks,
                              torch.stack(subs, 1) if pm else None, torch.stack(progs, 1) if pm else None)
@@ -254,9 +267,9 @@ class Seq2Seq(nn.Module):
 
     def step(self, frame: torch.Tensor, state: StepState) -> tuple[StepOutput, StepState]:
         """One action and its 300×300 mask from the current frame [B, 512, 7, 7]."""
-        lo, cont, (h, c), sub, prog = self.dec.step(state.enc, self.prepare_frames(frame), state.e_prev,
-                                                    (state.h, state.c), state.valid)
+        frame = self.prepare_frames(frame)
+        lo, cont, (h, c), sub, prog = self.dec.step(state.enc, frame, state.e_prev, (state.h, state.c), state.valid)
         action = lo.argmax(1)
-        mask_logits = self.dec.mask_dec(cont)
+        mask_logits = self.dec.decode_mask(cont, frame)
         out = StepOutput(action, lo, mask_logits, torch.sigmoid(mask_logits) > 0.5, sub, prog)
         return out, StepState(state.enc, state.valid, h, c, self.dec.emb(action))
