@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# The longer ALFRED Seq2Seq+PM run for one GPU node (the policy on the GPU, thor_lite samplers and
+# data generation on the CPU cores; written for one GPU with 16 cores and about 10 minutes):
+#
+#   bash scripts/train_alfred_gpu.sh OUT
+#
+# 1. data: train / valid_seen / valid_unseen demonstrations with the shipped thor_lite ResNet-18
+#    features, then the subgoal augmentation (the commands of the README's ALFRED section, one
+#    worker per core); reused when OUT/data already holds them;
+# 2. imitation: allenact alfred_seq2seq_pm_il.py on the GPU (IL_FRAMES teacher-forced frames);
+# 3. DAgger: allenact alfred_seq2seq_pm_dagger.py from the imitation checkpoint, SAMPLERS thor_lite
+#    samplers, the online expert labelling every step (DAGGER_FRAMES environment frames);
+# 4. evaluation of both checkpoints and the random agent on valid_seen and valid_unseen with
+#    ALFRED's evaluator (benchmarks/alfred_seq2seq_compare.py: 95 % CIs), table in OUT/compare/compare.md;
+# 5. OUT/ship/: the imitation and DAgger checkpoints without optimizer state, with this run's
+#    command, config kwargs and table (what pretrained_model_ckpts/ takes).
+#
+# Environment: SEED (0), SAMPLERS (16), WORKERS (cores), TRAIN (260) / VALID (40) demonstration
+# indices, IL_FRAMES (400000), DAGGER_FRAMES (65536), SPATIAL_MASK (false), SKIP_SETUP=1 (the
+# environment is already set up), DRY_RUN=1 (a tiny version on the CPU: what CI runs, so the
+# script cannot rot). Without a CUDA device and without DRY_RUN it stops at once.
+set -euo pipefail
+if [ $# -ne 1 ]; then
+  echo "usage: bash scripts/train_alfred_gpu.sh OUT" >&2
+  exit 2
+fi
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+OUT_ARG=$1
+OUT=$(realpath -m "$OUT_ARG")
+cd "$ROOT"
+[ "${SKIP_SETUP:-0}" = 1 ] || bash scripts/setup_env.sh
+PY=${PYTHON:-$ROOT/.venv/bin/python}
+ALLENACT=${ALLENACT:-$(dirname "$PY")/allenact}
+export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
+ENC=pretrained_model_ckpts/alfred_thor_resnet18/thor_resnet18.pt
+SEED=${SEED:-0}
+WORKERS=${WORKERS:-$(nproc)}
+SPATIAL_MASK=${SPATIAL_MASK:-false}
+case "$SPATIAL_MASK" in true|false) ;; *) echo "SPATIAL_MASK: '$SPATIAL_MASK' is not true or false" >&2; exit 2;; esac
+
+if [ "${DRY_RUN:-0}" = 1 ]; then  # seconds on a CPU: every stage, tiny sizes
+  TRAIN=${TRAIN:-2} VALID=${VALID:-1} IL_FRAMES=${IL_FRAMES:-60} DAGGER_FRAMES=${DAGGER_FRAMES:-32}
+  SAMPLERS=${SAMPLERS:-1} WORKERS=1 AUG_PER_DEMO=1
+  DIMS='"model_size": "lite", "demb": 16, "dhid": 24, "dframe": 32, "pframe": 50'
+  DAGGER_EXTRA='"num_steps": 16, "max_steps": 20'
+  EVAL=(--limit 1 --subgoal-limit 1 --max-steps 5 --subgoal-max-steps 5 --subgoals GotoLocation)
+else
+  if ! "$PY" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)'; then
+    echo "train_alfred_gpu: no CUDA device here (DRY_RUN=1 runs a tiny CPU version)" >&2
+    exit 1
+  fi
+  TRAIN=${TRAIN:-260} VALID=${VALID:-40} IL_FRAMES=${IL_FRAMES:-400000} DAGGER_FRAMES=${DAGGER_FRAMES:-65536}
+  SAMPLERS=${SAMPLERS:-16} AUG_PER_DEMO=3
+  DIMS='"model_size": "lite"'
+  DAGGER_EXTRA='"num_steps": 64'
+  EVAL=(--max-steps 60 --subgoals all --subgoal-max-steps 30 --subgoal-limit 45)
+fi
+mkdir -p "$OUT"
+log() { echo "[train_alfred_gpu $(date -u +%H:%M:%S)] $*"; }
+
+# ---------------------------------------------------------------- 1. data
+DATA=$OUT/data/alfred_s2s_thor
+AUG=$OUT/data/alfred_s2s_thor_aug
+for s in "train $TRAIN" "valid_seen $VALID" "valid_unseen $VALID"; do set -- $s
+  log "data: $1 ($2 indices, $WORKERS workers)"
+  OMP_NUM_THREADS=1 "$PY" -m alfred_task.gen --out "$DATA" --seed "$SEED" --workers "$WORKERS" \
+      --features "$ENC" --planner template --split "$1" --start 0 --num "$2"
+done
+log "data: subgoal augmentation"
+n_src=$("$PY" -c 'import json, sys; print(len({e["task"] for e in json.load(open(sys.argv[1]))["train"]}))' "$DATA/splits.json")
+per=$(( (n_src + WORKERS - 1) / WORKERS ))
+pids=()
+for ((start = 0; start < n_src; start += per)); do
+  OMP_NUM_THREADS=1 "$PY" -m alfred_task.augment --source "$DATA" --out "$AUG" --start "$start" --num "$per" \
+      --per-demo "$AUG_PER_DEMO" --seed "$SEED" >"$OUT/data/augment_$start.log" 2>&1 &
+  pids+=($!)
+done
+trap 'kill "${pids[@]}" 2>/dev/null || true' INT TERM
+for p in "${pids[@]}"; do wait "$p"; done
+trap - INT TERM
+# one vocabulary for both runs (DAgger samples the source tasks, whose words are a subset)
+VOCAB=$OUT/data/pp.vocab
+"$PY" -c 'import sys; from pathlib import Path
+from alfred_task.il_dataset import build_vocab
+from alfred_task.traj_data import load_split_file
+root = Path(sys.argv[1]); build_vocab(root, load_split_file(root / "splits.json")).save(sys.argv[2])' "$AUG" "$VOCAB"
+
+# ---------------------------------------------------------------- 2. imitation, 3. DAgger
+COMMON="\"vocab\": \"$VOCAB\", \"visual_encoder\": \"$ENC\", $DIMS, \"prev_action_input\": \"taken\", \"spatial_mask\": $SPATIAL_MASK"
+IL_KW="{\"data_root\": \"$AUG\", $COMMON, \"lr\": 0.001, \"batch_size\": 32, \"training_frames\": $IL_FRAMES}"
+DAGGER_KW="{\"data_root\": \"$DATA\", $COMMON, \"lr\": 0.0001, \"training_frames\": $DAGGER_FRAMES, $DAGGER_EXTRA,
+            \"num_train_processes\": $SAMPLERS, \"bc_tf1_steps\": 0, \"dagger_steps\": $DAGGER_FRAMES}"
+last_ckpt() {  # newest AllenAct checkpoint of a run folder, empty before there is one
+  [ -d "$1/checkpoints" ] || return 0
+  find "$1/checkpoints" -name '*.pt' -printf '%T@ %p\n' | sort -n | tail -1 | cut -d' ' -f2-
+}
+
+IL_CKPT=$(last_ckpt "$OUT/il")
+if [ -z "$IL_CKPT" ]; then
+  log "imitation: $IL_FRAMES frames"
+  "$ALLENACT" -b . baseline_configs/alfred/alfred_seq2seq_pm_il.py -o "$OUT/il" -s "$SEED" --config_kwargs "$IL_KW"
+  IL_CKPT=$(last_ckpt "$OUT/il")
+fi
+DAGGER_CKPT=$(last_ckpt "$OUT/dagger")
+if [ -z "$DAGGER_CKPT" ]; then
+  log "DAgger: $DAGGER_FRAMES frames, $SAMPLERS samplers, from $IL_CKPT"
+  "$ALLENACT" -b . baseline_configs/alfred/alfred_seq2seq_pm_dagger.py -o "$OUT/dagger" -s "$SEED" \
+      -c "$IL_CKPT" -r --config_kwargs "$DAGGER_KW"
+  DAGGER_CKPT=$(last_ckpt "$OUT/dagger")
+fi
+
+# ---------------------------------------------------------------- 4. evaluation, 5. ship
+log "evaluation: imitation, DAgger and random on valid_seen, valid_unseen"
+"$PY" benchmarks/alfred_seq2seq_compare.py --data "$DATA" --encoder "$ENC" --variants seq2seq_pm \
+    --checkpoint "seq2seq_pm=$IL_CKPT" --agent "dagger=$DAGGER_CKPT" --splits valid_seen,valid_unseen \
+    "${EVAL[@]}" --workers "$WORKERS" --seed "$SEED" --out "$OUT/compare"
+"$PY" - "$OUT" "$IL_CKPT" "$DAGGER_CKPT" "$IL_KW" "$DAGGER_KW" "$OUT_ARG" <<'PYEOF'
+import json, sys
+from pathlib import Path
+sys.path.insert(0, "benchmarks")
+from alfred_seq2seq_compare import ship
+
+out, il, dagger, il_kw, dagger_kw = Path(sys.argv[1]), *sys.argv[2:6]
+dest = out / "ship"
+for name, ckpt in (("imitation", il), ("dagger", dagger)):
+    ship(Path(ckpt), dest / name)
+(dest / "run.json").write_text(json.dumps({"command": "bash scripts/train_alfred_gpu.sh " + sys.argv[6],
+                                           "imitation_config_kwargs": json.loads(il_kw),
+                                           "dagger_config_kwargs": json.loads(dagger_kw)}, indent=2))
+(dest / "compare.md").write_text((out / "compare" / "compare.md").read_text())
+print(f"shipped {dest}")
+PYEOF
+log "done: $OUT/compare/compare.md, $OUT/ship/"

@@ -1,0 +1,60 @@
+"""scripts/train_alfred_gpu.sh, the prepared GPU-node run of issue 10: its DRY_RUN (tiny, CPU) goes
+through every stage (data, imitation, DAgger from the imitation checkpoint, evaluation, ship), and
+without a GPU the real run stops at once with one line."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPT = REPO / "scripts" / "train_alfred_gpu.sh"
+
+
+def _run(out: Path, timeout: int, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", str(SCRIPT), str(out)], cwd=REPO, capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, "SKIP_SETUP": "1", "PYTHON": sys.executable, **env})
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the refusal on a machine without a GPU")
+def test_without_a_gpu_the_real_run_stops_at_once_in_one_line(tmp_path):
+    proc = _run(tmp_path / "run", 120)
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == "train_alfred_gpu: no CUDA device here (DRY_RUN=1 runs a tiny CPU version)"
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_bad_spatial_mask_value_is_one_line(tmp_path):
+    proc = _run(tmp_path / "run", 60, SPATIAL_MASK="yes", DRY_RUN="1")
+    assert proc.returncode == 2 and proc.stderr.strip() == "SPATIAL_MASK: 'yes' is not true or false"
+
+
+@pytest.mark.slow
+def test_dry_run_trains_both_arms_evaluates_and_ships(tmp_path):
+    out = tmp_path / "run"
+    proc = _run(out, 900, DRY_RUN="1", SPATIAL_MASK="true")
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    ship = out / "ship"
+    il, dagger = ship / "imitation" / "alfred_seq2seq_pm_lite.pt", ship / "dagger" / "alfred_seq2seq_pm_lite.pt"
+    states = {}
+    for name, path in (("imitation", il), ("dagger", dagger)):
+        ckpt = torch.load(path, weights_only=True)
+        assert "optimizer_state_dict" not in ckpt  # slim, as pretrained_model_ckpts/ holds them
+        states[name] = ckpt["model_state_dict"]
+        assert "seq2seq.dec.mask_dec.vis_conv.weight" in states[name]  # SPATIAL_MASK reached the model
+    # DAgger started from the imitation weights and then changed them
+    assert states["imitation"].keys() == states["dagger"].keys()
+    assert any(not torch.equal(states["imitation"][k], states["dagger"][k])
+               for k, v in states["imitation"].items() if torch.is_tensor(v) and v.is_floating_point())
+    run = json.loads((ship / "run.json").read_text())
+    assert run["dagger_config_kwargs"]["vocab"] == run["imitation_config_kwargs"]["vocab"]
+    assert run["imitation_config_kwargs"]["spatial_mask"] is True
+    compare = json.loads((out / "compare" / "compare.json").read_text())
+    for split in ("valid_seen", "valid_unseen"):
+        assert set(compare["splits"][split]["summary"]) == {"seq2seq_pm", "dagger", "random"}
+    assert (ship / "compare.md").read_text() == (out / "compare" / "compare.md").read_text()
