@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 from statistics import median
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
@@ -31,8 +31,9 @@ def _wilson(k: int, n: int) -> List[float]:
     return [round(100 * v, 1) for v in wilson(k, n)]
 
 
-def trajectory_records(env, agent, traj: dict) -> List[Dict[str, Any]]:
-    """One record per expert interaction step of `traj` (annotation 0), agent teacher-forced."""
+def trajectory_records(env, agent, traj: dict, thresholds: Sequence[float] = ()) -> List[Dict[str, Any]]:
+    """One record per expert interaction step of `traj` (annotation 0), agent teacher-forced; with
+    `thresholds`, also the object each thresholded probability map (sigmoid > t) resolves to."""
     from alfred_task import constants as C
     from alfred_task.agents import expert_steps
     from alfred_task.eval_episodes import _replay
@@ -48,23 +49,46 @@ def trajectory_records(env, agent, traj: dict) -> List[Dict[str, Any]]:
             view = _agent_view(agent, env)
             pred, gold_b = view["mask"], np.asarray(gold, dtype=bool)
             union = int(np.logical_or(pred, gold_b).sum())
+            swept = {str(t): env.mask_to_object(m) if (m := view["prob"] > t).any() else None for t in thresholds}
             recs.append({"task": traj["task_id"], "step": k, "action": action,
                          "target": env.mask_to_object(gold_b), "resolved": env.mask_to_object(pred) if pred.any() else None,
                          "pred_pixels": int(pred.sum()), "gold_pixels": int(gold_b.sum()),
-                         "iou": int(np.logical_and(pred, gold_b).sum()) / union if union else 0.0})
+                         "iou": int(np.logical_and(pred, gold_b).sum()) / union if union else 0.0,
+                         "resolved_at": swept})
         if _replay(env, agent, tracker, steps, k, k + 1) is not None:
             break
     return recs
 
 
-def summarise(recs: List[Dict[str, Any]]) -> Dict[str, Any]:
+def _thresholds(spec: str) -> List[float]:
+    """``--thresholds`` as floats in (0, 1); ValueError naming a bad one."""
+    out = []
+    for part in filter(None, spec.split(",")):
+        try:
+            t = float(part)
+        except ValueError:
+            t = float("nan")
+        if not 0.0 < t < 1.0:
+            raise ValueError(f"--thresholds: {part!r} is not a number between 0 and 1")
+        out.append(t)
+    return out
+
+
+def _rate(hits: int, n: int, ci: List[float]) -> str:
+    return f"{100 * hits / max(1, n):.1f} {ci}"
+
+
+def summarise(recs: List[Dict[str, Any]], thresholds: Sequence[float] = ()) -> Dict[str, Any]:
     n = len(recs)
     hit = sum(r["resolved"] is not None and r["resolved"] == r["target"] for r in recs)
+    hits_at = {str(t): sum(r["resolved_at"][str(t)] == r["target"] for r in recs) for t in thresholds}
+    swept = {t: {"resolved_to_target": k, "resolve_rate": _wilson(k, n)} for t, k in hits_at.items()}
     empty = sum(r["pred_pixels"] == 0 for r in recs)
     return {"n": n, "resolved_to_target": hit, "resolve_rate": _wilson(hit, n), "empty": empty,
             "median_pred_pixels": median(r["pred_pixels"] for r in recs) if recs else None,
             "median_gold_pixels": median(r["gold_pixels"] for r in recs) if recs else None,
-            "median_iou": round(median(r["iou"] for r in recs), 3) if recs else None}
+            "median_iou": round(median(r["iou"] for r in recs), 3) if recs else None,
+            "resolve_rate_at_threshold": swept}
 
 
 def run(args: argparse.Namespace) -> Dict[str, Any]:
@@ -80,10 +104,10 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
     paths = list(dict.fromkeys(e.path for e in resolve_entries(args.data, args.data / "splits.json", args.split)))
     env, recs = _make_env("thor_lite", 300), []
     for path in paths[:args.trajectories]:
-        recs += trajectory_records(env, agent, load_traj(path))
+        recs += trajectory_records(env, agent, load_traj(path), args.thresholds)
     summary = {"checkpoint": str(args.checkpoint), "split": args.split,
-               "trajectories": min(len(paths), args.trajectories), **summarise(recs),
-               "by_action": {a: summarise([r for r in recs if r["action"] == a])
+               "trajectories": min(len(paths), args.trajectories), **summarise(recs, args.thresholds),
+               "by_action": {a: summarise([r for r in recs if r["action"] == a], args.thresholds)
                              for a in sorted({r["action"] for r in recs})}}
     return {"summary": summary, "records": recs}
 
@@ -98,21 +122,28 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--split", default="valid_seen")
     ap.add_argument("--trajectories", type=int, default=20, help="first K trajectories of the split (annotation 0)")
     ap.add_argument("--tag", default="")
+    ap.add_argument("--thresholds", default="", help="also resolve sigmoid > t for these t (comma-separated, "
+                    "e.g. 0.7,0.9): how much a stricter mask threshold would change (the agent uses 0.5)")
     args = ap.parse_args(argv)
     with report_usage_errors(ap.prog, ValueError):
         check_input_file("--checkpoint", args.checkpoint)
         check_int("--trajectories", args.trajectories, 1)
+        args.thresholds = _thresholds(args.thresholds)
         res = run(args)
     summary = res["summary"]
     stem = RESULTS_DIR / "alfred_mask_resolve" / (args.tag or args.checkpoint.stem)
     write_json(stem.with_suffix(".json"), res)
-    rows = [[name, s["n"], f"{100 * s['resolved_to_target'] / max(1, s['n']):.1f} {s['resolve_rate']}", s["empty"],
-             s["median_pred_pixels"], s["median_gold_pixels"], s["median_iou"]]
+    rows = [[name, s["n"], _rate(s["resolved_to_target"], s["n"], s["resolve_rate"]), s["empty"],
+             s["median_pred_pixels"], s["median_gold_pixels"], s["median_iou"],
+             *(_rate(s["resolve_rate_at_threshold"][str(t)]["resolved_to_target"], s["n"],
+                     s["resolve_rate_at_threshold"][str(t)]["resolve_rate"]) for t in args.thresholds)]
             for name, s in [("all", summary), *summary["by_action"].items()]]
     text = "\n".join([f"# Mask resolve rate: {args.checkpoint}", "",
                       f"{args.split}, first {summary['trajectories']} trajectories, annotation 0, teacher-forced", "",
                       *markdown_table(["expert action", "N", "resolves to target % [95 % CI]", "empty",
-                                       "median mask px", "median gold px", "median IoU"], rows, "lrrrrrr")])
+                                       "median mask px", "median gold px", "median IoU",
+                                       *(f"resolves at > {t} %" for t in args.thresholds)], rows,
+                                      "lrrrrrr" + "r" * len(args.thresholds))])
     write_markdown(stem.with_suffix(".md"), text)
     print(text)
     return 0

@@ -388,6 +388,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     for split in args.splits.split(","):
         found = {name: evaluate(name, kw, split, args) for name, kw in agents.items()}
         recs = common_episodes({name: r for name, r in found.items() if r["task"]})  # --report-only: cached ones
+        if not recs:
+            from common.cli import fail
+
+            fail(ap.prog, f"--report-only: no cached evaluation of split {split} under {args.out / 'eval'} "
+                          f"(evaluate first, e.g. with --evaluate)")
         summary = {name: {"task": task_summary(r["task"], args.seed), "subgoal": subgoal_summary(r["subgoal"])}
                    for name, r in recs.items()}
         result["splits"][split] = {"summary": summary, "claims": claims(summary)}

@@ -38,7 +38,8 @@ def _agent_view(agent: Any, env) -> Dict[str, Any]:
                                                  align_corners=False)[:, 0]
     names = [agent.vocab.action_low.index2word(int(i)) for i in agent.allowed]
     top = sorted(zip(probs.tolist(), names), reverse=True)[:3]
-    return {"frame": frame, "mask": (torch.sigmoid(logits[0]) > 0.5).numpy(), "top3": [(n, round(p, 3)) for p, n in top]}
+    prob = torch.sigmoid(logits[0]).numpy()
+    return {"frame": frame, "mask": prob > 0.5, "prob": prob, "top3": [(n, round(p, 3)) for p, n in top]}
 
 
 def _save_overlay(frame: np.ndarray, mask: np.ndarray, path: Path) -> str:
