@@ -56,6 +56,19 @@ else
   EVAL=(--max-steps 60 --subgoals all --subgoal-max-steps 30 --subgoal-limit 45)
 fi
 mkdir -p "$OUT"
+# every stage runs as a child the script waits for, so Ctrl-C / SIGTERM reach the running stage at
+# once (each stops its own workers) and nothing outlives the script
+CHILDREN=()
+stop_children() {
+  trap - INT TERM
+  kill -TERM "${CHILDREN[@]}" 2>/dev/null || true
+  wait || true
+  exit "$1"
+}
+trap 'stop_children 130' INT
+trap 'stop_children 143' TERM
+bg_run() { "$@" & CHILDREN+=($!); }
+fg_run() { local rc=0; bg_run "$@"; wait $! || rc=$?; CHILDREN=(); return $rc; }
 log() { echo "[train_alfred_gpu $(date -u +%H:%M:%S)] $*"; }
 
 # ---------------------------------------------------------------- 1. data
@@ -63,21 +76,18 @@ DATA=$OUT/data/alfred_s2s_thor
 AUG=$OUT/data/alfred_s2s_thor_aug
 for s in "train $TRAIN" "valid_seen $VALID" "valid_unseen $VALID"; do set -- $s
   log "data: $1 ($2 indices, $WORKERS workers)"
-  OMP_NUM_THREADS=1 "$PY" -m alfred_task.gen --out "$DATA" --seed "$SEED" --workers "$WORKERS" \
+  fg_run env OMP_NUM_THREADS=1 "$PY" -m alfred_task.gen --out "$DATA" --seed "$SEED" --workers "$WORKERS" \
       --features "$ENC" --planner template --split "$1" --start 0 --num "$2"
 done
 log "data: subgoal augmentation"
 n_src=$("$PY" -c 'import json, sys; print(len({e["task"] for e in json.load(open(sys.argv[1]))["train"]}))' "$DATA/splits.json")
 per=$(( (n_src + WORKERS - 1) / WORKERS ))
-pids=()
 for ((start = 0; start < n_src; start += per)); do
-  OMP_NUM_THREADS=1 "$PY" -m alfred_task.augment --source "$DATA" --out "$AUG" --start "$start" --num "$per" \
-      --per-demo "$AUG_PER_DEMO" --seed "$SEED" >"$OUT/data/augment_$start.log" 2>&1 &
-  pids+=($!)
+  bg_run env OMP_NUM_THREADS=1 "$PY" -m alfred_task.augment --source "$DATA" --out "$AUG" --start "$start" \
+      --num "$per" --per-demo "$AUG_PER_DEMO" --seed "$SEED" >"$OUT/data/augment_$start.log" 2>&1
 done
-trap 'kill "${pids[@]}" 2>/dev/null || true' INT TERM
-for p in "${pids[@]}"; do wait "$p"; done
-trap - INT TERM
+for p in "${CHILDREN[@]}"; do wait "$p"; done
+CHILDREN=()
 # one vocabulary for both runs (DAgger samples the source tasks, whose words are a subset)
 VOCAB=$OUT/data/pp.vocab
 "$PY" -c 'import sys; from pathlib import Path
@@ -98,20 +108,20 @@ last_ckpt() {  # newest AllenAct checkpoint of a run folder, empty before there 
 IL_CKPT=$(last_ckpt "$OUT/il")
 if [ -z "$IL_CKPT" ]; then
   log "imitation: $IL_FRAMES frames"
-  "$ALLENACT" -b . baseline_configs/alfred/alfred_seq2seq_pm_il.py -o "$OUT/il" -s "$SEED" --config_kwargs "$IL_KW"
+  fg_run "$ALLENACT" -b . baseline_configs/alfred/alfred_seq2seq_pm_il.py -o "$OUT/il" -s "$SEED" --config_kwargs "$IL_KW"
   IL_CKPT=$(last_ckpt "$OUT/il")
 fi
 DAGGER_CKPT=$(last_ckpt "$OUT/dagger")
 if [ -z "$DAGGER_CKPT" ]; then
   log "DAgger: $DAGGER_FRAMES frames, $SAMPLERS samplers, from $IL_CKPT"
-  "$ALLENACT" -b . baseline_configs/alfred/alfred_seq2seq_pm_dagger.py -o "$OUT/dagger" -s "$SEED" \
+  fg_run "$ALLENACT" -b . baseline_configs/alfred/alfred_seq2seq_pm_dagger.py -o "$OUT/dagger" -s "$SEED" \
       -c "$IL_CKPT" -r --config_kwargs "$DAGGER_KW"
   DAGGER_CKPT=$(last_ckpt "$OUT/dagger")
 fi
 
 # ---------------------------------------------------------------- 4. evaluation, 5. ship
 log "evaluation: imitation, DAgger and random on valid_seen, valid_unseen"
-"$PY" benchmarks/alfred_seq2seq_compare.py --data "$DATA" --encoder "$ENC" --variants seq2seq_pm \
+fg_run "$PY" benchmarks/alfred_seq2seq_compare.py --data "$DATA" --encoder "$ENC" --variants seq2seq_pm \
     --checkpoint "seq2seq_pm=$IL_CKPT" --agent "dagger=$DAGGER_CKPT" --splits valid_seen,valid_unseen \
     "${EVAL[@]}" --workers "$WORKERS" --seed "$SEED" --out "$OUT/compare"
 "$PY" - "$OUT" "$IL_CKPT" "$DAGGER_CKPT" "$IL_KW" "$DAGGER_KW" "$OUT_ARG" <<'PYEOF'
