@@ -81,8 +81,10 @@ def _rate(hits: int, n: int, ci: List[float]) -> str:
 def summarise(recs: List[Dict[str, Any]], thresholds: Sequence[float] = ()) -> Dict[str, Any]:
     n = len(recs)
     hit = sum(r["resolved"] is not None and r["resolved"] == r["target"] for r in recs)
-    hits_at = {str(t): sum(r["resolved_at"][str(t)] == r["target"] for r in recs) for t in thresholds}
-    swept = {t: {"resolved_to_target": k, "resolve_rate": _wilson(k, n)} for t, k in hits_at.items()}
+    swept = {}
+    for t in map(str, thresholds):
+        k = sum(r["resolved_at"][t] == r["target"] for r in recs)
+        swept[t] = {"resolved_to_target": k, "resolve_rate": _wilson(k, n)}
     empty = sum(r["pred_pixels"] == 0 for r in recs)
     return {"n": n, "resolved_to_target": hit, "resolve_rate": _wilson(hit, n), "empty": empty,
             "median_pred_pixels": median(r["pred_pixels"] for r in recs) if recs else None,
@@ -135,8 +137,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     write_json(stem.with_suffix(".json"), res)
     rows = [[name, s["n"], _rate(s["resolved_to_target"], s["n"], s["resolve_rate"]), s["empty"],
              s["median_pred_pixels"], s["median_gold_pixels"], s["median_iou"],
-             *(_rate(s["resolve_rate_at_threshold"][str(t)]["resolved_to_target"], s["n"],
-                     s["resolve_rate_at_threshold"][str(t)]["resolve_rate"]) for t in args.thresholds)]
+             *(_rate(at["resolved_to_target"], s["n"], at["resolve_rate"]) for at in s["resolve_rate_at_threshold"].values())]
             for name, s in [("all", summary), *summary["by_action"].items()]]
     text = "\n".join([f"# Mask resolve rate: {args.checkpoint}", "",
                       f"{args.split}, first {summary['trajectories']} trajectories, annotation 0, teacher-forced", "",

@@ -199,10 +199,6 @@ class AlfredSeq2SeqActorCritic(ActorCriticModel[CategoricalDistr]):
         """ALFRED's ``model`` state_dict -> this wrapper's key names."""
         return {STATE_PREFIX + k: v for k, v in state.items()}
 
-    def act_mask(self, cont_t: torch.Tensor, frames_t: torch.Tensor, threshold: float = 0.5) -> torch.Tensor:
-        """Binary P×P masks [B, P, P] for one step's features [B, cont_dim] and frames (sigmoid > threshold)."""
-        return torch.sigmoid(self.decode_masks(cont_t, frames_t)) > threshold
-
 
 def build_actor_critic(model_kwargs: dict) -> AlfredSeq2SeqActorCritic:
     """The wrapper for `model_kwargs` (as stored in checkpoints), acting over the 13 agent actions,
