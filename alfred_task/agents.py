@@ -247,15 +247,17 @@ class CheckpointAgent(Agent):
     ``Class`` must subclass `Agent` and have ``load_state_dict``; it is built as
     ``Class(**kwargs)`` and then ``load_state_dict(state_dict)`` is called. The file is read
     with ``torch.load(weights_only=True)`` (tensors, containers and plain values only).
-    Every problem raises `CheckpointError` naming the file and the field.
+    Every problem raises `CheckpointError` naming the file and the field. `overrides` replace
+    entries of the stored kwargs (inference options such as the Seq2Seq agent's ``mask_rule``;
+    ``--agent-kwargs`` on the CLI).
     """
 
-    def __init__(self, path: Union[str, Path], map_location: str = "cpu") -> None:
+    def __init__(self, path: Union[str, Path], map_location: str = "cpu", **overrides: Any) -> None:
         self.path = Path(path)
-        self.inner = self._load(self.path, map_location)
+        self.inner = self._load(self.path, map_location, overrides)
 
     @staticmethod
-    def _load(path: Path, map_location: str) -> Agent:
+    def _load(path: Path, map_location: str, overrides: Optional[Mapping[str, Any]] = None) -> Agent:
         import torch
 
         if not path.is_file():
@@ -287,9 +289,10 @@ class CheckpointAgent(Agent):
             raise CheckpointError(path, "agent", f"{ref!r} is not a subclass of alfred_task.agents.Agent")
         if not callable(getattr(cls, "load_state_dict", None)):
             raise CheckpointError(path, "agent", f"{ref!r} has no load_state_dict method")
+        kwargs = {**kwargs, **(overrides or {})}
         try:
             inner = cls(**kwargs)
-        except TypeError as e:
+        except (TypeError, ValueError) as e:
             raise CheckpointError(path, "kwargs", f"{ref}(**kwargs) failed: {e}") from None
         try:
             inner.load_state_dict(state)

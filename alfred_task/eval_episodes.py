@@ -11,7 +11,8 @@ otherwise the subgoal tracker is advanced (dense reward) and ``t += 1``. Unknown
 cleaned/heated/cooled sets and inventory, L* = ``len(plan.low_actions)``, L = t (see `metrics`
 for the L = 0 rule). Each task record also says why the episode failed in ``failure`` (None on
 success): the agent's own error when it gave up (`Agent.episode_error`, e.g. "expert error:
-..."), else "max fails reached (...)", "step budget reached (...)" or "stopped without success".
+..."), else "max fails reached (...)", "step budget reached (...)" or "stopped without success", and
+``fails_by_action`` counts its failed actions by name.
 
 Subgoal episode for every subgoal index whose ``discrete_action.action`` is requested: init,
 replay the expert low actions with ``high_idx < eval_idx`` (ReplayAgent semantics; each is also
@@ -30,7 +31,7 @@ ResNet and a decoder step each). Agents without snapshots are evaluated one inde
 """
 from __future__ import annotations
 
-from typing import Any, Callable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -74,10 +75,12 @@ def _goal_instr(traj: Mapping, repeat_idx: int) -> str:
 
 def _agent_loop(env, agent: Agent, tracker: Optional[SubgoalTracker], max_steps: int, max_fails: int,
                 stop_tokens: Sequence[str], done: Optional[Callable[[], bool]] = None,
-                actions: Optional[List[dict]] = None) -> Tuple[int, int, float, str]:
+                actions: Optional[List[dict]] = None,
+                failed: Optional[Dict[str, int]] = None) -> Tuple[int, int, float, str]:
     """Let the agent act until a stop token, `done()`, max_fails or max_steps (§5.1 counting:
     failed actions are steps, the stop prediction is not; the action reaching max_fails is
-    neither counted nor tracked). Returns (steps, fails, reward, end reason)."""
+    neither counted nor tracked). Returns (steps, fails, reward, end reason); `failed` (if given)
+    counts the failed actions by name, the one reaching max_fails included."""
     t = fails = 0
     reward = 0.0
     while t < max_steps:
@@ -89,6 +92,8 @@ def _agent_loop(env, agent: Agent, tracker: Optional[SubgoalTracker], max_steps:
         ok, _ev, _target, _err, api = env.va_interact(action, mask)
         if not ok:
             fails += 1
+            if failed is not None:
+                failed[action] = failed.get(action, 0) + 1
             if fails >= max_fails:
                 return t, fails, reward, "max_fails"
         if api and actions is not None:
@@ -123,8 +128,11 @@ def run_task_episode(env, agent: Agent, traj: Mapping, repeat_idx: int, *, max_s
     tracker = SubgoalTracker(traj, env, reward_type=reward_type) if scored else None
     agent.reset(traj, repeat_idx, env)
     actions: List[dict] = []
-    t, fails, reward, end_reason = _agent_loop(env, agent, tracker, max_steps, max_fails, (STOP,), actions=actions)
-    common = {"num_fails": fails, "end_reason": end_reason, "scored": scored, **extra}
+    failed: Dict[str, int] = {}
+    t, fails, reward, end_reason = _agent_loop(env, agent, tracker, max_steps, max_fails, (STOP,), actions=actions,
+                                               failed=failed)
+    common = {"num_fails": fails, "fails_by_action": dict(sorted(failed.items())), "end_reason": end_reason,
+              "scored": scored, **extra}
     if record_actions:
         common["api_actions"] = actions
     if not scored:

@@ -31,9 +31,13 @@ def _wilson(k: int, n: int) -> List[float]:
     return [round(100 * v, 1) for v in wilson(k, n)]
 
 
-def trajectory_records(env, agent, traj: dict, thresholds: Sequence[float] = ()) -> List[Dict[str, Any]]:
+def trajectory_records(env, agent, traj: dict, thresholds: Sequence[float] = (),
+                       rules: Sequence[str] = ()) -> List[Dict[str, Any]]:
     """One record per expert interaction step of `traj` (annotation 0), agent teacher-forced; with
-    `thresholds`, also the object each thresholded probability map (sigmoid > t) resolves to."""
+    `thresholds`, also the object each thresholded probability map (sigmoid > t) resolves to, and
+    with `rules` (`alfred_task.models.mask_rules` specs) the object each rule's mask resolves to."""
+    from alfred_task.models.mask_rules import parse_mask_rule
+
     from alfred_task import constants as C
     from alfred_task.agents import expert_steps
     from alfred_task.eval_episodes import _replay
@@ -50,6 +54,7 @@ def trajectory_records(env, agent, traj: dict, thresholds: Sequence[float] = ())
             pred, gold_b = view["mask"], np.asarray(gold, dtype=bool)
             union = int(np.logical_or(pred, gold_b).sum())
             swept = {str(t): env.mask_to_object(m) if (m := view["prob"] > t).any() else None for t in thresholds}
+            swept.update({r: env.mask_to_object(parse_mask_rule(r)(view["logit"])) for r in rules})
             recs.append({"task": traj["task_id"], "step": k, "action": action,
                          "target": env.mask_to_object(gold_b), "resolved": env.mask_to_object(pred) if pred.any() else None,
                          "pred_pixels": int(pred.sum()), "gold_pixels": int(gold_b.sum()),
@@ -78,7 +83,7 @@ def _rate(hits: int, n: int, ci: List[float]) -> str:
     return f"{100 * hits / max(1, n):.1f} {ci}"
 
 
-def summarise(recs: List[Dict[str, Any]], thresholds: Sequence[float] = ()) -> Dict[str, Any]:
+def summarise(recs: List[Dict[str, Any]], thresholds: Sequence[Any] = ()) -> Dict[str, Any]:
     n = len(recs)
     hit = sum(r["resolved"] is not None and r["resolved"] == r["target"] for r in recs)
     swept = {}
@@ -106,10 +111,11 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
     paths = list(dict.fromkeys(e.path for e in resolve_entries(args.data, args.data / "splits.json", args.split)))
     env, recs = _make_env("thor_lite", 300), []
     for path in paths[:args.trajectories]:
-        recs += trajectory_records(env, agent, load_traj(path), args.thresholds)
+        recs += trajectory_records(env, agent, load_traj(path), args.thresholds, args.mask_rules)
+    swept = [*args.thresholds, *args.mask_rules]
     summary = {"checkpoint": str(args.checkpoint), "split": args.split,
-               "trajectories": min(len(paths), args.trajectories), **summarise(recs, args.thresholds),
-               "by_action": {a: summarise([r for r in recs if r["action"] == a], args.thresholds)
+               "trajectories": min(len(paths), args.trajectories), **summarise(recs, swept),
+               "by_action": {a: summarise([r for r in recs if r["action"] == a], swept)
                              for a in sorted({r["action"] for r in recs})}}
     return {"summary": summary, "records": recs}
 
@@ -126,11 +132,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--tag", default="")
     ap.add_argument("--thresholds", default="", help="also resolve sigmoid > t for these t (comma-separated, "
                     "e.g. 0.7,0.9): how much a stricter mask threshold would change (the agent uses 0.5)")
+    ap.add_argument("--mask-rules", default="", help="also resolve the masks of these agent mask rules "
+                    "(comma-separated `alfred_task.models.mask_rules` specs, e.g. top_k:1000,top_k:2000)")
     args = ap.parse_args(argv)
     with report_usage_errors(ap.prog, ValueError):
+        from alfred_task.models.mask_rules import parse_mask_rule
+
         check_input_file("--checkpoint", args.checkpoint)
         check_int("--trajectories", args.trajectories, 1)
         args.thresholds = _thresholds(args.thresholds)
+        args.mask_rules = [parse_mask_rule(r).spec for r in filter(None, args.mask_rules.split(","))]
         res = run(args)
     summary = res["summary"]
     stem = RESULTS_DIR / "alfred_mask_resolve" / (args.tag or args.checkpoint.stem)
@@ -143,8 +154,9 @@ def main(argv: Optional[List[str]] = None) -> int:
                       f"{args.split}, first {summary['trajectories']} trajectories, annotation 0, teacher-forced", "",
                       *markdown_table(["expert action", "N", "resolves to target % [95 % CI]", "empty",
                                        "median mask px", "median gold px", "median IoU",
-                                       *(f"resolves at > {t} %" for t in args.thresholds)], rows,
-                                      "lrrrrrr" + "r" * len(args.thresholds))])
+                                       *(f"resolves at > {t} %" for t in args.thresholds),
+                                       *(f"resolves with {r} %" for r in args.mask_rules)], rows,
+                                      "lrrrrrr" + "r" * (len(args.thresholds) + len(args.mask_rules)))])
     write_markdown(stem.with_suffix(".md"), text)
     print(text)
     return 0

@@ -39,7 +39,8 @@ def _agent_view(agent: Any, env) -> Dict[str, Any]:
     names = [agent.vocab.action_low.index2word(int(i)) for i in agent.allowed]
     top = sorted(zip(probs.tolist(), names), reverse=True)[:3]
     prob = torch.sigmoid(logits[0]).numpy()
-    return {"frame": frame, "mask": prob > 0.5, "prob": prob, "top3": [(n, round(p, 3)) for p, n in top]}
+    return {"frame": frame, "mask": prob > 0.5, "prob": prob, "logit": logits[0].numpy(),
+            "top3": [(n, round(p, 3)) for p, n in top]}
 
 
 def _save_overlay(frame: np.ndarray, mask: np.ndarray, path: Path) -> str:

@@ -329,10 +329,12 @@ def test_step_and_fail_accounting():
     rec = E.run_task_episode(env, Scripted(["PickupObject"], repeat_last=True), traj, 0, max_fails=3,
                              record_actions=True)
     assert (rec["num_fails"], rec["path_len"], rec["end_reason"]) == (3, 2, "max_fails")
+    assert rec["fails_by_action"] == {"PickupObject": 3}
     assert not rec["success"] and rec["path_len_weight"] == 7
     # <<stop>> is not a step; <<seg>> is sent to the env and fails as an invalid action
     rec = E.run_task_episode(env, Scripted(["RotateLeft_90", "<<seg>>", "<<stop>>"]), traj, 0)
     assert (rec["path_len"], rec["num_fails"], rec["end_reason"]) == (2, 1, "stop")
+    assert rec["fails_by_action"] == {"<<seg>>": 1}
     rec = E.run_task_episode(env, Scripted(["RotateLeft_90"], repeat_last=True), traj, 0, max_steps=5)
     assert (rec["path_len"], rec["end_reason"]) == (5, "max_steps")
     rec = E.run_task_episode(env, Scripted([]), traj, 0)  # stop at t = 0: kept, weight L*

@@ -128,3 +128,36 @@ def test_repeated_frames_are_featurised_once_with_identical_features(tmp_path):
     assert calls == [1, 1]
     assert torch.equal(again, a) and not torch.equal(a, b)
     assert torch.equal(a, encoder([first]))
+
+
+def test_mask_rules_threshold_is_alfreds_and_top_k_keeps_the_most_confident_pixels():
+    from alfred_task.models.mask_rules import parse_mask_rule
+
+    logits = torch.randn(300, 300, generator=torch.Generator().manual_seed(0)) * 3
+    assert np.array_equal(parse_mask_rule("threshold")(logits), (torch.sigmoid(logits) > 0.5).numpy())
+    top = parse_mask_rule("top_k:1500")(logits)
+    assert top.sum() == 1500
+    # every kept pixel is at least as confident as every dropped one
+    assert logits.numpy()[top].min() >= logits.numpy()[~top].max()
+    for bad in ("top_k:0", "top_k:x", "top_k", "peak", ""):
+        with pytest.raises(ValueError, match="mask rule"):
+            parse_mask_rule(bad)
+
+
+def test_checkpoint_overrides_choose_the_agents_mask_rule(tmp_path):
+    path, _ = _checkpoint(tmp_path)
+    default = CheckpointAgent(path).inner
+    topk = CheckpointAgent(path, mask_rule="top_k:700").inner
+    assert default.mask_rule.spec == "threshold" and topk.mask_rule.spec == "top_k:700"
+    env = FrameEnv()
+    for agent in (default, topk):
+        agent.reset(TRAJ, 0, env)
+    # force an interaction so both agents decode a mask from the same state
+    interact = C.ACTION_LOW_VOCAB.index("PickupObject")
+    for agent in (default, topk):
+        agent.allowed = torch.tensor([interact])
+    (a1, m1), (a2, m2) = default.act(env), topk.act(env)
+    assert a1 == a2 == "PickupObject"
+    assert m2.sum() == 700 and m2.shape == C.MASK_SHAPE
+    with pytest.raises(Exception, match="mask rule 'top_k:-1'"):
+        CheckpointAgent(path, mask_rule="top_k:-1")

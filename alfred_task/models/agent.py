@@ -8,7 +8,8 @@ Per episode the language is numericalised as ALFRED's preprocessing does (words 
 vocabulary become <<pad>>) and encoded once; each `act` featurises ``env.last_event.frame`` with
 ResNet-18 and takes one decoder step (§6.5). The action is the argmax over the 13 agent actions
 (ALFRED can also emit <<pad>>/<<seg>>, which its evaluator then drops or fails, §7); the mask is
-sigmoid > 0.5 at 300×300. `teacher_force` feeds the expert's step (subgoal evaluation): the
+sigmoid > 0.5 at 300×300 (ALFRED's rule; ``mask_rule="top_k:N"`` keeps the N most confident
+pixels instead, see `mask_rules`). `teacher_force` feeds the expert's step (subgoal evaluation): the
 decoder reads the frame before the expert action and the expert action becomes the previous action.
 """
 from __future__ import annotations
@@ -23,6 +24,7 @@ import torch
 from .. import constants as C
 from ..agents import ActionMask, Agent
 from ..vocabulary import AlfredVocab, normalize_text, numericalize_token, tokenize
+from .mask_rules import DEFAULT_MASK_RULE, parse_mask_rule
 from .seq2seq import StepState
 
 __all__ = ["AGENT_REF", "Seq2SeqAgent"]
@@ -37,10 +39,12 @@ FEATURE_CACHE_SIZE = 512
 class Seq2SeqAgent(Agent):
     """See the module doc. `vocab` is an `AlfredVocab.to_record()` dict."""
 
-    def __init__(self, model_kwargs: dict, vocab: dict, visual_encoder: str = "imagenet") -> None:
+    def __init__(self, model_kwargs: dict, vocab: dict, visual_encoder: str = "imagenet",
+                 mask_rule: str = DEFAULT_MASK_RULE) -> None:
         from ..features import ResnetFeatures
         from .actor_critic import build_actor_critic
 
+        self.mask_rule = parse_mask_rule(mask_rule)
         self.vocab = AlfredVocab.from_record(vocab, "checkpoint vocab")
         self.policy = build_actor_critic(dict(model_kwargs)).eval()
         self.model = self.policy.seq2seq
@@ -114,7 +118,7 @@ class Seq2SeqAgent(Agent):
         if logits.shape[-2:] != C.MASK_SHAPE:
             logits = torch.nn.functional.interpolate(logits.unsqueeze(1), size=C.MASK_SHAPE, mode="bilinear",
                                                      align_corners=False)[:, 0]
-        return action, (torch.sigmoid(logits[0]) > 0.5).numpy()
+        return action, self.mask_rule(logits[0])
 
     @torch.no_grad()
     def teacher_force(self, env, action: str, mask: Optional[np.ndarray], success: bool) -> None:
