@@ -161,3 +161,48 @@ def test_checkpoint_overrides_choose_the_agents_mask_rule(tmp_path):
     assert m2.sum() == 700 and m2.shape == C.MASK_SHAPE
     with pytest.raises(Exception, match="mask rule 'top_k:-1'"):
         CheckpointAgent(path, mask_rule="top_k:-1")
+
+
+class _MetaEv(_Ev):
+    def __init__(self, frame, ok: bool):
+        super().__init__(frame)
+        self.metadata = {"lastActionSuccess": ok}
+
+
+@pytest.mark.parametrize("evasion", [False, True])
+def test_obstruction_evasion_skips_a_navigation_action_that_just_failed(tmp_path, evasion):
+    path, _ = _checkpoint(tmp_path)
+    agent = CheckpointAgent(path, obstruction_evasion=evasion).inner
+    env = FrameEnv()
+    agent.reset(TRAJ, 0, env)
+    order = ["MoveAhead_25", "RotateLeft_90", "PickupObject"]  # most to least likely, always
+    ids = [C.ACTION_LOW_VOCAB.index(a) for a in order]
+    real_decode = agent._decode
+
+    def fixed_decode(frame):
+        lo, cont, h, c, feat = real_decode(frame)
+        lo = torch.full_like(lo, -10.0)
+        for rank, i in enumerate(ids):
+            lo[0, i] = 3.0 - rank
+        return lo, cont, h, c, feat
+
+    agent._decode = fixed_decode
+    env.last_event = _MetaEv(env.last_event.frame, True)
+    assert agent.act(env)[0] == "MoveAhead_25"
+    env.last_event = _MetaEv(env.last_event.frame, False)  # blocked: THOR reports the failure
+    assert agent.act(env)[0] == ("RotateLeft_90" if evasion else "MoveAhead_25")
+    env.last_event = _MetaEv(env.last_event.frame, True)
+    assert agent.act(env)[0] == "MoveAhead_25"
+    # only navigation is evaded: a failed interaction may be retried (its mask can change)
+    ids[0], ids[2] = ids[2], ids[0]
+    assert agent.act(env)[0] == "PickupObject"
+    env.last_event = _MetaEv(env.last_event.frame, False)
+    assert agent.act(env)[0] == "PickupObject"
+    # a snapshot carries the last action: restoring it restores what gets evaded
+    agent._prev_action = "RotateLeft_90"
+    snap = agent.snapshot()
+    agent._prev_action = None
+    agent.restore(snap)
+    assert agent._prev_action == "RotateLeft_90"
+    with pytest.raises(Exception, match="obstruction_evasion"):
+        CheckpointAgent(path, obstruction_evasion="yes")

@@ -9,7 +9,12 @@ vocabulary become <<pad>>) and encoded once; each `act` featurises ``env.last_ev
 ResNet-18 and takes one decoder step (§6.5). The action is the argmax over the 13 agent actions
 (ALFRED can also emit <<pad>>/<<seg>>, which its evaluator then drops or fails, §7); the mask is
 sigmoid > 0.5 at 300×300 (ALFRED's rule; ``mask_rule="top_k:N"`` keeps the N most confident
-pixels instead, see `mask_rules`). `teacher_force` feeds the expert's step (subgoal evaluation): the
+pixels instead, see `mask_rules`). ``obstruction_evasion=True`` (off by default = ALFRED's
+agent) never repeats a navigation action that THOR just reported failed (``lastActionSuccess``
+false: blocked by a wall or an object) but takes the next most likely action, as MOCA's
+obstruction evasion (Singh et al., 2021): a policy trained only on expert demonstrations has never
+seen a blocked step, sees the same frame again and repeats the move until ALFRED's 10-failure
+limit ends the episode. `teacher_force` feeds the expert's step (subgoal evaluation): the
 decoder reads the frame before the expert action and the expert action becomes the previous action.
 """
 from __future__ import annotations
@@ -40,11 +45,15 @@ class Seq2SeqAgent(Agent):
     """See the module doc. `vocab` is an `AlfredVocab.to_record()` dict."""
 
     def __init__(self, model_kwargs: dict, vocab: dict, visual_encoder: str = "imagenet",
-                 mask_rule: str = DEFAULT_MASK_RULE) -> None:
+                 mask_rule: str = DEFAULT_MASK_RULE, obstruction_evasion: bool = False) -> None:
         from ..features import ResnetFeatures
         from .actor_critic import build_actor_critic
 
         self.mask_rule = parse_mask_rule(mask_rule)
+        if not isinstance(obstruction_evasion, bool):
+            raise ValueError(f"obstruction_evasion must be true or false, got {obstruction_evasion!r}")
+        self.obstruction_evasion = obstruction_evasion
+        self._prev_action: Optional[str] = None  # what this agent's last step sent (own or teacher-forced)
         self.vocab = AlfredVocab.from_record(vocab, "checkpoint vocab")
         self.policy = build_actor_critic(dict(model_kwargs)).eval()
         self.model = self.policy.seq2seq
@@ -58,14 +67,15 @@ class Seq2SeqAgent(Agent):
         self._frame: Optional[np.ndarray] = None
         self._cache: "OrderedDict[bytes, torch.Tensor]" = OrderedDict()
 
-    #: the episode state is (decoder state, last frame); tensors are replaced, never changed in place
+    #: the episode state is (decoder state, last frame, last action); tensors are replaced, never
+    #: changed in place
     supports_snapshot = True
 
     def snapshot(self) -> tuple:
-        return self.state, self._frame
+        return self.state, self._frame, self._prev_action
 
     def restore(self, state: tuple) -> None:
-        self.state, self._frame = state
+        self.state, self._frame, self._prev_action = state
 
     def load_state_dict(self, state: dict) -> None:
         """Weights of the wrapper (``seq2seq.``-prefixed keys), loaded strictly."""
@@ -83,6 +93,7 @@ class Seq2SeqAgent(Agent):
         with torch.no_grad():
             self.state = self.model.start(torch.tensor([goal]), torch.tensor([instr]))
         self._frame = np.asarray(env.last_event.frame)
+        self._prev_action = None
 
     def _featurize(self, frame: np.ndarray) -> torch.Tensor:
         """ResNet features of one frame, memoised by the frame's bytes (identical frames give
@@ -109,9 +120,14 @@ class Seq2SeqAgent(Agent):
     def act(self, env) -> ActionMask:
         frame = np.asarray(env.last_event.frame)
         lo, cont, h, c, feat = self._decode(frame)
-        vocab_id = self.allowed[lo[0, self.allowed].argmax()]
+        scores = lo[0, self.allowed].clone()
+        blocked = self._blocked_action(env)
+        if blocked is not None:
+            scores[self.allowed == self.vocab.action_low.word2index(blocked)] = -float("inf")
+        vocab_id = self.allowed[scores.argmax()]
         self.state = StepState(self.state.enc, self.state.valid, h, c, self.model.dec.emb(vocab_id.view(1)))
         action = self.vocab.action_low.index2word(int(vocab_id))
+        self._prev_action = action
         if not C.has_interaction(action):
             return action, None
         logits = self.model.dec.decode_mask(cont, feat)
@@ -120,9 +136,16 @@ class Seq2SeqAgent(Agent):
                                                      align_corners=False)[:, 0]
         return action, self.mask_rule(logits[0])
 
+    def _blocked_action(self, env) -> Optional[str]:
+        """The navigation action to skip this step (obstruction evasion), else None."""
+        if not self.obstruction_evasion or self._prev_action not in C.NAV_ACTION_SET:
+            return None
+        return None if env.last_event.metadata.get("lastActionSuccess", True) else self._prev_action
+
     @torch.no_grad()
     def teacher_force(self, env, action: str, mask: Optional[np.ndarray], success: bool) -> None:
         _, _, h, c, _ = self._decode(self._frame)
         vocab_id = torch.tensor([self.vocab.action_low.word2index(action)])
         self.state = StepState(self.state.enc, self.state.valid, h, c, self.model.dec.emb(vocab_id))
         self._frame = np.asarray(env.last_event.frame)
+        self._prev_action = action
