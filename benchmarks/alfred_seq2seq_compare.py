@@ -305,6 +305,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--agent", action="append", default=[], metavar="NAME=PATH",
                     help="one more checkpoint to evaluate under its own NAME (not one of the variants; e.g. the "
                          "DAgger and imitation arms of must-show 4); repeatable")
+    ap.add_argument("--agent-kwargs", default=None, metavar="JSON",
+                    help="inference options for every learned agent (not random), e.g. "
+                         "'{\"obstruction_evasion\": true}' (see alfred_task/models/agent.py); named in the report")
     return ap
 
 
@@ -341,6 +344,14 @@ def _check(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         check_int("--limit", args.limit, 1)
         check_int("--subgoal-limit", args.subgoal_limit, 1)
         check_output_dir("--out", args.out)
+        args.agent_kw = {}
+        if args.agent_kwargs:
+            try:
+                args.agent_kw = json.loads(args.agent_kwargs)
+            except json.JSONDecodeError as e:
+                raise UsageError(f"--agent-kwargs: invalid JSON: {e}") from None
+            if not isinstance(args.agent_kw, dict):
+                raise UsageError(f"--agent-kwargs: expected a JSON object, got {args.agent_kwargs!r}")
         args.given = given_checkpoints(args.checkpoint)
         args.extra = given_checkpoints(args.agent, "--agent", variants=False)
         if args.evaluate is not None:
@@ -372,7 +383,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.ship and "seq2seq_pm" in ckpts:
         print(f"shipped {ship(ckpts['seq2seq_pm'], args.ship)}")
     evaluated = {**ckpts, **args.extra}  # trained or given variants, then the extra agents
-    agents = {v: {"path": str(c)} for v, c in evaluated.items()}
+    agents = {v: {"path": str(c), **args.agent_kw} for v, c in evaluated.items()}
     agents["random"] = {"seed": args.seed}
     types = [] if args.subgoals == "none" else parse_subgoals(args.subgoals)
     result: Dict[str, Any] = {"args": {k: str(v) for k, v in vars(args).items()},
@@ -382,6 +393,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
              f"prefix), max_fails {args.max_fails}; training {args.training_frames} teacher-forced frames, "
              f"batch {args.batch_size}, seed {args.seed}.", "",
              "Command: `python benchmarks/alfred_seq2seq_compare.py " + " ".join(argv or sys.argv[1:]) + "`", ""]
+    if args.agent_kw:
+        lines += [f"Learned agents' inference options: `{json.dumps(args.agent_kw, sort_keys=True)}` "
+                  "(alfred_task/models/agent.py; the random agent has none).", ""]
     if args.given or args.extra:
         lines += ["Given checkpoints (trained elsewhere; the training frames above do not apply to them): "
                   + ", ".join(f"{v} = `{c}`" for v, c in {**args.given, **args.extra}.items()), ""]

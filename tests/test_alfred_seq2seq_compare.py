@@ -23,3 +23,15 @@ def test_evaluating_only_random_trains_no_variant(tmp_path):
     assert (out / "eval" / "random").is_dir()
     table = (out / "compare.md").read_text()
     assert "| random | 1 |" in table and "| seq2seq_pm |" not in table
+
+
+def test_bad_agent_kwargs_is_one_line_before_any_work(tmp_path):
+    out = tmp_path / "o"
+    for bad, why in (("{nope", "invalid JSON"), ("[1]", "expected a JSON object")):
+        proc = subprocess.run(
+            [sys.executable, "benchmarks/alfred_seq2seq_compare.py", "--data", str(REPO / "data" / "alfred_lite"),
+             "--evaluate", "random", "--agent-kwargs", bad, "--out", str(out)],
+            cwd=REPO, capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
+        assert proc.returncode != 0 and "Traceback" not in proc.stderr
+        assert "--agent-kwargs" in proc.stderr and why in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+        assert not out.exists()
