@@ -56,7 +56,8 @@ def _setup(args: argparse.Namespace):
     config = getattr(importlib.import_module(f"baseline_configs.alfred.{module}"), cls)
     cfg = config(data_root=args.data, visual_encoder=args.encoder, model_size="lite", batch_size=args.batch,
                  ablation=ablation, lr=args.lr, eval_storage=False, prev_action_input=args.prev_action_input,
-                 mask_dice_weight=args.mask_dice_weight, spatial_mask=args.spatial_mask)
+                 mask_dice_weight=args.mask_dice_weight, spatial_mask=args.spatial_mask,
+                 subcell_mask=args.subcell_mask)
     torch.manual_seed(args.seed)
     model = cfg.create_model().train()
     if args.init:
@@ -192,6 +193,9 @@ def main() -> None:
                     help="soft Dice term added to ALFRED's balanced mask BCE (0 = ALFRED's loss)")
     ap.add_argument("--spatial-mask", action="store_true",
                     help="the mask decoder also reads the frame's 7x7 features (config kwarg spatial_mask; not ALFRED's)")
+    ap.add_argument("--subcell-mask", action="store_true",
+                    help="the mask decoder adds a 28x28 sub-cell head on the frame's features (config kwarg "
+                         "subcell_mask; not ALFRED's)")
     ap.add_argument("--save-best", type=Path, default=None,
                     help="also keep the policy with the lowest held-out total loss (ALFRED's best_seen)")
     ap.add_argument("--init", type=Path, default=None, help="start from this --save checkpoint (short fine-tunes)")

@@ -106,11 +106,11 @@ def test_ablations_zero_inputs_keep_end_tokens():
     assert torch.equal(a, b)  # frames do not matter without vision
 
 
-@pytest.mark.parametrize("spatial", [False, True])
-def test_step_api_matches_teacher_forced_unroll(spatial):
+@pytest.mark.parametrize("mask_head", [{}, {"spatial_mask": True}, {"subcell_mask": True}])
+def test_step_api_matches_teacher_forced_unroll(mask_head):
     """§6.5 step-by-step inference with own argmax equals the unroll (batch of one, eval mode)."""
     torch.manual_seed(3)
-    m = Seq2Seq(num_words=50, **LITE, spatial_mask=spatial).eval()
+    m = Seq2Seq(num_words=50, **LITE, **mask_head).eval()
     goal, instr = _lang(1)
     frames = torch.randn(1, 5, 512, 7, 7)
     with torch.no_grad():
@@ -223,6 +223,52 @@ def test_only_the_spatial_mask_decoder_finds_the_object_the_state_names(spatial)
     hits = [int(logits[i].argmax()) in set(target[i].flatten().nonzero().view(-1).tolist()) for i in range(64)]
     accuracy = sum(hits) / len(hits)
     assert accuracy > 0.9 if spatial else accuracy < 0.3, accuracy
+
+
+def _subcell_batch(n: int, gen: torch.Generator):
+    """Frames where an 'apple' and a 'mug' each sit in one sub-cell of a random 7×7 cell (channel
+    16·object + sub-cell position); the state names one; the target is its single 28×28 sub-cell."""
+    frames = torch.zeros(n, 512, 7, 7)
+    state = torch.zeros(n, 8)
+    target = torch.zeros(n, 28, 28)
+    for i in range(n):
+        cells = torch.randperm(49, generator=gen)[:2]
+        subs = torch.randint(16, (2,), generator=gen)
+        which = int(torch.randint(2, (1,), generator=gen))
+        for obj, (cell, sub) in enumerate(zip(cells.tolist(), subs.tolist())):
+            frames[i, 16 * obj + sub, cell // 7, cell % 7] = 3.0
+        state[i, which] = 1.0
+        (r, c), (sr, sc) = divmod(int(cells[which]), 7), divmod(int(subs[which]), 4)
+        target[i, 4 * r + sr, 4 * c + sc] = 1.0
+    return frames, state, target
+
+
+def test_subcell_mask_head_finds_the_named_object_inside_a_cell():
+    """The sub-cell head puts the mask's peak on the named object's own sub-cell (fresh layouts),
+    smaller than a 7×7 cell; its two modules are the only extra keys."""
+    from alfred_task.models.modules import MaskDecoder
+
+    plain, sub = Seq2Seq(num_words=50, **LITE), Seq2Seq(num_words=50, **LITE, subcell_mask=True)
+    assert set(sub.state_dict()) - set(plain.state_dict()) == {
+        f"dec.mask_dec.sub_{m}.{p}" for m in ("key", "query") for p in ("weight", "bias")}
+    torch.manual_seed(0)
+    gen = torch.Generator().manual_seed(0)
+    dec = MaskDecoder(dhid=8, pframe=28, subcell=True)
+    with pytest.raises(ValueError, match="needs the frames"):
+        dec(torch.zeros(1, 8))
+    opt = torch.optim.Adam(dec.parameters(), lr=1e-2)
+    for _ in range(150):
+        frames, state, target = _subcell_batch(16, gen)
+        loss = balanced_mask_bce(dec(state, frames), target)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    dec.eval()
+    frames, state, target = _subcell_batch(64, gen)
+    with torch.no_grad():
+        logits = dec(state, frames)
+    hits = [int(logits[i].argmax()) == int(target[i].argmax()) for i in range(64)]
+    assert sum(hits) / len(hits) > 0.8, sum(hits) / len(hits)
 
 
 def test_lite_model_learns_a_sequence():
@@ -395,11 +441,12 @@ def test_rollout_language_cache_changes_nothing():
     assert torch.equal(_step_rollout(ac, same, masks, seed=4), _step_rollout(uncached, same, masks, seed=4))
 
 
-@pytest.mark.parametrize("spatial", [False, True])
-def test_allenact_losses_train_the_wrapper(spatial):
+@pytest.mark.parametrize("mask_head", ["alfred", "spatial_mask", "subcell_mask"])
+def test_allenact_losses_train_the_wrapper(mask_head):
     torch.manual_seed(0)
+    extra = {} if mask_head == "alfred" else {mask_head: True}
     ac = AlfredSeq2SeqActorCritic(gym.spaces.Discrete(13), _obs_space(), num_words=50, pframe=300, **LITE,
-                                  spatial_mask=spatial).train()
+                                  **extra).train()
     t, b = 4, 2
     obs = _rollout_obs(t, b)
     masks = torch.ones(t, b, 1)
@@ -415,8 +462,10 @@ def test_allenact_losses_train_the_wrapper(spatial):
         assert "action_low_mask" in info
     total.backward()
     assert ac.seq2seq.emb_word.weight.grad is not None
-    if spatial and sel.any():  # the mask loss reaches the frame path
-        assert ac.seq2seq.dec.mask_dec.vis_conv.weight.grad.abs().sum() > 0
+    if extra and sel.any():  # the mask loss reaches the frame path
+        dec = ac.seq2seq.dec.mask_dec
+        frame_path = dec.vis_conv if mask_head == "spatial_mask" else dec.sub_key
+        assert frame_path.weight.grad.abs().sum() > 0
     offline = AlfredSeq2SeqOfflineLoss().loss(model=ac, batch={"observations": obs, "masks": masks},
                                               batch_memory=Memory(), stream_memory=_memory(ac, b))
     assert offline.bsize == t * b and offline.value.requires_grad

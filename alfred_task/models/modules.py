@@ -15,6 +15,10 @@ from torch import nn
 FEAT_SHAPE = (512, 7, 7)
 #: mask decoder's first feature map (channels, height, width), upsampled 5 times ×2 -> 224
 MASK_HSHAPE = (64, 7, 7)
+#: sub-cell mask head (``subcell=True``): each 7×7 cell is split into SUBCELL×SUBCELL logits (28×28)
+SUBCELL = 4
+#: width of its per-cell keys and per-sub-cell queries
+SUBCELL_DKEY = 32
 
 
 class SelfAttn(nn.Module):
@@ -79,9 +83,17 @@ class MaskDecoder(nn.Module):
     Why: ALFRED's decoder sees the frame only through the decoder state, a vector, so where the
     named object is must survive a Linear flattening of the 7×7 map; the lite model fitted
     PickupObject masks on its own train frames in under a third of cases (README, sessions 9-13).
+
+    ``subcell=True`` (not ALFRED's; adds ``sub_key``/``sub_query``) adds a 28×28 logit map, bilinearly
+    resized, to the output: every 7×7 cell's features give a key (1×1 conv), the decoder state gives
+    one query per 4×4 sub-cell position, and a sub-cell's logit is their scaled dot product. Why: a
+    pickup target (~1,200 px at 300²) is smaller than one cell; the FiLM path squeezes the 512
+    channels into 64 before any position inside a cell is decided, whereas here the state asks the
+    full features "is the named object in this part of the cell", the question the thor_lite
+    encoder was trained to answer (a 28×28 object-type lattice from the same 7×7 map).
     """
 
-    def __init__(self, dhid: int, pframe: int = 300, spatial: bool = False) -> None:
+    def __init__(self, dhid: int, pframe: int = 300, spatial: bool = False, subcell: bool = False) -> None:
         super().__init__()
         self.pframe = pframe
         self.d1 = nn.Linear(dhid, MASK_HSHAPE[0] * MASK_HSHAPE[1] * MASK_HSHAPE[2])
@@ -95,19 +107,40 @@ class MaskDecoder(nn.Module):
         if self.spatial:
             self.vis_conv = nn.Conv2d(FEAT_SHAPE[0], MASK_HSHAPE[0], kernel_size=1)
             self.vis_film = nn.Linear(dhid, 2 * MASK_HSHAPE[0])
+        self.subcell = bool(subcell)
+        if self.subcell:
+            self.sub_key = nn.Conv2d(FEAT_SHAPE[0], SUBCELL_DKEY, kernel_size=1)
+            self.sub_query = nn.Linear(dhid, SUBCELL * SUBCELL * SUBCELL_DKEY)
+
+    @property
+    def reads_frame(self) -> bool:
+        """Whether `forward` needs the frame's features."""
+        return self.spatial or self.subcell
 
     def forward(self, state: torch.Tensor, frame: Optional[torch.Tensor] = None) -> torch.Tensor:
-        """state [B, dhid] (and, when `spatial`, the frame's features [B, 512, 7, 7]) -> logits [B, pframe, pframe]."""
+        """state [B, dhid] (and, when `reads_frame`, the frame's features [B, 512, 7, 7]) -> logits [B, pframe, pframe]."""
         x = self.d1(state).view(-1, *MASK_HSHAPE)
+        if self.reads_frame and (frame is None or frame.shape[1:] != FEAT_SHAPE or len(frame) != len(x)):
+            raise ValueError(f"a spatial mask decoder needs the frames [{len(x)}, 512, 7, 7], got "
+                             f"{None if frame is None else list(frame.shape)}")
         if self.spatial:
-            if frame is None or frame.shape[1:] != FEAT_SHAPE or len(frame) != len(x):
-                raise ValueError(f"a spatial mask decoder needs the frames [{len(x)}, 512, 7, 7], got "
-                                 f"{None if frame is None else list(frame.shape)}")
             gamma, beta = self.vis_film(state).unsqueeze(-1).unsqueeze(-1).chunk(2, dim=1)
             x = x + self.vis_conv(frame) * (1.0 + gamma) + beta
         x = F.relu(x)
         x = F.relu(self.bn2(self.dconv3(self.upsample(x))))
         x = F.relu(self.bn1(self.dconv2(self.upsample(x))))
         x = self.dconv1(x)
+        if self.subcell:
+            x = F.interpolate(x, size=(self.pframe, self.pframe), mode="bilinear", align_corners=False)
+            x = x + F.interpolate(self._subcell_logits(state, frame), size=(self.pframe, self.pframe),
+                                  mode="bilinear", align_corners=False)
+            return x[:, 0]
         x = F.interpolate(x, size=(self.pframe, self.pframe), mode="bilinear", align_corners=False)
         return x[:, 0]
+
+    def _subcell_logits(self, state: torch.Tensor, frame: torch.Tensor) -> torch.Tensor:
+        """[B, 1, 28, 28]: per 7×7 cell and sub-cell position, key · query / sqrt(d)."""
+        keys = self.sub_key(frame)  # [B, D, 7, 7]
+        queries = self.sub_query(state).view(len(state), SUBCELL * SUBCELL, SUBCELL_DKEY)  # [B, 16, D]
+        cells = torch.einsum("bsd,bdhw->bshw", queries, keys) / SUBCELL_DKEY ** 0.5  # [B, 16, 7, 7]
+        return F.pixel_shuffle(cells, SUBCELL)

@@ -16,7 +16,8 @@ so outputs depend on the batch's longest instruction; True leaves padding out, w
 ALFRED's batch-of-one inference for every batch (the AllenAct wrapper uses it).
 
 ``spatial_mask=True`` (not ALFRED's; two extra modules, official keys otherwise unchanged) lets
-the mask decoder read the frame's 7×7 features directly (`modules.MaskDecoder`).
+the mask decoder read the frame's 7×7 features directly (`modules.MaskDecoder`);
+``subcell_mask=True`` (likewise) adds its 28×28 sub-cell head.
 """
 from __future__ import annotations
 
@@ -99,7 +100,7 @@ class Decoder(nn.Module):
 
     def __init__(self, emb: nn.Embedding, dframe: int, dhid: int, pframe: int, progress_monitor: bool,
                  attn_dropout: float = 0.0, hstate_dropout: float = 0.3, actor_dropout: float = 0.0,
-                 input_dropout: float = 0.0, spatial_mask: bool = False) -> None:
+                 input_dropout: float = 0.0, spatial_mask: bool = False, subcell_mask: bool = False) -> None:
         super().__init__()
         demb = emb.weight.size(1)
         self.emb = emb  # shared with the model's emb_action_low (both keys appear, as ALFRED)
@@ -114,7 +115,7 @@ class Decoder(nn.Module):
         cont_dim = dhid + dhid + dframe + demb
         self.cont_dim = cont_dim
         self.actor = nn.Linear(cont_dim, demb)
-        self.mask_dec = MaskDecoder(dhid=cont_dim, pframe=pframe, spatial=spatial_mask)
+        self.mask_dec = MaskDecoder(dhid=cont_dim, pframe=pframe, spatial=spatial_mask, subcell=subcell_mask)
         self.h_tm1_fc = nn.Linear(dhid, dhid)
         self.progress_monitor = progress_monitor
         if progress_monitor:
@@ -124,7 +125,7 @@ class Decoder(nn.Module):
     def decode_mask(self, cont: torch.Tensor, frame: torch.Tensor) -> torch.Tensor:
         """Mask logits [N, P, P] from decoder features [N, cont_dim] and the (prepared) frames
         [N, 512, 7, 7] they were computed on (only a spatial mask decoder reads the frames)."""
-        return self.mask_dec(cont, frame if self.mask_dec.spatial else None)
+        return self.mask_dec(cont, frame if self.mask_dec.reads_frame else None)
 
     def step(self, enc: torch.Tensor, frame: torch.Tensor, e_t: torch.Tensor,
              state: tuple[torch.Tensor, torch.Tensor], valid: Optional[torch.Tensor] = None):
@@ -167,7 +168,7 @@ class Seq2Seq(nn.Module):
                  input_dropout: float = 0.0, attn_dropout: float = 0.0, actor_dropout: float = 0.0,
                  zero_goal: bool = False, zero_instr: bool = False, zero_vis: bool = False,
                  dec_teacher_forcing: bool = False, mask_lang_padding: bool = False,
-                 spatial_mask: bool = False) -> None:
+                 spatial_mask: bool = False, subcell_mask: bool = False) -> None:
         super().__init__()
         self.num_words, self.num_actions = int(num_words), int(num_actions)
         self.demb, self.dhid, self.dframe, self.pframe = demb, dhid, dframe, pframe
@@ -179,7 +180,8 @@ class Seq2Seq(nn.Module):
         self.enc_att = SelfAttn(dhid * 2)
         self.dec = Decoder(self.emb_action_low, dframe, 2 * dhid, pframe, progress_monitor,
                            attn_dropout=attn_dropout, hstate_dropout=hstate_dropout,
-                           actor_dropout=actor_dropout, input_dropout=input_dropout, spatial_mask=spatial_mask)
+                           actor_dropout=actor_dropout, input_dropout=input_dropout, spatial_mask=spatial_mask,
+                           subcell_mask=subcell_mask)
         self.vis_dropout = nn.Dropout(vis_dropout)
         self.lang_dropout = nn.Dropout(lang_dropout, inplace=False)
 

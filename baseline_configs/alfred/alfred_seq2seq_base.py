@@ -28,6 +28,8 @@ Construction arguments (``--config_kwargs '{...}'``):
   (`alfred_task.models.losses`: why the balanced BCE alone rewards blob masks)
 - spatial_mask (false = ALFRED's model): the mask decoder also reads the frame's 7×7 features,
   modulated by the decoder state (`alfred_task.models.modules.MaskDecoder`; two extra modules)
+- subcell_mask (false = ALFRED's model): the mask decoder adds a 28×28 map whose sub-cell logits
+  are the decoder state's queries against each 7×7 cell's features (same module; two extra modules)
 
 Evaluation: ``allenact -b . <cfg> --eval -c <ckpt> --deterministic_agents`` (argmax actions, as
 ALFRED) runs the test split; per-episode numerators/denominators land in AllenAct's metrics file and
@@ -84,7 +86,7 @@ class AlfredSeq2SeqBaseConfig(ExperimentConfig):
                  planner: str = "template", metric_accumulate_interval: Optional[int] = None,
                  eval_storage: Optional[bool] = None, sampler_torch_threads: int = 1,
                  trainer_torch_threads: Optional[int] = None, prev_action_input: str = "argmax",
-                 mask_dice_weight: float = 0.0, spatial_mask: bool = False) -> None:
+                 mask_dice_weight: float = 0.0, spatial_mask: bool = False, subcell_mask: bool = False) -> None:
         self.data_root = Path(data_root)
         self.splits = Path(splits) if splits else self.data_root / "splits.json"
         if not self.splits.is_file():
@@ -107,6 +109,9 @@ class AlfredSeq2SeqBaseConfig(ExperimentConfig):
         if not isinstance(spatial_mask, bool):
             raise ConfigError(f"spatial_mask: {spatial_mask!r} must be true or false")
         self.spatial_mask = spatial_mask
+        if not isinstance(subcell_mask, bool):
+            raise ConfigError(f"subcell_mask: {subcell_mask!r} must be true or false")
+        self.subcell_mask = subcell_mask
         self.lr, self.batch_size, self.training_frames = float(lr), int(batch_size), int(training_frames)
         self.save_interval = save_interval
         self.cuda = torch.cuda.is_available()
@@ -170,7 +175,7 @@ class AlfredSeq2SeqBaseConfig(ExperimentConfig):
         """What `build_actor_critic` (evaluation) needs to rebuild the network."""
         return {"num_words": len(self.vocab.word), **self.dims, "progress_monitor": self.PROGRESS_MONITOR,
                 "ablation": self.ablation, "mask_lang_padding": True, "prev_action_input": self.prev_action_input,
-                "spatial_mask": self.spatial_mask}
+                "spatial_mask": self.spatial_mask, "subcell_mask": self.subcell_mask}
 
     def create_model(self, **kwargs) -> torch.nn.Module:
         from alfred_task.models.agent import AGENT_REF
@@ -258,5 +263,5 @@ class AlfredSeq2SeqBaseConfig(ExperimentConfig):
         return {"visual_encoder": self.visual_encoder, "encoder": self.encoder_record, "dims": self.dims,
                 "ablation": self.ablation, "progress_monitor": self.PROGRESS_MONITOR,
                 "prev_action_input": self.prev_action_input, "mask_dice_weight": self.mask_dice_weight,
-                "spatial_mask": self.spatial_mask,
+                "spatial_mask": self.spatial_mask, "subcell_mask": self.subcell_mask,
                 "freeze_batchnorm": self.freeze_batchnorm}
