@@ -200,6 +200,23 @@ def _localisation_batch(n: int, gen: torch.Generator):
     return frames, state, target
 
 
+def _fit_and_predict(dec, make_batch, steps: int, batch: int, lr: float):
+    """Train `dec` with ALFRED's balanced mask BCE on seeded synthetic batches, then its logits
+    and the targets on 64 fresh examples."""
+    gen = torch.Generator().manual_seed(0)
+    opt = torch.optim.Adam(dec.parameters(), lr=lr)
+    for _ in range(steps):
+        frames, state, target = make_batch(batch, gen)
+        loss = balanced_mask_bce(dec(state, frames), target)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    dec.eval()
+    frames, state, target = make_batch(64, gen)
+    with torch.no_grad():
+        return dec(state, frames), target
+
+
 @pytest.mark.parametrize("spatial", [False, True])
 def test_only_the_spatial_mask_decoder_finds_the_object_the_state_names(spatial):
     """Where the named object is lies only in the frame: the spatial decoder learns to put the mask
@@ -207,19 +224,8 @@ def test_only_the_spatial_mask_decoder_finds_the_object_the_state_names(spatial)
     from alfred_task.models.modules import MaskDecoder
 
     torch.manual_seed(0)
-    gen = torch.Generator().manual_seed(0)
     dec = MaskDecoder(dhid=8, pframe=28, spatial=spatial)
-    opt = torch.optim.Adam(dec.parameters(), lr=3e-3)
-    for _ in range(50):
-        frames, state, target = _localisation_batch(8, gen)
-        loss = balanced_mask_bce(dec(state, frames), target)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    dec.eval()
-    frames, state, target = _localisation_batch(64, gen)
-    with torch.no_grad():
-        logits = dec(state, frames)
+    logits, target = _fit_and_predict(dec, _localisation_batch, steps=50, batch=8, lr=3e-3)
     hits = [int(logits[i].argmax()) in set(target[i].flatten().nonzero().view(-1).tolist()) for i in range(64)]
     accuracy = sum(hits) / len(hits)
     assert accuracy > 0.9 if spatial else accuracy < 0.3, accuracy
@@ -252,21 +258,10 @@ def test_subcell_mask_head_finds_the_named_object_inside_a_cell():
     assert set(sub.state_dict()) - set(plain.state_dict()) == {
         f"dec.mask_dec.sub_{m}.{p}" for m in ("key", "query") for p in ("weight", "bias")}
     torch.manual_seed(0)
-    gen = torch.Generator().manual_seed(0)
     dec = MaskDecoder(dhid=8, pframe=28, subcell=True)
     with pytest.raises(ValueError, match="needs the frames"):
         dec(torch.zeros(1, 8))
-    opt = torch.optim.Adam(dec.parameters(), lr=1e-2)
-    for _ in range(150):
-        frames, state, target = _subcell_batch(16, gen)
-        loss = balanced_mask_bce(dec(state, frames), target)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    dec.eval()
-    frames, state, target = _subcell_batch(64, gen)
-    with torch.no_grad():
-        logits = dec(state, frames)
+    logits, target = _fit_and_predict(dec, _subcell_batch, steps=150, batch=16, lr=1e-2)
     hits = [int(logits[i].argmax()) == int(target[i].argmax()) for i in range(64)]
     assert sum(hits) / len(hits) > 0.8, sum(hits) / len(hits)
 
