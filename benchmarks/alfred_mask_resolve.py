@@ -54,7 +54,8 @@ def trajectory_records(env, agent, traj: dict, thresholds: Sequence[float] = (),
             pred, gold_b = view["mask"], np.asarray(gold, dtype=bool)
             union = int(np.logical_or(pred, gold_b).sum())
             swept = {str(t): env.mask_to_object(m) if (m := view["prob"] > t).any() else None for t in thresholds}
-            swept.update({r: env.mask_to_object(parse_mask_rule(r)(view["logit"])) for r in rules})
+            swept.update({r: env.mask_to_object(m) if (m := parse_mask_rule(r)(view["logit"], action)).any() else None
+                          for r in rules})
             recs.append({"task": traj["task_id"], "step": k, "action": action,
                          "target": env.mask_to_object(gold_b), "resolved": env.mask_to_object(pred) if pred.any() else None,
                          "pred_pixels": int(pred.sum()), "gold_pixels": int(gold_b.sum()),

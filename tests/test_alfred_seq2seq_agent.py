@@ -139,9 +139,13 @@ def test_mask_rules_threshold_is_alfreds_and_top_k_keeps_the_most_confident_pixe
     assert top.sum() == 1500
     # every kept pixel is at least as confident as every dropped one
     assert logits.numpy()[top].min() >= logits.numpy()[~top].max()
-    for bad in ("top_k:0", "top_k:x", "top_k", "peak", ""):
+    for bad in ("top_k:0", "top_k:x", "top_k", "peak", "", "top_k:5@", "top_k:5@MoveAhead_25"):
         with pytest.raises(ValueError, match="mask rule"):
             parse_mask_rule(bad)
+    only_pickup = parse_mask_rule("top_k:1500@PickupObject+SliceObject")
+    assert only_pickup.spec == "top_k:1500@PickupObject+SliceObject"
+    assert np.array_equal(only_pickup(logits, "PickupObject"), top)
+    assert np.array_equal(only_pickup(logits, "PutObject"), parse_mask_rule("threshold")(logits))
 
 
 def test_checkpoint_overrides_choose_the_agents_mask_rule(tmp_path):

@@ -134,7 +134,7 @@ class Seq2SeqAgent(Agent):
         if logits.shape[-2:] != C.MASK_SHAPE:
             logits = torch.nn.functional.interpolate(logits.unsqueeze(1), size=C.MASK_SHAPE, mode="bilinear",
                                                      align_corners=False)[:, 0]
-        return action, self.mask_rule(logits[0])
+        return action, self.mask_rule(logits[0], action)
 
     def _blocked_action(self, env) -> Optional[str]:
         """The navigation action to skip this step (obstruction evasion), else None."""

@@ -5,7 +5,11 @@ few target pixels as much as all the others, so wherever the model is unsure the
 pixels with even a small chance of being the target: a blob several times the object, which the
 evaluator's highest-IoU rule then resolves to the larger receptacle under it. ``top_k:N`` keeps the
 N most confident pixels instead (the logit order is what the loss does get right), an inference
-rule of the agent only: nothing about training or the evaluator changes.
+rule of the agent only: nothing about training or the evaluator changes. ``top_k:N@A+B`` applies it
+to the actions A and B only (e.g. ``top_k:700@PickupObject+SliceObject``) and ALFRED's rule to the
+others: the IoU rule favours a mask of the target's own size, and pickup targets are small objects
+while Put/Open/Toggle targets are receptacles and appliances (a small mask on a counter resolves to
+whatever small object lies there).
 """
 from __future__ import annotations
 
@@ -21,19 +25,24 @@ DEFAULT_MASK_RULE = "threshold"
 
 @dataclass(frozen=True)
 class MaskRule:
-    """``top_k`` None: ALFRED's sigmoid > 0.5; else the `top_k` highest logits."""
+    """``top_k`` None: ALFRED's sigmoid > 0.5; else the `top_k` highest logits, for every action or,
+    when `actions` is given, for those only."""
 
     top_k: int | None = None
+    actions: tuple[str, ...] = ()
 
     @property
     def spec(self) -> str:
-        return DEFAULT_MASK_RULE if self.top_k is None else f"top_k:{self.top_k}"
+        if self.top_k is None:
+            return DEFAULT_MASK_RULE
+        return f"top_k:{self.top_k}" + ("@" + "+".join(self.actions) if self.actions else "")
 
-    def __call__(self, logits) -> np.ndarray:
-        """Boolean mask from a 2-D logit map (tensor or array)."""
+    def __call__(self, logits, action: str | None = None) -> np.ndarray:
+        """Boolean mask from a 2-D logit map (tensor or array) for `action`."""
         import torch
 
-        if self.top_k is None:  # exactly ALFRED's comparison, not `logits > 0` (they differ at float edges)
+        if self.top_k is None or (self.actions and action not in self.actions):
+            # exactly ALFRED's comparison, not `logits > 0` (they differ at float edges)
             return (torch.sigmoid(torch.as_tensor(logits)) > 0.5).numpy()
         logits = np.asarray(logits)
         flat = logits.reshape(-1)
@@ -45,11 +54,18 @@ class MaskRule:
 
 
 def parse_mask_rule(spec: str) -> MaskRule:
-    """``threshold`` or ``top_k:N`` (N ≥ 1); ValueError naming the bad spec."""
+    """``threshold``, ``top_k:N`` or ``top_k:N@A+B`` (N ≥ 1, A and B interaction actions);
+    ValueError naming the bad spec."""
+    from ..constants import INTERACT_ACTIONS
+
     spec = str(spec).strip()
     if spec == DEFAULT_MASK_RULE:
         return MaskRule()
-    name, _, arg = spec.partition(":")
-    if name == "top_k" and arg.isdigit() and int(arg) >= 1:
-        return MaskRule(top_k=int(arg))
-    raise ValueError(f"mask rule {spec!r}: expected 'threshold' or 'top_k:N' with N >= 1")
+    rule, at, acts = spec.partition("@")
+    name, _, arg = rule.partition(":")
+    actions = tuple(acts.split("+")) if at else ()
+    bad = [a for a in actions if a not in INTERACT_ACTIONS]
+    if name == "top_k" and arg.isdigit() and int(arg) >= 1 and not bad and (actions or not at):
+        return MaskRule(top_k=int(arg), actions=actions)
+    raise ValueError(f"mask rule {spec!r}: expected 'threshold', 'top_k:N' or 'top_k:N@Action+Action' with N >= 1"
+                     + (f" (not interaction actions: {bad})" if bad else ""))
