@@ -73,15 +73,20 @@ def train_variant(name: str, args: argparse.Namespace) -> Path:
     return ckpt
 
 
-def ship(ckpt: Path, dest: Path) -> Path:
+def ship(ckpt: Path, dest: Path, half: bool = False) -> Path:
     """The checkpoint without optimizer/scheduler state (an AllenAct file `--eval -c` and
-    `--agent checkpoint` both read), written atomically."""
+    `--agent checkpoint` both read), written atomically. `half` stores floating-point weights as
+    float16 (half the file; ``load_state_dict`` casts them back into the float32 model, so the
+    file's numbers are those of the rounded weights: evaluate the shipped file itself)."""
     import torch
 
     from common.atomic_io import atomic_open
 
     full = torch.load(ckpt, map_location="cpu", weights_only=True)
     slim = {k: full[k] for k in SHIP_KEYS if k in full}
+    if half:
+        slim["model_state_dict"] = {k: v.half() if isinstance(v, torch.Tensor) and v.is_floating_point() else v
+                                    for k, v in slim["model_state_dict"].items()}
     dest.mkdir(parents=True, exist_ok=True)
     out = dest / "alfred_seq2seq_pm_lite.pt"
     with atomic_open(out, "wb") as f:
@@ -299,6 +304,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "from their cache: separate calls can then run side by side, and a last call without "
                          "it (or with --report-only) writes the joint table")
     ap.add_argument("--ship", type=Path, default=None, help="copy the trained Seq2Seq+PM checkpoint (slim) here")
+    ap.add_argument("--ship-half", action="store_true",
+                    help="--ship stores float16 weights (half the size; evaluate the shipped file for its numbers)")
     ap.add_argument("--checkpoint", action="append", default=[], metavar="VARIANT=PATH",
                     help="evaluate this checkpoint for VARIANT instead of training it (e.g. one written by "
                          "benchmarks/alfred_seq2seq_learning.py --save); repeatable")
@@ -381,7 +388,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     else:
         ckpts = {v: args.given.get(v) or train_variant(v, args) for v in variants}
     if args.ship and "seq2seq_pm" in ckpts:
-        print(f"shipped {ship(ckpts['seq2seq_pm'], args.ship)}")
+        print(f"shipped {ship(ckpts['seq2seq_pm'], args.ship, args.ship_half)}")
     evaluated = {**ckpts, **args.extra}  # trained or given variants, then the extra agents
     agents = {v: {"path": str(c), **args.agent_kw} for v, c in evaluated.items()}
     agents["random"] = {"seed": args.seed}

@@ -35,3 +35,42 @@ def test_bad_agent_kwargs_is_one_line_before_any_work(tmp_path):
         assert proc.returncode != 0 and "Traceback" not in proc.stderr
         assert "--agent-kwargs" in proc.stderr and why in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
         assert not out.exists()
+
+
+def test_ship_half_halves_the_weights_and_loads_back_into_the_float32_model(tmp_path):
+    import torch
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from alfred_seq2seq_compare import ship
+
+    from alfred_task.agents import CheckpointAgent
+    from alfred_task.il_fit import save_policy
+    from alfred_task.models.actor_critic import build_actor_critic
+    from alfred_task.models.agent import AGENT_REF
+    from alfred_task.models.trained import AlfredSeq2SeqTrainedPolicy
+    from alfred_task.vocabulary import AlfredVocab, lookup
+
+    kw = dict(num_words=12, demb=8, dhid=16, dframe=24, progress_monitor=True, mask_lang_padding=False,
+              subcell_mask=True)
+    vocab = AlfredVocab.new()
+    while len(vocab.word) < kw["num_words"]:
+        lookup(vocab.word, f"w{len(vocab.word)}", True)
+    torch.manual_seed(0)
+    plain_policy = build_actor_critic(dict(kw))
+    record = {"agent": AGENT_REF, "kwargs": {"model_kwargs": kw, "vocab": vocab.to_record(),
+                                             "visual_encoder": "random_resnet18"}}
+    policy = AlfredSeq2SeqTrainedPolicy(plain_policy.action_space, plain_policy.observation_space,
+                                        eval_record=record, **kw)
+    save_policy(policy, tmp_path / "run.pt")
+    full = {**torch.load(tmp_path / "run.pt", weights_only=True), "optimizer_state_dict": {"junk": torch.zeros(3)}}
+    torch.save(full, tmp_path / "run.pt")
+    plain, half = ship(tmp_path / "run.pt", tmp_path / "a"), ship(tmp_path / "run.pt", tmp_path / "b", half=True)
+    assert half.stat().st_size < 0.6 * plain.stat().st_size
+    stored = torch.load(half, weights_only=True)
+    assert "optimizer_state_dict" not in stored
+    floats = {k: v for k, v in stored["model_state_dict"].items() if isinstance(v, torch.Tensor) and v.is_floating_point()}
+    assert floats and all(v.dtype == torch.float16 for v in floats.values())
+    agent = CheckpointAgent(half).inner  # strict load into the float32 model
+    for k, v in agent.policy.state_dict().items():
+        if k in floats:
+            assert v.dtype == torch.float32 and torch.equal(v, floats[k].float())
