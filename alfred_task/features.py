@@ -75,10 +75,23 @@ def check_encoder(spec: str) -> dict:
                 f"at {path} (torch hub checkpoints; set TORCH_HOME to move it), or ask for another "
                 f"encoder ('{RANDOM_ENCODER}' or a resnet18 state_dict file)")
         return {"name": "resnet18", "weights": "imagenet", "file": str(path)}
-    if not Path(spec).is_file():
+    path = _encoder_file(spec)
+    if path is None:
         raise FileNotFoundError(f"--features: {spec!r} is neither 'imagenet' nor a state_dict file "
                                 f"(nor '{RANDOM_ENCODER}[:seed]')")
-    return {"name": "resnet18", "weights": "file", "file": str(Path(spec).resolve())}
+    return {"name": "resnet18", "weights": "file", "file": str(path)}
+
+
+def _encoder_file(spec: str) -> Path | None:
+    """The encoder file `spec` names: as given, else (a relative path) inside this repository,
+    where checkpoints trained with a shipped encoder record it as e.g.
+    ``pretrained_model_ckpts/alfred_thor_resnet18/thor_resnet18.pt`` (so they evaluate from any
+    working directory); None when neither is a file."""
+    path = Path(spec)
+    if path.is_file():
+        return path.resolve()
+    in_repo = Path(__file__).resolve().parents[1] / path
+    return in_repo.resolve() if not path.is_absolute() and in_repo.is_file() else None
 
 
 def quantize_state(state: Dict[str, torch.Tensor]) -> Dict[str, Any]:

@@ -3,6 +3,7 @@ clear, immediate error; seeded random ResNet-18 only when asked for; records of 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -75,3 +76,14 @@ def test_state_dict_file_encoder(tmp_path):
     (tmp_path / "junk.pt").write_bytes(b"junk")
     with pytest.raises(ValueError, match="junk.pt: not a resnet18 state_dict"):
         ResnetFeatures(str(tmp_path / "junk.pt"))
+
+
+def test_a_relative_shipped_encoder_path_resolves_from_any_working_directory(tmp_path, monkeypatch):
+    from alfred_task.features import check_encoder
+
+    rel = "pretrained_model_ckpts/alfred_thor_resnet18/thor_resnet18.pt"
+    repo = Path(__file__).resolve().parents[1]
+    monkeypatch.chdir(tmp_path)  # a checkpoint records the encoder by this relative path
+    assert check_encoder(rel)["file"] == str((repo / rel).resolve())
+    with pytest.raises(FileNotFoundError, match="nowhere.pt"):
+        check_encoder("nowhere.pt")
