@@ -73,11 +73,13 @@ def train_variant(name: str, args: argparse.Namespace) -> Path:
     return ckpt
 
 
-def ship(ckpt: Path, dest: Path, half: bool = False) -> Path:
+def ship(ckpt: Path, dest: Path, half: bool = False, agent_kwargs: Optional[Dict[str, Any]] = None) -> Path:
     """The checkpoint without optimizer/scheduler state (an AllenAct file `--eval -c` and
     `--agent checkpoint` both read), written atomically. `half` stores floating-point weights as
     float16 (half the file; ``load_state_dict`` casts them back into the float32 model, so the
-    file's numbers are those of the rounded weights: evaluate the shipped file itself)."""
+    file's numbers are those of the rounded weights: evaluate the shipped file itself).
+    `agent_kwargs` (the inference options it was evaluated with) join the evaluation record, so
+    ``--agent checkpoint`` uses them unless ``--agent-kwargs`` says otherwise."""
     import torch
 
     from common.atomic_io import atomic_open
@@ -87,6 +89,14 @@ def ship(ckpt: Path, dest: Path, half: bool = False) -> Path:
     if half:
         slim["model_state_dict"] = {k: v.half() if isinstance(v, torch.Tensor) and v.is_floating_point() else v
                                     for k, v in slim["model_state_dict"].items()}
+    if agent_kwargs:
+        from alfred_task.models.trained import EXTRA_STATE_KEY
+
+        record = dict(slim["model_state_dict"].get(EXTRA_STATE_KEY) or {})
+        if "kwargs" not in record:
+            raise ValueError(f"{ckpt}: no evaluation record in its state dict to add the agent kwargs to")
+        record["kwargs"] = {**record["kwargs"], **agent_kwargs}
+        slim["model_state_dict"] = {**slim["model_state_dict"], EXTRA_STATE_KEY: record}
     dest.mkdir(parents=True, exist_ok=True)
     out = dest / "alfred_seq2seq_pm_lite.pt"
     with atomic_open(out, "wb") as f:
@@ -388,7 +398,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     else:
         ckpts = {v: args.given.get(v) or train_variant(v, args) for v in variants}
     if args.ship and "seq2seq_pm" in ckpts:
-        print(f"shipped {ship(ckpts['seq2seq_pm'], args.ship, args.ship_half)}")
+        print(f"shipped {ship(ckpts['seq2seq_pm'], args.ship, args.ship_half, args.agent_kw)}")
     evaluated = {**ckpts, **args.extra}  # trained or given variants, then the extra agents
     agents = {v: {"path": str(c), **args.agent_kw} for v, c in evaluated.items()}
     agents["random"] = {"seed": args.seed}

@@ -74,3 +74,10 @@ def test_ship_half_halves_the_weights_and_loads_back_into_the_float32_model(tmp_
     for k, v in agent.policy.state_dict().items():
         if k in floats:
             assert v.dtype == torch.float32 and torch.equal(v, floats[k].float())
+    assert not agent.obstruction_evasion and agent.mask_rule.spec == "threshold"
+    # the inference options it was evaluated with ride along; the CLI's overrides still win
+    opts = ship(tmp_path / "run.pt", tmp_path / "c", half=True,
+                agent_kwargs={"obstruction_evasion": True, "mask_rule": "top_k:50@PickupObject"})
+    agent = CheckpointAgent(opts).inner
+    assert agent.obstruction_evasion and agent.mask_rule.spec == "top_k:50@PickupObject"
+    assert CheckpointAgent(opts, mask_rule="threshold").inner.mask_rule.spec == "threshold"
