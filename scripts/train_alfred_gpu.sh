@@ -10,13 +10,17 @@
 # 2. imitation: allenact alfred_seq2seq_pm_il.py on the GPU (IL_FRAMES teacher-forced frames);
 # 3. DAgger: allenact alfred_seq2seq_pm_dagger.py from the imitation checkpoint, SAMPLERS thor_lite
 #    samplers, the online expert labelling every step (DAGGER_FRAMES environment frames);
-# 4. evaluation of both checkpoints and the random agent on valid_seen and valid_unseen with
-#    ALFRED's evaluator (benchmarks/alfred_seq2seq_compare.py: 95 % CIs), table in OUT/compare/compare.md;
-# 5. OUT/ship/: the imitation and DAgger checkpoints without optimizer state, with this run's
-#    command, config kwargs and table (what pretrained_model_ckpts/ takes).
+# 4. OUT/ship/: the imitation and DAgger checkpoints without optimizer state (float16 weights, the
+#    AGENT_KWARGS inference options in their records), with this run's command and config kwargs
+#    (what pretrained_model_ckpts/ takes);
+# 5. evaluation of both shipped files and the random agent on valid_seen and valid_unseen with
+#    ALFRED's evaluator (benchmarks/alfred_seq2seq_compare.py: 95 % CIs), table in
+#    OUT/compare/compare.md, copied next to them.
 #
 # Environment: SEED (0), SAMPLERS (16), WORKERS (cores), TRAIN (260) / VALID (40) demonstration
-# indices, IL_FRAMES (400000), DAGGER_FRAMES (65536), SPATIAL_MASK (false), SKIP_SETUP=1 (the
+# indices, IL_FRAMES (400000), DAGGER_FRAMES (65536), SPATIAL_MASK (false), SUBCELL_MASK (false),
+# AGENT_KWARGS (the learned agents' inference options for evaluation, written into the shipped
+# checkpoints; JSON, default '{}' = ALFRED's agent; see alfred_task/models/agent.py), SKIP_SETUP=1 (the
 # environment is already set up), DRY_RUN=1 (a tiny version on the CPU: what CI runs, so the
 # script cannot rot). Without a CUDA device and without DRY_RUN it stops at once.
 set -euo pipefail
@@ -37,6 +41,13 @@ SEED=${SEED:-0}
 WORKERS=${WORKERS:-$(nproc)}
 SPATIAL_MASK=${SPATIAL_MASK:-false}
 case "$SPATIAL_MASK" in true|false) ;; *) echo "SPATIAL_MASK: '$SPATIAL_MASK' is not true or false" >&2; exit 2;; esac
+SUBCELL_MASK=${SUBCELL_MASK:-false}
+case "$SUBCELL_MASK" in true|false) ;; *) echo "SUBCELL_MASK: '$SUBCELL_MASK' is not true or false" >&2; exit 2;; esac
+AGENT_KWARGS=${AGENT_KWARGS:-"{}"}
+if ! "$PY" -c 'import json, sys; assert isinstance(json.loads(sys.argv[1]), dict)' \
+    "$AGENT_KWARGS" 2>/dev/null; then
+  echo "AGENT_KWARGS: '$AGENT_KWARGS' is not a JSON object" >&2; exit 2
+fi
 
 if [ "${DRY_RUN:-0}" = 1 ]; then  # seconds on a CPU: every stage, tiny sizes
   TRAIN=${TRAIN:-2} VALID=${VALID:-1} IL_FRAMES=${IL_FRAMES:-60} DAGGER_FRAMES=${DAGGER_FRAMES:-32}
@@ -96,7 +107,7 @@ from alfred_task.traj_data import load_split_file
 root = Path(sys.argv[1]); build_vocab(root, load_split_file(root / "splits.json")).save(sys.argv[2])' "$AUG" "$VOCAB"
 
 # ---------------------------------------------------------------- 2. imitation, 3. DAgger
-COMMON="\"vocab\": \"$VOCAB\", \"visual_encoder\": \"$ENC\", $DIMS, \"prev_action_input\": \"taken\", \"spatial_mask\": $SPATIAL_MASK"
+COMMON="\"vocab\": \"$VOCAB\", \"visual_encoder\": \"$ENC\", $DIMS, \"prev_action_input\": \"taken\", \"spatial_mask\": $SPATIAL_MASK, \"subcell_mask\": $SUBCELL_MASK"
 IL_KW="{\"data_root\": \"$AUG\", $COMMON, \"lr\": 0.001, \"batch_size\": 32, \"training_frames\": $IL_FRAMES}"
 DAGGER_KW="{\"data_root\": \"$DATA\", $COMMON, \"lr\": 0.0001, \"training_frames\": $DAGGER_FRAMES, $DAGGER_EXTRA,
             \"num_train_processes\": $SAMPLERS, \"bc_tf1_steps\": 0, \"dagger_steps\": $DAGGER_FRAMES}"
@@ -119,12 +130,10 @@ if [ -z "$DAGGER_CKPT" ]; then
   DAGGER_CKPT=$(last_ckpt "$OUT/dagger")
 fi
 
-# ---------------------------------------------------------------- 4. evaluation, 5. ship
-log "evaluation: imitation, DAgger and random on valid_seen, valid_unseen"
-fg_run "$PY" benchmarks/alfred_seq2seq_compare.py --data "$DATA" --encoder "$ENC" --variants seq2seq_pm \
-    --checkpoint "seq2seq_pm=$IL_CKPT" --agent "dagger=$DAGGER_CKPT" --splits valid_seen,valid_unseen \
-    "${EVAL[@]}" --workers "$WORKERS" --seed "$SEED" --out "$OUT/compare"
-"$PY" - "$OUT" "$IL_CKPT" "$DAGGER_CKPT" "$IL_KW" "$DAGGER_KW" "$OUT_ARG" <<'PYEOF'
+# ---------------------------------------------------------------- 4. ship, 5. evaluation of the shipped files
+# float16 weights (a lite model with a frame-reading mask head is over 20 MB in float32) and the
+# inference options: the table is measured on exactly the files that ship
+"$PY" - "$OUT" "$IL_CKPT" "$DAGGER_CKPT" "$IL_KW" "$DAGGER_KW" "$OUT_ARG" "$AGENT_KWARGS" <<'PYEOF'
 import json, sys
 from pathlib import Path
 sys.path.insert(0, "benchmarks")
@@ -132,12 +141,18 @@ from alfred_seq2seq_compare import ship
 
 out, il, dagger, il_kw, dagger_kw = Path(sys.argv[1]), *sys.argv[2:6]
 dest = out / "ship"
+agent_kwargs = json.loads(sys.argv[7])
 for name, ckpt in (("imitation", il), ("dagger", dagger)):
-    ship(Path(ckpt), dest / name)
+    ship(Path(ckpt), dest / name, half=True, agent_kwargs=agent_kwargs)
 (dest / "run.json").write_text(json.dumps({"command": "bash scripts/train_alfred_gpu.sh " + sys.argv[6],
+                                           "agent_kwargs": agent_kwargs,
                                            "imitation_config_kwargs": json.loads(il_kw),
                                            "dagger_config_kwargs": json.loads(dagger_kw)}, indent=2))
-(dest / "compare.md").write_text((out / "compare" / "compare.md").read_text())
-print(f"shipped {dest}")
 PYEOF
+log "evaluation: imitation, DAgger (the shipped files) and random on valid_seen, valid_unseen"
+fg_run "$PY" benchmarks/alfred_seq2seq_compare.py --data "$DATA" --encoder "$ENC" --variants seq2seq_pm \
+    --checkpoint "seq2seq_pm=$OUT/ship/imitation/alfred_seq2seq_pm_lite.pt" \
+    --agent "dagger=$OUT/ship/dagger/alfred_seq2seq_pm_lite.pt" --splits valid_seen,valid_unseen \
+    "${EVAL[@]}" --workers "$WORKERS" --seed "$SEED" --agent-kwargs "$AGENT_KWARGS" --out "$OUT/compare"
+cp "$OUT/compare/compare.md" "$OUT/ship/compare.md"
 log "done: $OUT/compare/compare.md, $OUT/ship/"

@@ -32,12 +32,18 @@ def test_without_a_gpu_the_real_run_stops_at_once_in_one_line(tmp_path):
 def test_a_bad_spatial_mask_value_is_one_line(tmp_path):
     proc = _run(tmp_path / "run", 60, SPATIAL_MASK="yes", DRY_RUN="1")
     assert proc.returncode == 2 and proc.stderr.strip() == "SPATIAL_MASK: 'yes' is not true or false"
+    proc = _run(tmp_path / "run", 60, SUBCELL_MASK="1", DRY_RUN="1")
+    assert proc.returncode == 2 and proc.stderr.strip() == "SUBCELL_MASK: '1' is not true or false"
+    proc = _run(tmp_path / "run", 60, AGENT_KWARGS="[true]", DRY_RUN="1")
+    assert proc.returncode == 2 and proc.stderr.strip() == "AGENT_KWARGS: '[true]' is not a JSON object"
+    assert not (tmp_path / "run").exists()
 
 
 @pytest.mark.slow
 def test_dry_run_trains_both_arms_evaluates_and_ships(tmp_path):
     out = tmp_path / "run"
-    proc = _run(out, 900, DRY_RUN="1", SPATIAL_MASK="true")
+    proc = _run(out, 900, DRY_RUN="1", SPATIAL_MASK="true", SUBCELL_MASK="true",
+                AGENT_KWARGS='{"obstruction_evasion": true}')
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
     ship = out / "ship"
     il, dagger = ship / "imitation" / "alfred_seq2seq_pm_lite.pt", ship / "dagger" / "alfred_seq2seq_pm_lite.pt"
@@ -47,6 +53,9 @@ def test_dry_run_trains_both_arms_evaluates_and_ships(tmp_path):
         assert "optimizer_state_dict" not in ckpt  # slim, as pretrained_model_ckpts/ holds them
         states[name] = ckpt["model_state_dict"]
         assert "seq2seq.dec.mask_dec.vis_conv.weight" in states[name]  # SPATIAL_MASK reached the model
+        assert "seq2seq.dec.mask_dec.sub_key.weight" in states[name]  # and SUBCELL_MASK
+        assert states[name]["seq2seq.dec.mask_dec.sub_key.weight"].dtype == torch.float16  # shipped in half
+        assert states[name]["_extra_state"]["kwargs"]["obstruction_evasion"] is True  # AGENT_KWARGS rode along
     # DAgger started from the imitation weights and then changed them
     assert states["imitation"].keys() == states["dagger"].keys()
     assert any(not torch.equal(states["imitation"][k], states["dagger"][k])
@@ -58,3 +67,4 @@ def test_dry_run_trains_both_arms_evaluates_and_ships(tmp_path):
     for split in ("valid_seen", "valid_unseen"):
         assert set(compare["splits"][split]["summary"]) == {"seq2seq_pm", "dagger", "random"}
     assert (ship / "compare.md").read_text() == (out / "compare" / "compare.md").read_text()
+    assert str(il) in compare["checkpoints"]["seq2seq_pm"]  # the table measures the shipped files
