@@ -1,6 +1,7 @@
 """The shipped lite Seq2Seq+PM checkpoint (pretrained_model_ckpts/alfred_seq2seq_pm_il/) stays
 loadable: at most 20 MB, AllenAct's layout without optimizer state, strict load through
-`--agent checkpoint`, the encoder and dimensions its README names, and it acts."""
+`--agent checkpoint`, the encoder, dimensions, mask head and inference options its README names,
+and it acts."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -32,9 +33,13 @@ def test_shipped_file_is_small_allenact_format_without_optimizer_state():
 
 def test_shipped_checkpoint_loads_strictly_and_acts():
     agent = CheckpointAgent(SHIPPED).inner  # Seq2SeqAgent.load_state_dict is strict
-    assert agent.visual_encoder["name"] == "random_resnet18" and agent.visual_encoder["seed"] == 0
+    assert agent.visual_encoder["weights"] == "file"  # the shipped thor_lite ResNet-18
+    assert Path(agent.visual_encoder["file"]).name == "thor_resnet18.pt"
     assert agent.model.dec.emb.weight.shape[1] == 64  # lite demb
     assert agent.model.dec.progress_monitor  # Seq2Seq+PM: subgoal and progress heads
+    assert agent.model.dec.mask_dec.subcell and not agent.model.dec.mask_dec.spatial
+    # the inference options its numbers were measured with, stored in its record
+    assert agent.obstruction_evasion and agent.mask_rule.spec == "top_k:700@PickupObject+SliceObject"
     traj = {"turk_annotations": {"anns": [{"task_desc": "Put a cold apple on the table.",
                                            "high_descs": ["Walk to the fridge.", "Pick up the apple."]}]}}
     agent.reset(traj, 0, _Env)
