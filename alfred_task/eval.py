@@ -37,14 +37,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import sys
 from pathlib import Path
 from typing import Any, Dict, Optional, Sequence
 
 from backends import BACKENDS, DEFAULT_BACKEND
 from common.atomic_io import write_json_atomic
-from common.cli import OneLineArgumentParser, UsageError, check_int, check_output_dir
+from common.cli import OneLineArgumentParser, UsageError, check_int, check_output_dir, parse_json_object
 from common.procs import stop_children_on_signals
 
 from .agents import Agent, UnknownAgentError, agent_factory as _agent_factory, registered_agents
@@ -111,14 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _agent_kwargs(args: argparse.Namespace) -> Dict[str, Any]:
-    kw: Dict[str, Any] = {}
-    if args.agent_kwargs:
-        try:
-            kw = json.loads(args.agent_kwargs)
-        except json.JSONDecodeError as e:
-            raise EvalInputError(f"--agent-kwargs: invalid JSON: {e}") from None
-        if not isinstance(kw, dict):
-            raise EvalInputError(f"--agent-kwargs: expected a JSON object, got {args.agent_kwargs!r}")
+    kw: Dict[str, Any] = parse_json_object("--agent-kwargs", args.agent_kwargs, EvalInputError)
     if args.agent == "random":
         kw.setdefault("seed", args.seed)
     if args.agent == "checkpoint":

@@ -36,13 +36,13 @@ def trajectory_records(env, agent, traj: dict, thresholds: Sequence[float] = (),
     """One record per expert interaction step of `traj` (annotation 0), agent teacher-forced; with
     `thresholds`, also the object each thresholded probability map (sigmoid > t) resolves to, and
     with `rules` (`alfred_task.models.mask_rules` specs) the object each rule's mask resolves to."""
-    from alfred_task.models.mask_rules import parse_mask_rule
-
     from alfred_task import constants as C
     from alfred_task.agents import expert_steps
     from alfred_task.eval_episodes import _replay
+    from alfred_task.models.mask_rules import parse_mask_rule
     from alfred_task.subgoals import SubgoalTracker
 
+    parsed = {r: parse_mask_rule(r) for r in rules}
     steps = expert_steps(traj)
     env.init_episode(traj)
     tracker = SubgoalTracker(traj, env)
@@ -54,8 +54,8 @@ def trajectory_records(env, agent, traj: dict, thresholds: Sequence[float] = (),
             pred, gold_b = view["mask"], np.asarray(gold, dtype=bool)
             union = int(np.logical_or(pred, gold_b).sum())
             swept = {str(t): env.mask_to_object(m) if (m := view["prob"] > t).any() else None for t in thresholds}
-            swept.update({r: env.mask_to_object(m) if (m := parse_mask_rule(r)(view["logit"], action)).any() else None
-                          for r in rules})
+            swept.update({r: env.mask_to_object(m) if (m := rule(view["logit"], action)).any() else None
+                          for r, rule in parsed.items()})
             recs.append({"task": traj["task_id"], "step": k, "action": action,
                          "target": env.mask_to_object(gold_b), "resolved": env.mask_to_object(pred) if pred.any() else None,
                          "pred_pixels": int(pred.sum()), "gold_pixels": int(gold_b.sum()),

@@ -347,7 +347,7 @@ def given_checkpoints(specs: Sequence[str], flag: str = "--checkpoint", variants
 
 
 def _check(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    from common.cli import UsageError, check_int, check_output_dir, report_usage_errors
+    from common.cli import UsageError, check_int, check_output_dir, parse_json_object, report_usage_errors
 
     with report_usage_errors(ap.prog):
         if not (args.data / "splits.json").is_file():
@@ -361,14 +361,7 @@ def _check(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         check_int("--limit", args.limit, 1)
         check_int("--subgoal-limit", args.subgoal_limit, 1)
         check_output_dir("--out", args.out)
-        args.agent_kw = {}
-        if args.agent_kwargs:
-            try:
-                args.agent_kw = json.loads(args.agent_kwargs)
-            except json.JSONDecodeError as e:
-                raise UsageError(f"--agent-kwargs: invalid JSON: {e}") from None
-            if not isinstance(args.agent_kw, dict):
-                raise UsageError(f"--agent-kwargs: expected a JSON object, got {args.agent_kwargs!r}")
+        args.agent_kw = parse_json_object("--agent-kwargs", args.agent_kwargs)
         args.given = given_checkpoints(args.checkpoint)
         args.extra = given_checkpoints(args.agent, "--agent", variants=False)
         if args.evaluate is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import sys
 import tempfile
@@ -55,6 +56,21 @@ class OneLineArgumentParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:  # type: ignore[override]
         fail(self.prog, f"{message} (see --help)")
+
+
+def parse_json_object(flag: str, text: Optional[str], error: Optional[type] = None) -> dict:
+    """A JSON-object option value (``{}`` when not given); `error` (UsageError by default) names
+    the flag and the problem otherwise."""
+    error = error or UsageError
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise error(f"{flag}: invalid JSON: {e}") from None
+    if not isinstance(value, dict):
+        raise error(f"{flag}: expected a JSON object, got {text!r}")
+    return value
 
 
 def check_int(flag: str, value: Optional[int], minimum: int) -> None:

@@ -121,7 +121,7 @@ class MaskDecoder(nn.Module):
         """state [B, dhid] (and, when `reads_frame`, the frame's features [B, 512, 7, 7]) -> logits [B, pframe, pframe]."""
         x = self.d1(state).view(-1, *MASK_HSHAPE)
         if self.reads_frame and (frame is None or frame.shape[1:] != FEAT_SHAPE or len(frame) != len(x)):
-            raise ValueError(f"a spatial mask decoder needs the frames [{len(x)}, 512, 7, 7], got "
+            raise ValueError(f"a frame-reading mask decoder needs the frames [{len(x)}, 512, 7, 7], got "
                              f"{None if frame is None else list(frame.shape)}")
         if self.spatial:
             gamma, beta = self.vis_film(state).unsqueeze(-1).unsqueeze(-1).chunk(2, dim=1)
@@ -129,13 +129,10 @@ class MaskDecoder(nn.Module):
         x = F.relu(x)
         x = F.relu(self.bn2(self.dconv3(self.upsample(x))))
         x = F.relu(self.bn1(self.dconv2(self.upsample(x))))
-        x = self.dconv1(x)
+        x = F.interpolate(self.dconv1(x), size=(self.pframe, self.pframe), mode="bilinear", align_corners=False)
         if self.subcell:
-            x = F.interpolate(x, size=(self.pframe, self.pframe), mode="bilinear", align_corners=False)
             x = x + F.interpolate(self._subcell_logits(state, frame), size=(self.pframe, self.pframe),
                                   mode="bilinear", align_corners=False)
-            return x[:, 0]
-        x = F.interpolate(x, size=(self.pframe, self.pframe), mode="bilinear", align_corners=False)
         return x[:, 0]
 
     def _subcell_logits(self, state: torch.Tensor, frame: torch.Tensor) -> torch.Tensor:
