@@ -27,7 +27,8 @@ from tqdm import tqdm
 
 from common.atomic_io import atomic_open, write_text_atomic
 from common.cli import (
-    OneLineArgumentParser, UsageError, check_input_file, check_int, check_output_file, report_usage_errors,
+    OneLineArgumentParser, UsageError, check_input_file, check_int, check_output_file, parse_json_object,
+    report_usage_errors,
 )
 from common.procs import stop_children_on_signals
 
@@ -204,16 +205,6 @@ def _json_default(o: Any):
 PROG = "python -m rearrange.eval"
 
 
-def _config_kwargs(text: str) -> Dict[str, Any]:
-    try:
-        kwargs = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise UsageError(f"--config-kwargs {text!r}: invalid JSON ({e})") from None
-    if not isinstance(kwargs, dict):
-        raise UsageError(f"--config-kwargs {text!r}: expected a JSON object")
-    return kwargs
-
-
 def _load_config_checked(path: str, kwargs: Dict[str, Any]):
     check_input_file("--config", path)
     try:
@@ -265,7 +256,7 @@ def _prepare(args: argparse.Namespace):
         raise UsageError("--agents checkpoint needs --checkpoint")
     if args.scenes is not None and not args.scenes:
         raise UsageError("--scenes needs at least one scene name")
-    kwargs = _config_kwargs(args.config_kwargs)
+    kwargs = parse_json_object("--config-kwargs", args.config_kwargs)
     if args.year is not None:  # the official files of that year: <data_dir or data>/<year>/<stage>.pkl.gz
         from .dataset import STAGES, dataset_path
 
