@@ -1,7 +1,7 @@
 """Why does a learned ALFRED agent fail a subgoal? Step-by-step log of ALFRED's subgoal evaluation.
 
     python benchmarks/alfred_subgoal_diag.py --checkpoint out/learn/seq2seq_pm.pt --data out/alfred_s2s_big \\
-        --split valid_seen --subgoal PickupObject --episodes 6 --max-steps 5 [--out DIR] [--features]
+        --split valid_seen --subgoal PickupObject --episodes 6 --max-steps 5 [--agent-kwargs JSON] [--out DIR] [--features]
 
 Runs the same protocol as ``python -m alfred_task.eval --subgoals`` (reset, teacher-force the agent
 through the expert prefix, then let it act), one subgoal of the first ``--episodes`` annotations
@@ -88,7 +88,8 @@ def diagnose_episode(env, agent, traj: dict, repeat_idx: int, eval_idx: int, max
         action, mask = agent.act(env)
         step: Dict[str, Any] = {"t": t, "top3": view["top3"], "action": action}
         if C.has_interaction(action) or gold and C.has_interaction(gold[0][0]):
-            m = view["mask"]
+            # the mask the agent sends (its mask rule, retries) when it interacts, else ALFRED's > 0.5
+            m = mask if mask is not None else view["mask"]
             step.update(mask_pixels=int(m.sum()), mask_object=env.mask_to_object(m) if m.any() else None,
                         png=_save_overlay(view["frame"], m, png_dir / f"{tag}_t{t}.png"))
         if action in (C.STOP, C.SEG):
@@ -139,7 +140,7 @@ def _markdown(recs: List[Dict[str, Any]], spread: Optional[Dict[str, float]], ar
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    from common.cli import OneLineArgumentParser, check_input_file, check_int, report_usage_errors
+    from common.cli import OneLineArgumentParser, check_input_file, check_int, parse_json_object, report_usage_errors
 
     ap = OneLineArgumentParser(prog="benchmarks/alfred_subgoal_diag.py", description=__doc__,
                                formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -149,6 +150,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--subgoal", default="PickupObject")
     ap.add_argument("--episodes", type=int, default=6)
     ap.add_argument("--max-steps", type=int, default=5)
+    ap.add_argument("--agent-kwargs", default=None, metavar="JSON",
+                    help="the agent's inference options, e.g. '{\"interaction_retry\": 2}' (default: the checkpoint's)")
     ap.add_argument("--features", action="store_true", help="also measure the dataset features' spread")
     ap.add_argument("--out", type=Path, default=RESULTS_DIR / "alfred_subgoal_diag")
     args = ap.parse_args(argv)
@@ -156,6 +159,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         check_input_file("--checkpoint", args.checkpoint)
         check_int("--episodes", args.episodes, 1)
         check_int("--max-steps", args.max_steps, 1)
+        args.agent_kwargs = parse_json_object("--agent-kwargs", args.agent_kwargs)
         recs, spread = run(args)
     write_json(args.out / "diag.json", {"args": {k: str(v) for k, v in vars(args).items()}, "features": spread,
                                         "episodes": recs})
@@ -175,7 +179,7 @@ def run(args: argparse.Namespace):
     from alfred_task.eval_runner import _make_env
 
     torch.set_num_threads(1)
-    agent = CheckpointAgent(args.checkpoint).inner
+    agent = CheckpointAgent(args.checkpoint, **(args.agent_kwargs or {})).inner
     entries = resolve_entries(args.data, args.data / "splits.json", args.split)
     env, recs = _make_env("thor_lite", 300), []
     for e in entries:

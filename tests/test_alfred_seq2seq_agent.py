@@ -210,3 +210,69 @@ def test_obstruction_evasion_skips_a_navigation_action_that_just_failed(tmp_path
     assert agent._prev_action == "RotateLeft_90"
     with pytest.raises(Exception, match="obstruction_evasion"):
         CheckpointAgent(path, obstruction_evasion="yes")
+
+
+def test_mask_rules_never_choose_excluded_pixels():
+    from alfred_task.models.mask_rules import parse_mask_rule
+
+    logits = torch.randn(300, 300, generator=torch.Generator().manual_seed(1)) * 3
+    first = parse_mask_rule("top_k:700")(logits)
+    second = parse_mask_rule("top_k:700")(logits, exclude=first)
+    assert second.sum() == 700 and not (first & second).any()
+    # the next 700 most confident pixels: together they are the top 1400
+    assert np.array_equal(first | second, parse_mask_rule("top_k:1400")(logits))
+    thr = parse_mask_rule("threshold")
+    assert np.array_equal(thr(logits, exclude=first), thr(logits) & ~first)
+    # fewer allowed pixels than k: only the allowed ones
+    almost_all = np.ones((300, 300), dtype=bool)
+    almost_all[0, :5] = False
+    assert parse_mask_rule("top_k:700")(logits, exclude=almost_all).sum() == 5
+
+
+@pytest.mark.parametrize("retries", [0, 2])
+def test_interaction_retry_repeats_a_failed_interaction_with_untried_pixels(tmp_path, retries):
+    path, _ = _checkpoint(tmp_path)
+    agent = CheckpointAgent(path, interaction_retry=retries, mask_rule="top_k:700").inner
+    env = FrameEnv()
+    agent.reset(TRAJ, 0, env)
+    order = ["PickupObject", "LookUp_15", "MoveAhead_25"]  # most to least likely
+    ids = [C.ACTION_LOW_VOCAB.index(a) for a in order]
+    real_decode = agent._decode
+
+    def fixed_decode(frame):
+        lo, cont, h, c, feat = real_decode(frame)
+        lo = torch.full_like(lo, -10.0)
+        for rank, i in enumerate(ids):
+            lo[0, i] = 3.0 - rank
+        return lo, cont, h, c, feat
+
+    agent._decode = fixed_decode
+    env.last_event = _MetaEv(env.last_event.frame, True)
+    action, first = agent.act(env)
+    assert action == "PickupObject" and first.sum() == 700
+    ids[0], ids[1] = ids[1], ids[0]  # the model now prefers to look up (moves on after the pickup)
+    env.last_event = _MetaEv(env.last_event.frame, False)  # THOR: the pickup failed
+    sent = [first]
+    snap = None
+    for k in range(retries):
+        action, mask = agent.act(env)
+        assert action == "PickupObject" and mask.sum() == 700
+        assert not any((mask & m).any() for m in sent)  # never a pixel it already tried
+        sent.append(mask)
+        if k == 0:
+            snap = agent.snapshot()
+    assert agent.act(env)[0] == "LookUp_15"  # retries used up (or off): the model's own choice
+    if retries:
+        agent.restore(snap)  # a snapshot carries the retry state: one retry left
+        action, mask = agent.act(env)
+        assert action == "PickupObject" and np.array_equal(mask, sent[2])
+        assert agent.act(env)[0] == "LookUp_15"
+    # a successful interaction is never repeated
+    ids[0], ids[1] = ids[1], ids[0]
+    env.last_event = _MetaEv(env.last_event.frame, True)
+    assert agent.act(env)[0] == "PickupObject"
+    ids[0], ids[1] = ids[1], ids[0]
+    assert agent.act(env)[0] == "LookUp_15"
+    for bad in (-1, True, "2", 1.5):
+        with pytest.raises(Exception, match="interaction_retry"):
+            CheckpointAgent(path, interaction_retry=bad)

@@ -14,7 +14,11 @@ agent) never repeats a navigation action that THOR just reported failed (``lastA
 false: blocked by a wall or an object) but takes the next most likely action, as MOCA's
 obstruction evasion (Singh et al., 2021): a policy trained only on expert demonstrations has never
 seen a blocked step, sees the same frame again and repeats the move until ALFRED's 10-failure
-limit ends the episode. `teacher_force` feeds the expert's step (subgoal evaluation): the
+limit ends the episode. ``interaction_retry=N`` (0 by default = ALFRED's agent) is the same idea
+for interactions: after THOR reports an interaction failed (e.g. the mask resolved to a counter,
+which cannot be picked up), the agent repeats that action up to N times in a row, each time with a
+mask that excludes every pixel it already tried, instead of moving on as if the object were in
+hand (the demonstrations never show a failed interaction either). `teacher_force` feeds the expert's step (subgoal evaluation): the
 decoder reads the frame before the expert action and the expert action becomes the previous action.
 """
 from __future__ import annotations
@@ -45,7 +49,8 @@ class Seq2SeqAgent(Agent):
     """See the module doc. `vocab` is an `AlfredVocab.to_record()` dict."""
 
     def __init__(self, model_kwargs: dict, vocab: dict, visual_encoder: str = "imagenet",
-                 mask_rule: str = DEFAULT_MASK_RULE, obstruction_evasion: bool = False) -> None:
+                 mask_rule: str = DEFAULT_MASK_RULE, obstruction_evasion: bool = False,
+                 interaction_retry: int = 0) -> None:
         from ..features import ResnetFeatures
         from .actor_critic import build_actor_critic
 
@@ -53,6 +58,11 @@ class Seq2SeqAgent(Agent):
         if not isinstance(obstruction_evasion, bool):
             raise ValueError(f"obstruction_evasion must be true or false, got {obstruction_evasion!r}")
         self.obstruction_evasion = obstruction_evasion
+        if isinstance(interaction_retry, bool) or not isinstance(interaction_retry, int) or interaction_retry < 0:
+            raise ValueError(f"interaction_retry must be an integer >= 0, got {interaction_retry!r}")
+        self.interaction_retry = interaction_retry
+        self._tried: Optional[np.ndarray] = None  # pixels sent by the current run of one interaction
+        self._retries = 0  # retries in that run
         self._prev_action: Optional[str] = None  # what this agent's last step sent (own or teacher-forced)
         self.vocab = AlfredVocab.from_record(vocab, "checkpoint vocab")
         self.policy = build_actor_critic(dict(model_kwargs)).eval()
@@ -72,10 +82,10 @@ class Seq2SeqAgent(Agent):
     supports_snapshot = True
 
     def snapshot(self) -> tuple:
-        return self.state, self._frame, self._prev_action
+        return self.state, self._frame, self._prev_action, self._tried, self._retries
 
     def restore(self, state: tuple) -> None:
-        self.state, self._frame, self._prev_action = state
+        self.state, self._frame, self._prev_action, self._tried, self._retries = state
 
     def load_state_dict(self, state: dict) -> None:
         """Weights of the wrapper (``seq2seq.``-prefixed keys), loaded strictly."""
@@ -94,6 +104,7 @@ class Seq2SeqAgent(Agent):
             self.state = self.model.start(torch.tensor([goal]), torch.tensor([instr]))
         self._frame = np.asarray(env.last_event.frame)
         self._prev_action = None
+        self._tried, self._retries = None, 0
 
     def _featurize(self, frame: np.ndarray) -> torch.Tensor:
         """ResNet features of one frame, memoised by the frame's bytes (identical frames give
@@ -120,21 +131,42 @@ class Seq2SeqAgent(Agent):
     def act(self, env) -> ActionMask:
         frame = np.asarray(env.last_event.frame)
         lo, cont, h, c, feat = self._decode(frame)
-        scores = lo[0, self.allowed].clone()
-        blocked = self._blocked_action(env)
-        if blocked is not None:
-            scores[self.allowed == self.vocab.action_low.word2index(blocked)] = -float("inf")
-        vocab_id = self.allowed[scores.argmax()]
-        self.state = StepState(self.state.enc, self.state.valid, h, c, self.model.dec.emb(vocab_id.view(1)))
-        action = self.vocab.action_low.index2word(int(vocab_id))
+        action, mask = self._retry(env, cont, feat)
+        if action is None:
+            scores = lo[0, self.allowed].clone()
+            blocked = self._blocked_action(env)
+            if blocked is not None:
+                scores[self.allowed == self.vocab.action_low.word2index(blocked)] = -float("inf")
+            action = self.vocab.action_low.index2word(int(self.allowed[scores.argmax()]))
+            if C.has_interaction(action):
+                mask = self.mask_rule(self._mask_logits(cont, feat), action)
+            self._tried, self._retries = mask, 0
+        vocab_id = torch.tensor([self.vocab.action_low.word2index(action)])
+        self.state = StepState(self.state.enc, self.state.valid, h, c, self.model.dec.emb(vocab_id))
         self._prev_action = action
-        if not C.has_interaction(action):
-            return action, None
+        return action, mask
+
+    def _mask_logits(self, cont: torch.Tensor, feat: torch.Tensor) -> torch.Tensor:
+        """The mask decoder's logits at 300×300 for this step."""
         logits = self.model.dec.decode_mask(cont, feat)
         if logits.shape[-2:] != C.MASK_SHAPE:
             logits = torch.nn.functional.interpolate(logits.unsqueeze(1), size=C.MASK_SHAPE, mode="bilinear",
                                                      align_corners=False)[:, 0]
-        return action, self.mask_rule(logits[0], action)
+        return logits[0]
+
+    def _retry(self, env, cont: torch.Tensor, feat: torch.Tensor) -> tuple[Optional[str], Optional[np.ndarray]]:
+        """(the failed interaction again, a mask of untried pixels) when interaction retry applies,
+        else (None, None)."""
+        action = self._prev_action
+        if (self.interaction_retry == 0 or action is None or not C.has_interaction(action)
+                or self._tried is None or self._retries >= self.interaction_retry
+                or env.last_event.metadata.get("lastActionSuccess", True)):
+            return None, None
+        mask = self.mask_rule(self._mask_logits(cont, feat), action, exclude=self._tried)
+        if not mask.any():
+            return None, None
+        self._tried, self._retries = self._tried | mask, self._retries + 1
+        return action, mask
 
     def _blocked_action(self, env) -> Optional[str]:
         """The navigation action to skip this step (obstruction evasion), else None."""
@@ -149,3 +181,4 @@ class Seq2SeqAgent(Agent):
         self.state = StepState(self.state.enc, self.state.valid, h, c, self.model.dec.emb(vocab_id))
         self._frame = np.asarray(env.last_event.frame)
         self._prev_action = action
+        self._tried, self._retries = None, 0

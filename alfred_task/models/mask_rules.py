@@ -37,19 +37,23 @@ class MaskRule:
             return DEFAULT_MASK_RULE
         return f"top_k:{self.top_k}" + ("@" + "+".join(self.actions) if self.actions else "")
 
-    def __call__(self, logits, action: str | None = None) -> np.ndarray:
-        """Boolean mask from a 2-D logit map (tensor or array) for `action`."""
+    def __call__(self, logits, action: str | None = None, exclude: np.ndarray | None = None) -> np.ndarray:
+        """Boolean mask from a 2-D logit map (tensor or array) for `action`; pixels set in
+        `exclude` (same shape) are never chosen (an agent retrying a failed interaction)."""
         import torch
 
         if self.top_k is None or (self.actions and action not in self.actions):
             # exactly ALFRED's comparison, not `logits > 0` (they differ at float edges)
-            return (torch.sigmoid(torch.as_tensor(logits)) > 0.5).numpy()
+            mask = (torch.sigmoid(torch.as_tensor(logits)) > 0.5).numpy()
+            return mask if exclude is None else mask & ~exclude
         logits = np.asarray(logits)
         flat = logits.reshape(-1)
-        k = min(self.top_k, flat.size)
+        allowed = np.ones(flat.size, dtype=bool) if exclude is None else ~np.asarray(exclude, dtype=bool).reshape(-1)
+        k = min(self.top_k, int(allowed.sum()))
         keep = np.zeros(flat.size, dtype=bool)
         # a stable sort keeps the choice among tied logits deterministic
-        keep[np.argsort(-flat, kind="stable")[:k]] = True
+        order = np.argsort(-flat, kind="stable")
+        keep[order[allowed[order]][:k]] = True
         return keep.reshape(logits.shape)
 
 
