@@ -276,3 +276,30 @@ def test_interaction_retry_repeats_a_failed_interaction_with_untried_pixels(tmp_
     for bad in (-1, True, "2", 1.5):
         with pytest.raises(Exception, match="interaction_retry"):
             CheckpointAgent(path, interaction_retry=bad)
+
+
+def test_retry_actions_limit_which_failed_interactions_are_retried(tmp_path):
+    path, _ = _checkpoint(tmp_path)
+    env = FrameEnv()
+    for retry_actions, expected in ((["PutObject"], "LookUp_15"), (["PickupObject", "SliceObject"], "PickupObject")):
+        agent = CheckpointAgent(path, interaction_retry=3, retry_actions=retry_actions, mask_rule="top_k:700").inner
+        agent.reset(TRAJ, 0, env)
+        ids = [C.ACTION_LOW_VOCAB.index(a) for a in ("PickupObject", "LookUp_15")]
+        real_decode = agent._decode
+
+        def fixed_decode(frame, real_decode=real_decode, ids=ids):
+            lo, cont, h, c, feat = real_decode(frame)
+            lo = torch.full_like(lo, -10.0)
+            for rank, i in enumerate(ids):
+                lo[0, i] = 3.0 - rank
+            return lo, cont, h, c, feat
+
+        agent._decode = fixed_decode
+        env.last_event = _MetaEv(env.last_event.frame, True)
+        assert agent.act(env)[0] == "PickupObject"
+        ids.reverse()
+        env.last_event = _MetaEv(env.last_event.frame, False)
+        assert agent.act(env)[0] == expected
+    for bad in ("PickupObject", [], ["MoveAhead_25"]):
+        with pytest.raises(Exception, match="retry_actions"):
+            CheckpointAgent(path, interaction_retry=1, retry_actions=bad)

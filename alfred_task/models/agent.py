@@ -18,7 +18,10 @@ limit ends the episode. ``interaction_retry=N`` (0 by default = ALFRED's agent) 
 for interactions: after THOR reports an interaction failed (e.g. the mask resolved to a counter,
 which cannot be picked up), the agent repeats that action up to N times in a row, each time with a
 mask that excludes every pixel it already tried, instead of moving on as if the object were in
-hand (the demonstrations never show a failed interaction either). `teacher_force` feeds the expert's step (subgoal evaluation): the
+hand (the demonstrations never show a failed interaction either); ``retry_actions`` limits it to
+some interactions (e.g. ``["PickupObject", "SliceObject"]``: a failed Put is better left to the
+policy, whose next view often succeeds, than retried on the untried rest of a receptacle-sized
+mask). `teacher_force` feeds the expert's step (subgoal evaluation): the
 decoder reads the frame before the expert action and the expert action becomes the previous action.
 """
 from __future__ import annotations
@@ -50,7 +53,7 @@ class Seq2SeqAgent(Agent):
 
     def __init__(self, model_kwargs: dict, vocab: dict, visual_encoder: str = "imagenet",
                  mask_rule: str = DEFAULT_MASK_RULE, obstruction_evasion: bool = False,
-                 interaction_retry: int = 0) -> None:
+                 interaction_retry: int = 0, retry_actions: Optional[list[str]] = None) -> None:
         from ..features import ResnetFeatures
         from .actor_critic import build_actor_critic
 
@@ -61,6 +64,10 @@ class Seq2SeqAgent(Agent):
         if isinstance(interaction_retry, bool) or not isinstance(interaction_retry, int) or interaction_retry < 0:
             raise ValueError(f"interaction_retry must be an integer >= 0, got {interaction_retry!r}")
         self.interaction_retry = interaction_retry
+        bad = [a for a in (retry_actions or []) if a not in C.INTERACT_ACTIONS]
+        if retry_actions is not None and (not isinstance(retry_actions, list) or not retry_actions or bad):
+            raise ValueError(f"retry_actions must be a non-empty list of interaction actions, got {retry_actions!r}")
+        self.retry_actions = frozenset(retry_actions or C.INTERACT_ACTIONS)
         self._tried: Optional[np.ndarray] = None  # pixels sent by the current run of one interaction
         self._retries = 0  # retries in that run
         self._prev_action: Optional[str] = None  # what this agent's last step sent (own or teacher-forced)
@@ -158,7 +165,7 @@ class Seq2SeqAgent(Agent):
         """(the failed interaction again, a mask of untried pixels) when interaction retry applies,
         else (None, None)."""
         action = self._prev_action
-        if (self.interaction_retry == 0 or action is None or not C.has_interaction(action)
+        if (self.interaction_retry == 0 or action not in self.retry_actions
                 or self._tried is None or self._retries >= self.interaction_retry
                 or env.last_event.metadata.get("lastActionSuccess", True)):
             return None, None
