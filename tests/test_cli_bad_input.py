@@ -136,6 +136,8 @@ CASES = [
     ("benchmarks/alfred_subgoal_diag.py", "--checkpoint {file} --data {alfred} --out {tmp}/o", "afile"),
     ("benchmarks/alfred_subgoal_diag.py", "--checkpoint {file} --data {alfred} --episodes 0 --out {tmp}/o",
      "--episodes"),
+    ("benchmarks/alfred_subgoal_diag.py", "--checkpoint {file} --data {alfred} --agent-kwargs [1] --out {tmp}/o",
+     "--agent-kwargs"),
     ("benchmarks/alfred_mask_resolve.py", "--checkpoint {tmp}/none.pt --data {alfred}", "none.pt"),
     ("benchmarks/alfred_mask_resolve.py", "--checkpoint {file} --data {alfred} --trajectories 0", "--trajectories"),
     ("benchmarks/alfred_mask_resolve.py", "--checkpoint {file} --data {alfred} --thresholds 0.7,1", "--thresholds"),
