@@ -40,6 +40,7 @@ def test_shipped_checkpoint_loads_strictly_and_acts():
     assert agent.model.dec.mask_dec.subcell and not agent.model.dec.mask_dec.spatial
     # the inference options its numbers were measured with, stored in its record
     assert agent.obstruction_evasion and agent.mask_rule.spec == "top_k:700@PickupObject+SliceObject"
+    assert agent.interaction_retry == 4 and agent.retry_actions == {"PickupObject", "SliceObject"}
     traj = {"turk_annotations": {"anns": [{"task_desc": "Put a cold apple on the table.",
                                            "high_descs": ["Walk to the fridge.", "Pick up the apple."]}]}}
     agent.reset(traj, 0, _Env)
