@@ -173,13 +173,9 @@ class _MetaEv(_Ev):
         self.metadata = {"lastActionSuccess": ok}
 
 
-@pytest.mark.parametrize("evasion", [False, True])
-def test_obstruction_evasion_skips_a_navigation_action_that_just_failed(tmp_path, evasion):
-    path, _ = _checkpoint(tmp_path)
-    agent = CheckpointAgent(path, obstruction_evasion=evasion).inner
-    env = FrameEnv()
-    agent.reset(TRAJ, 0, env)
-    order = ["MoveAhead_25", "RotateLeft_90", "PickupObject"]  # most to least likely, always
+def _rank_actions(agent, order: list[str]) -> list[int]:
+    """Make the agent's decoder rank the actions of `order` first to last at every step; the
+    returned id list is read at each step, so reordering it in place changes the ranking."""
     ids = [C.ACTION_LOW_VOCAB.index(a) for a in order]
     real_decode = agent._decode
 
@@ -191,6 +187,16 @@ def test_obstruction_evasion_skips_a_navigation_action_that_just_failed(tmp_path
         return lo, cont, h, c, feat
 
     agent._decode = fixed_decode
+    return ids
+
+
+@pytest.mark.parametrize("evasion", [False, True])
+def test_obstruction_evasion_skips_a_navigation_action_that_just_failed(tmp_path, evasion):
+    path, _ = _checkpoint(tmp_path)
+    agent = CheckpointAgent(path, obstruction_evasion=evasion).inner
+    env = FrameEnv()
+    agent.reset(TRAJ, 0, env)
+    ids = _rank_actions(agent, ["MoveAhead_25", "RotateLeft_90", "PickupObject"])  # most to least likely
     env.last_event = _MetaEv(env.last_event.frame, True)
     assert agent.act(env)[0] == "MoveAhead_25"
     env.last_event = _MetaEv(env.last_event.frame, False)  # blocked: THOR reports the failure
@@ -235,18 +241,7 @@ def test_interaction_retry_repeats_a_failed_interaction_with_untried_pixels(tmp_
     agent = CheckpointAgent(path, interaction_retry=retries, mask_rule="top_k:700").inner
     env = FrameEnv()
     agent.reset(TRAJ, 0, env)
-    order = ["PickupObject", "LookUp_15", "MoveAhead_25"]  # most to least likely
-    ids = [C.ACTION_LOW_VOCAB.index(a) for a in order]
-    real_decode = agent._decode
-
-    def fixed_decode(frame):
-        lo, cont, h, c, feat = real_decode(frame)
-        lo = torch.full_like(lo, -10.0)
-        for rank, i in enumerate(ids):
-            lo[0, i] = 3.0 - rank
-        return lo, cont, h, c, feat
-
-    agent._decode = fixed_decode
+    ids = _rank_actions(agent, ["PickupObject", "LookUp_15", "MoveAhead_25"])  # most to least likely
     env.last_event = _MetaEv(env.last_event.frame, True)
     action, first = agent.act(env)
     assert action == "PickupObject" and first.sum() == 700
@@ -284,17 +279,7 @@ def test_retry_actions_limit_which_failed_interactions_are_retried(tmp_path):
     for retry_actions, expected in ((["PutObject"], "LookUp_15"), (["PickupObject", "SliceObject"], "PickupObject")):
         agent = CheckpointAgent(path, interaction_retry=3, retry_actions=retry_actions, mask_rule="top_k:700").inner
         agent.reset(TRAJ, 0, env)
-        ids = [C.ACTION_LOW_VOCAB.index(a) for a in ("PickupObject", "LookUp_15")]
-        real_decode = agent._decode
-
-        def fixed_decode(frame, real_decode=real_decode, ids=ids):
-            lo, cont, h, c, feat = real_decode(frame)
-            lo = torch.full_like(lo, -10.0)
-            for rank, i in enumerate(ids):
-                lo[0, i] = 3.0 - rank
-            return lo, cont, h, c, feat
-
-        agent._decode = fixed_decode
+        ids = _rank_actions(agent, ["PickupObject", "LookUp_15"])
         env.last_event = _MetaEv(env.last_event.frame, True)
         assert agent.act(env)[0] == "PickupObject"
         ids.reverse()
