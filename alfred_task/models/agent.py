@@ -64,8 +64,8 @@ class Seq2SeqAgent(Agent):
         if isinstance(interaction_retry, bool) or not isinstance(interaction_retry, int) or interaction_retry < 0:
             raise ValueError(f"interaction_retry must be an integer >= 0, got {interaction_retry!r}")
         self.interaction_retry = interaction_retry
-        bad = [a for a in (retry_actions or []) if a not in C.INTERACT_ACTIONS]
-        if retry_actions is not None and (not isinstance(retry_actions, list) or not retry_actions or bad):
+        if retry_actions is not None and (not isinstance(retry_actions, list) or not retry_actions
+                                          or any(a not in C.INTERACT_ACTIONS for a in retry_actions)):
             raise ValueError(f"retry_actions must be a non-empty list of interaction actions, got {retry_actions!r}")
         self.retry_actions = frozenset(retry_actions or C.INTERACT_ACTIONS)
         self._tried: Optional[np.ndarray] = None  # pixels sent by the current run of one interaction

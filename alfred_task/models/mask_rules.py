@@ -48,12 +48,12 @@ class MaskRule:
             return mask if exclude is None else mask & ~exclude
         logits = np.asarray(logits)
         flat = logits.reshape(-1)
-        allowed = np.ones(flat.size, dtype=bool) if exclude is None else ~np.asarray(exclude, dtype=bool).reshape(-1)
-        k = min(self.top_k, int(allowed.sum()))
-        keep = np.zeros(flat.size, dtype=bool)
         # a stable sort keeps the choice among tied logits deterministic
         order = np.argsort(-flat, kind="stable")
-        keep[order[allowed[order]][:k]] = True
+        if exclude is not None:
+            order = order[~np.asarray(exclude, dtype=bool).reshape(-1)[order]]
+        keep = np.zeros(flat.size, dtype=bool)
+        keep[order[:self.top_k]] = True
         return keep.reshape(logits.shape)
 
 
