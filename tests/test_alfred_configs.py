@@ -98,6 +98,30 @@ def test_dagger_learner_acts_with_expert_labels_and_decaying_teacher_forcing(dat
     assert any(k.startswith("seq2seq.dec.mask_dec") for k in state)
 
 
+@pytest.mark.slow
+def test_dagger_with_demo_data_root_trains_on_demonstrations_beside_online_frames(dataset, tmp_path):
+    """DAgger's aggregation: each update has an online and a demonstration component; the stage
+    still ends after the online frames asked for."""
+    out = tmp_path / "dagger_demos"
+    kw = _kwargs(dataset, training_frames=32, num_steps=16, num_train_processes=1, bc_tf1_steps=0,
+                 dagger_steps=32, max_steps=20, batch_size=2, demo_data_root=str(dataset))
+    log = _allenact("alfred_seq2seq_pm_dagger", out, kw)
+    served = [(int(a), int(b)) for a, b in re.findall(r"\{'onpolicy': (\d+), 'demos': (\d+)\}", log)]
+    assert [a for a, _ in served] == [16, 32] and 0 < served[0][1] < served[1][1]  # demo frames per update
+    assert len(_losses(log, "action_low")) == 2 and len(re.findall(r"demos/action_low_mask [0-9.]+", log)) == 2
+    assert re.search(r"demos/progress_aux [0-9.]+", log)  # ALFRED's offline loss, PM terms included
+
+
+def test_dagger_demo_data_root_errors_are_one_line(dataset, tmp_path):
+    from baseline_configs.alfred.alfred_seq2seq_pm_dagger import AlfredSeq2SeqPMDaggerConfig
+
+    with pytest.raises(SystemExit, match=r"alfred config: demo_splits: .*nowhere.*splits.json not found"):
+        AlfredSeq2SeqPMDaggerConfig(**_kwargs(dataset, demo_data_root=str(tmp_path / "nowhere")))
+    with pytest.raises(SystemExit, match="alfred config: visual_encoder 'random_resnet18:7' is not the encoder"):
+        AlfredSeq2SeqPMDaggerConfig(**_kwargs(dataset, visual_encoder="random_resnet18:7",
+                                              demo_data_root=str(dataset)))
+
+
 def test_dagger_policy_trains_with_frozen_batchnorm_unless_asked(dataset):
     """Online rollouts are too few episodes for batch statistics (see alfred_task.models.actor_critic)."""
     from baseline_configs.alfred.alfred_seq2seq_il import AlfredSeq2SeqILConfig

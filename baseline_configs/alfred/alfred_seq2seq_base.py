@@ -141,6 +141,38 @@ class AlfredSeq2SeqBaseConfig(ExperimentConfig):
         except (ValueError, FileNotFoundError) as e:
             raise ConfigError(f"visual_encoder: {e}") from None
 
+    def check_dataset_encoder(self, data_root: Path) -> None:
+        """The features on disk must come from the encoder the run names (evaluation re-featurises
+        frames with it): compare with the dataset's ``dataset_meta.json`` when it has one."""
+        from alfred_task.dataset_meta import visual_encoder_of
+
+        made = visual_encoder_of(data_root)
+        if made is None:
+            return
+        keys = ("name", "weights", "seed", "file")
+        differs = any(made.get(k) != self.encoder_record.get(k) for k in keys if k != "file")
+        if not differs and made.get("weights") == "file":
+            # a weights file may sit elsewhere (a clone, the shipped copy): same numbers, any path
+            from alfred_task.features import ResnetFeatures
+
+            try:
+                digest = ResnetFeatures(self.visual_encoder).describe()["weights_sha256"]
+            except ValueError as e:
+                raise ConfigError(f"visual_encoder: {e}") from None
+            differs = made.get("weights_sha256") != digest
+        if differs:
+            raise ConfigError(f"visual_encoder {self.visual_encoder!r} is not the encoder that made "
+                              f"{data_root}'s features ({ {k: made.get(k) for k in keys if made.get(k)} })")
+
+    def demo_storage(self, data_root: Path, splits: Path, split: str, max_examples: Optional[int]) -> Builder:
+        """Teacher-forced demonstration batches (`AlfredDemoStorage`) numericalised with this run's
+        vocabulary, so offline batches and online observations index the same embeddings."""
+        from alfred_task.il_storage import AlfredDemoStorage
+
+        return Builder(AlfredDemoStorage, {"data_root": str(data_root), "splits": str(splits), "split": split,
+                                           "batch_size": self.batch_size, "mask_size": self.dims["pframe"],
+                                           "max_examples": max_examples, "vocab": self.vocab})
+
     @property
     def vocab(self):
         """ALFRED's vocabulary (pp.vocab, or built over every split), built once per process."""

@@ -44,31 +44,8 @@ class AlfredSeq2SeqILConfig(AlfredSeq2SeqBaseConfig):
     def __init__(self, train_split: str = "train", max_examples: Optional[int] = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.train_split, self.max_examples = train_split, max_examples
-        self._check_dataset_encoder()
+        self.check_dataset_encoder(self.data_root)
         self.training_updates = self._updates_for(self.training_frames)
-
-    def _check_dataset_encoder(self) -> None:
-        """The features on disk must come from the encoder the run names (evaluation re-featurises
-        frames with it): compare with the dataset's ``dataset_meta.json`` when it has one."""
-        from alfred_task.dataset_meta import visual_encoder_of
-
-        made = visual_encoder_of(self.data_root)
-        if made is None:
-            return
-        keys = ("name", "weights", "seed", "file")
-        differs = any(made.get(k) != self.encoder_record.get(k) for k in keys if k != "file")
-        if not differs and made.get("weights") == "file":
-            # a weights file may sit elsewhere (a clone, the shipped copy): same numbers, any path
-            from alfred_task.features import ResnetFeatures
-
-            try:
-                digest = ResnetFeatures(self.visual_encoder).describe()["weights_sha256"]
-            except ValueError as e:
-                raise ConfigError(f"visual_encoder: {e}") from None
-            differs = made.get("weights_sha256") != digest
-        if differs:
-            raise ConfigError(f"visual_encoder {self.visual_encoder!r} is not the encoder that made "
-                              f"{self.data_root}'s features ({ {k: made.get(k) for k in keys if made.get(k)} })")
 
     def _updates_for(self, frames: int) -> int:
         """Updates that serve about `frames` teacher-forced frames (mean train sequence length)."""
@@ -93,13 +70,8 @@ class AlfredSeq2SeqILConfig(AlfredSeq2SeqBaseConfig):
         return 0  # offline: no simulator while training
 
     def storages(self) -> Dict[str, Any]:
-        from alfred_task.il_storage import AlfredDemoStorage
-
-        demos = Builder(AlfredDemoStorage, {"data_root": str(self.data_root), "splits": str(self.splits),
-                                            "split": self.train_split, "batch_size": self.batch_size,
-                                            "mask_size": self.dims["pframe"], "max_examples": self.max_examples,
-                                            "vocab": self.vocab_path})
-        out: Dict[str, Any] = {"demos": demos}
+        out: Dict[str, Any] = {"demos": self.demo_storage(self.data_root, self.splits, self.train_split,
+                                                          self.max_examples)}
         if self.eval_storage:
             out["onpolicy"] = Builder(RolloutBlockStorage)
         return out

@@ -16,13 +16,24 @@ Steps count environment frames over all samplers (AllenAct's on-policy counting)
 statistics in training too (`alfred_task.models.actor_critic`): a rollout's frames come from a
 couple of episodes, and training-mode batch norm on them raised an imitation checkpoint's action
 CE on expert-driven frames from 0.29 to 1.95 (session 12).
+
+``demo_data_root`` (default none: online frames only): DAgger's *aggregation* with the
+demonstrations. Every update then has two components in the one pipeline stage, the online
+rollout (expert labels on the states the learner reached) and a batch of ``batch_size``
+teacher-forced demonstration sequences from that dataset's ``demo_split`` (ALFRED's offline loss,
+as the imitation configs), so recovery states are learnt without forgetting the demonstrations
+(online-only fine-tunes drifted away from them: README, session 12). The stage still counts online
+frames. Its features must come from ``visual_encoder``; with a ``vocab`` file, both read it.
 """
 from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
 from allenact.base_abstractions.sensor import Sensor
-from allenact.utils.experiment_utils import Builder, PipelineStage, TrainingPipeline
+from pathlib import Path
+
+from allenact.algorithms.onpolicy_sync.storage import RolloutBlockStorage
+from allenact.utils.experiment_utils import Builder, PipelineStage, StageComponent, TrainingPipeline, TrainingSettings
 import torch
 
 from baseline_configs.alfred.alfred_seq2seq_base import AlfredSeq2SeqBaseConfig, ConfigError
@@ -37,6 +48,7 @@ class AlfredSeq2SeqPMDaggerConfig(AlfredSeq2SeqBaseConfig):
 
     def __init__(self, train_split: str = "train", bc_tf1_steps: Optional[int] = None,
                  dagger_steps: Optional[int] = None, num_steps: int = 32, freeze_batchnorm: bool = True,
+                 demo_data_root: Optional[str] = None, demo_splits: Optional[str] = None, demo_split: str = "train",
                  **kwargs: Any) -> None:
         if not torch.cuda.is_available():  # CPU: the policy steps between the samplers' ResNet calls
             kwargs.setdefault("trainer_torch_threads", 1)
@@ -48,6 +60,13 @@ class AlfredSeq2SeqPMDaggerConfig(AlfredSeq2SeqBaseConfig):
         t = self.training_frames
         self.bc_tf1_steps = int(bc_tf1_steps if bc_tf1_steps is not None else 0.1 * t)
         self.dagger_steps = int(dagger_steps if dagger_steps is not None else 0.5 * t)
+        self.demo_data_root = Path(demo_data_root) if demo_data_root else None
+        if self.demo_data_root is not None:
+            self.demo_splits = Path(demo_splits) if demo_splits else self.demo_data_root / "splits.json"
+            if not self.demo_splits.is_file():
+                raise ConfigError(f"demo_splits: {self.demo_splits} not found")
+            self.check_dataset_encoder(self.demo_data_root)
+            self.demo_split = demo_split
 
     def train_sensors(self) -> List[Sensor]:
         from alfred_task.sensors import (AlfredExpertActionSensor, ExpertHighIdxSensor, ExpertMaskSensor,
@@ -70,11 +89,22 @@ class AlfredSeq2SeqPMDaggerConfig(AlfredSeq2SeqBaseConfig):
         from alfred_task.models.allenact_losses import AlfredSeq2SeqLoss
         from alfred_task.online import ACTION_NAMES
 
-        loss = Builder(AlfredSeq2SeqLoss, {"weights": self.loss_weights(), "action_names": ACTION_NAMES})
-        stage = PipelineStage(loss_names=["seq2seq"], max_stage_steps=self.training_frames,
-                              teacher_forcing=self.teacher_forcing())
+        losses = {"seq2seq": Builder(AlfredSeq2SeqLoss, {"weights": self.loss_weights(), "action_names": ACTION_NAMES})}
+        storages, components = None, None
+        if self.demo_data_root is not None:
+            from alfred_task.models.allenact_losses import AlfredSeq2SeqOfflineLoss
+
+            losses["demos"] = Builder(AlfredSeq2SeqOfflineLoss, {"weights": self.loss_weights(),
+                                                                 "action_names": ACTION_NAMES})
+            storages = {"onpolicy": Builder(RolloutBlockStorage),
+                        "demos": self.demo_storage(self.demo_data_root, self.demo_splits, self.demo_split, None)}
+            components = [StageComponent(uuid=uuid, storage_uuid=storage, loss_names=[loss_name],
+                                         training_settings=TrainingSettings(num_mini_batch=1, update_repeats=1))
+                          for uuid, storage, loss_name in (("online", "onpolicy", "seq2seq"), ("demos", "demos", "demos"))]
+        stage = PipelineStage(loss_names=list(losses), max_stage_steps=self.training_frames,
+                              teacher_forcing=self.teacher_forcing(), stage_components=components)
         return TrainingPipeline(
-            named_losses={"seq2seq": loss}, pipeline_stages=[stage],
+            named_losses=losses, named_storages=storages, pipeline_stages=[stage],
             optimizer_builder=Builder(torch.optim.Adam, {"lr": self.lr}),
             save_interval=self.save_interval or self.training_frames,  # > 0, else AllenAct saves nothing
             metric_accumulate_interval=self.metric_accumulate_interval or self.num_steps * self.num_train_processes,
