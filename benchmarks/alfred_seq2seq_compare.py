@@ -184,8 +184,26 @@ def ratio_ci(num: Sequence[float], den: Sequence[float], seed: int, n_boot: int 
     return float(np.percentile(stats, 2.5)), float(np.percentile(stats, 97.5))
 
 
+def by_trajectory(recs: Sequence[dict], num: Sequence[float], den: Sequence[float]) -> Tuple[list, list]:
+    """Per-trajectory sums of `num` and `den`: a trajectory's three annotations (and its subgoal
+    evaluations) share one floor plan, start and object layout, and the agents mostly behave
+    alike on them, so they are one sample rather than several independent ones."""
+    sums: Dict[str, List[float]] = {}
+    for r, n, d in zip(recs, num, den):
+        acc = sums.setdefault(r.get("task") or r["trial"], [0.0, 0.0])
+        acc[0] += float(n)
+        acc[1] += float(d)
+    return [v[0] for v in sums.values()], [v[1] for v in sums.values()]
+
+
+def trajectory_ci(recs: Sequence[dict], num: Sequence[float], den: Sequence[float], seed: int) -> Tuple[float, float]:
+    """95 % cluster bootstrap of sum(num)/sum(den): whole trajectories are resampled."""
+    return ratio_ci(*by_trajectory(recs, num, den), seed)
+
+
 def task_summary(recs: Sequence[dict], seed: int) -> Dict[str, Any]:
-    """SR / GC / PLW-SR / PLW-GC (ALFRED's aggregate formulas) with 95 % CIs."""
+    """SR / GC / PLW-SR / PLW-GC (ALFRED's aggregate formulas) with 95 % CIs; GC also with the
+    trajectory-clustered interval (`ci_traj`)."""
     from alfred_task.metrics import aggregate
 
     agg = aggregate(recs)
@@ -195,27 +213,37 @@ def task_summary(recs: Sequence[dict], seed: int) -> Dict[str, Any]:
                           [r["total_goal_conditions"] for r in recs], seed),
            "plw_sr": ratio_ci([r["path_len_weighted_success_spl"] for r in recs], w, seed),
            "plw_gc": ratio_ci([r["path_len_weighted_goal_condition_spl"] for r in recs], w, seed)}
-    return {"n": len(recs), **{m: {"value": agg[m], "ci": cis[m]} for m in TASK_METRICS}}
+    out = {"n": len(recs), **{m: {"value": agg[m], "ci": cis[m]} for m in TASK_METRICS}}
+    out["gc"]["ci_traj"] = trajectory_ci(recs, [r["completed_goal_conditions"] for r in recs],
+                                         [r["total_goal_conditions"] for r in recs], seed)
+    return out
 
 
-def subgoal_summary(recs: Sequence[dict]) -> Dict[str, Any]:
-    """Subgoal SR per subgoal type (and all) with Wilson 95 % CIs."""
+def subgoal_summary(recs: Sequence[dict], seed: int = 0) -> Dict[str, Any]:
+    """Subgoal SR per subgoal type (and all) with Wilson 95 % CIs (evaluations independent) and
+    `ci_traj`, the cluster bootstrap over trajectories."""
     from alfred_task.metrics import aggregate_subgoals
 
     out = {}
     for t, m in aggregate_subgoals(recs).items():
-        out[t] = {"n": m["evals"], "value": m["sr"], "ci": wilson(m["successes"], m["evals"]), "sr_plw": m["sr_plw"]}
+        rs = [r for r in recs if t == "all" or r["subgoal_type"] == t]
+        out[t] = {"n": m["evals"], "value": m["sr"], "ci": wilson(m["successes"], m["evals"]), "sr_plw": m["sr_plw"],
+                  "ci_traj": trajectory_ci(rs, [1.0 if r["success"] else 0.0 for r in rs], [1.0] * len(rs), seed)}
     return out
 
 
-def beats(a: Dict[str, Any], b: Dict[str, Any]) -> bool:
-    """a beats b beyond the 95 % CIs: a's lower bound above b's upper bound."""
-    return a["ci"][0] > b["ci"][1]
+def beats(a: Dict[str, Any], b: Dict[str, Any], ci: str = "ci") -> bool:
+    """a beats b beyond the 95 % CIs (`ci`: "ci" or "ci_traj"): a's lower bound above b's upper."""
+    return a[ci][0] > b[ci][1]
 
 
 # --- report --------------------------------------------------------------------------------------
 def _pct(m: Dict[str, Any]) -> str:
-    return f"{100 * m['value']:.1f} [{100 * m['ci'][0]:.1f}, {100 * m['ci'][1]:.1f}]"
+    """value [95 % CI], then {trajectory-clustered 95 % CI} where the summary has one."""
+    out = f"{100 * m['value']:.1f} [{100 * m['ci'][0]:.1f}, {100 * m['ci'][1]:.1f}]"
+    if "ci_traj" in m:
+        out += f" {{{100 * m['ci_traj'][0]:.1f}, {100 * m['ci_traj'][1]:.1f}}}"
+    return out
 
 
 def report(summary: Dict[str, Dict[str, Any]], split: str, subgoal_types: Sequence[str]) -> List[str]:
@@ -224,12 +252,14 @@ def report(summary: Dict[str, Dict[str, Any]], split: str, subgoal_types: Sequen
 
     agents = list(summary)
     lines = [f"### {split}", "", f"Task evaluation ({summary[agents[0]]['task']['n']} episodes per agent; "
-             "% with 95 % CI)", ""]
+             "% with 95 % CI [episodes independent] and, for GC and subgoal SR, {clustered by trajectory: "
+             "whole trajectories resampled, as their annotations share a scene})", ""]
     rows = [[a, summary[a]["task"]["n"], *(_pct(summary[a]["task"][m]) for m in TASK_METRICS)] for a in agents]
     lines += markdown_table(["agent", "N", "SR", "GC", "PLW-SR", "PLW-GC"], rows, "lrrrrr")
     if not subgoal_types:
         return lines + [""]
-    lines += ["", "Subgoal SR per subgoal type (teacher-forced expert prefix; % with 95 % Wilson CI, N evals)", ""]
+    lines += ["", "Subgoal SR per subgoal type (teacher-forced expert prefix; % with 95 % Wilson CI [evaluations "
+                  "independent] {trajectory-clustered bootstrap}, N evals)", ""]
     rows = []
     for a in agents:
         sg = summary[a]["subgoal"]
@@ -238,8 +268,9 @@ def report(summary: Dict[str, Dict[str, Any]], split: str, subgoal_types: Sequen
     return lines + [""]
 
 
-def claims(summary: Dict[str, Dict[str, Any]]) -> List[Tuple[str, bool]]:
-    """The issue's must-show-3 comparisons (Seq2Seq+PM vs random / no-language), beyond the CIs."""
+def claims(summary: Dict[str, Dict[str, Any]]) -> List[Tuple[str, bool, bool]]:
+    """The issue's must-show-3 comparisons (Seq2Seq+PM vs random / no-language): (claim, beyond
+    the per-evaluation CIs, beyond the trajectory-clustered CIs)."""
     pm = summary.get("seq2seq_pm")
     if pm is None:
         return []
@@ -249,9 +280,10 @@ def claims(summary: Dict[str, Dict[str, Any]]) -> List[Tuple[str, bool]]:
             continue
         for sg in ("GotoLocation", "PickupObject"):
             if sg in pm["subgoal"] and sg in summary[other]["subgoal"]:
-                out.append((f"seq2seq_pm > {other}: {sg} subgoal SR",
-                            beats(pm["subgoal"][sg], summary[other]["subgoal"][sg])))
-        out.append((f"seq2seq_pm > {other}: task GC", beats(pm["task"]["gc"], summary[other]["task"]["gc"])))
+                a, b = pm["subgoal"][sg], summary[other]["subgoal"][sg]
+                out.append((f"seq2seq_pm > {other}: {sg} subgoal SR", beats(a, b), beats(a, b, "ci_traj")))
+        a, b = pm["task"]["gc"], summary[other]["task"]["gc"]
+        out.append((f"seq2seq_pm > {other}: task GC", beats(a, b), beats(a, b, "ci_traj")))
     return out
 
 
@@ -417,11 +449,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
             fail(ap.prog, f"--report-only: no cached evaluation of split {split} under {args.out / 'eval'} "
                           f"(evaluate first, e.g. with --evaluate)")
-        summary = {name: {"task": task_summary(r["task"], args.seed), "subgoal": subgoal_summary(r["subgoal"])}
+        summary = {name: {"task": task_summary(r["task"], args.seed),
+                          "subgoal": subgoal_summary(r["subgoal"], args.seed)}
                    for name, r in recs.items()}
         result["splits"][split] = {"summary": summary, "claims": claims(summary)}
         lines += report(summary, split, [t for t in types if any(t in s["subgoal"] for s in summary.values())])
-        lines += [f"- {c}: {'yes' if ok else 'NO'} (beyond 95 % CIs)" for c, ok in claims(summary)] + [""]
+        lines += [f"- {c}: {'yes' if ok else 'NO'} beyond the 95 % CIs; {'yes' if ok_traj else 'NO'} beyond the "
+                  f"trajectory-clustered 95 % CIs" for c, ok, ok_traj in claims(summary)] + [""]
     result["curves"] = plot_curves({v: args.out / "train" / v for v in variants}, args.out / "training_curves.png")
     lines += ["![training curves](training_curves.png)", ""]
     write_json(args.out / "compare.json", result)

@@ -81,3 +81,20 @@ def test_ship_half_halves_the_weights_and_loads_back_into_the_float32_model(tmp_
     agent = CheckpointAgent(opts).inner
     assert agent.obstruction_evasion and agent.mask_rule.spec == "top_k:50@PickupObject"
     assert CheckpointAgent(opts, mask_rule="threshold").inner.mask_rule.spec == "threshold"
+
+
+def test_trajectory_clustered_interval_counts_a_trajectorys_annotations_once():
+    """Three annotations that always end alike are one sample: the clustered interval of 10
+    trajectories is wider than Wilson's over their 30 annotations, and equals the bootstrap over
+    the 10 per-trajectory rates."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from alfred_seq2seq_compare import by_trajectory, ratio_ci, trajectory_ci, wilson
+
+    recs = [{"task": f"t{i}/trial", "trial": "trial"} for i in range(10) for _ in range(3)]
+    ok = [1.0 if int(r["task"][1:].split("/")[0]) < 4 else 0.0 for r in recs]  # 4 of 10 trajectories succeed
+    num, den = by_trajectory(recs, ok, [1.0] * len(recs))
+    assert sorted(num) == [0.0] * 6 + [3.0] * 4 and den == [3.0] * 10
+    lo, hi = trajectory_ci(recs, ok, [1.0] * len(recs), seed=0)
+    assert (lo, hi) == ratio_ci([n / 3 for n in num], [1.0] * 10, seed=0)
+    w_lo, w_hi = wilson(12, 30)
+    assert lo <= 0.4 <= hi and hi - lo > w_hi - w_lo
