@@ -6,7 +6,9 @@ Why: AllenAct averages each per-episode scalar over the test episodes, but ALFRE
 micro-averaged over goal conditions and its PLW scores are weighted by the expert length L*.
 `alfred_task.online.AlfredOnlineTask.metrics` therefore reports numerators and denominators
 (``gc_completed``/``gc_total``, ``plw_success_num``/``plw_gc_num``/``expert_len``), and ratios of
-their means are exactly ALFRED's SR, GC, PLW-SR and PLW-GC. Written next to the input as
+their means are exactly ALFRED's SR, GC, PLW-SR and PLW-GC. ``interactions`` / ``model_mask_interactions`` count the
+interaction steps and those that sent the model's own mask (all of them in an ``--eval`` run;
+older metrics files lack them). Written next to the input as
 ``alfred_metrics.json`` (atomic) unless ``--out`` says otherwise; the run's config kwargs
 (visual encoder included) are copied in when AllenAct saved them.
 """
@@ -31,9 +33,14 @@ def alfred_summary(tasks: Sequence[Mapping[str, Any]]) -> Dict[str, float]:
     if not rows:
         raise ValueError(f"no episode has ALFRED's fields {list(_NEEDED)}")
     tot = {k: sum(float(t[k]) for t in rows) for k in _NEEDED}
-    return {"episodes": len(rows), "SR": tot["success"] / len(rows), "GC": tot["gc_completed"] / max(tot["gc_total"], 1.0),
-            "PLW_SR": tot["plw_success_num"] / max(tot["expert_len"], 1.0),
-            "PLW_GC": tot["plw_gc_num"] / max(tot["expert_len"], 1.0)}
+    out = {"episodes": len(rows), "SR": tot["success"] / len(rows),
+           "GC": tot["gc_completed"] / max(tot["gc_total"], 1.0),
+           "PLW_SR": tot["plw_success_num"] / max(tot["expert_len"], 1.0),
+           "PLW_GC": tot["plw_gc_num"] / max(tot["expert_len"], 1.0)}
+    for k in ("interactions", "model_mask_interactions"):
+        if all(k in t for t in rows):
+            out[k] = int(sum(float(t[k]) for t in rows))
+    return out
 
 
 def _run_kwargs(metrics_file: Path) -> Optional[Dict[str, Any]]:

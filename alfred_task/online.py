@@ -9,11 +9,13 @@ entries), so model logits, expert labels and offline ``action_low`` targets shar
 ``<<stop>>`` ends the episode; ``<<pad>>``/``<<seg>>`` are sent to the env and fail as in ALFRED's
 evaluation. The episode also ends after `MAX_FAILS` failed actions or ``max_steps``.
 
-AllenAct actions are plain integers, so an interaction step needs a mask from elsewhere: the
+An action is an action id or, from a policy built with ``emit_masks`` (``allenact --eval``),
+``{"action": id, "mask": the mask decoder's P×P logits}``: the task then interacts with the
+model's own mask (upsampled to the frame, sigmoid > 0.5: ALFRED's agent), as ``python -m
+alfred_task.eval --agent checkpoint`` does. A plain id (training) needs a mask from elsewhere: the
 expert's mask when the learner chose the expert's interaction, else the instance mask of the
-visible interactable object nearest the image centre (``interaction_mask``). The mask head is
-trained on the ``expert_mask`` labels; evaluation (``python -m alfred_task.eval --agent
-checkpoint``) uses the model's own masks.
+visible interactable object nearest the image centre (``interaction_mask``); the mask head is
+trained on the ``expert_mask`` labels.
 """
 from __future__ import annotations
 
@@ -76,6 +78,8 @@ class AlfredOnlineTask(Task[AlfredEnv]):
         self._stopped = False
         self.prev_action = 0  # <<pad>> before the first step: the model uses its `go` vector
         self.actions_taken: List[str] = []
+        #: interaction steps, and those that used the policy's own mask (`emit_masks`)
+        self.interactions = self.model_mask_interactions = 0
 
     @property
     def action_space(self) -> gym.spaces.Discrete:
@@ -121,14 +125,34 @@ class AlfredOnlineTask(Task[AlfredEnv]):
             return act.mask
         return center_object_mask(self.env)
 
-    def _step(self, action: int) -> RLStepResult:
+    def model_mask(self, logits: Any) -> np.ndarray:
+        """The frame mask ALFRED's agent sends for the mask decoder's flattened P×P `logits`."""
+        from .models.mask_rules import MaskRule, frame_logits
+
+        flat = np.asarray(logits, dtype=np.float32).reshape(-1)
+        side = int(round(flat.size ** 0.5))
+        if side * side != flat.size:
+            raise ValueError(f"mask logits of {flat.size} values are not a square map")
+        md = self.env.last_event.metadata
+        shape = (int(md["screenHeight"]), int(md["screenWidth"]))
+        return MaskRule()(frame_logits(flat.reshape(1, side, side), shape)[0])
+
+    def _step(self, action: Union[int, Mapping[str, Any]]) -> RLStepResult:
+        logits = None
+        if isinstance(action, Mapping):
+            action, logits = action["action"], action["mask"]
         name = ACTION_NAMES[int(action)]
         self.prev_action = int(action)
         self.actions_taken.append(name)
         if name == C.STOP:
             self._stopped = True
         else:
-            mask = self.interaction_mask(name) if C.has_interaction(name) else None
+            self.interactions += int(C.has_interaction(name))
+            if C.has_interaction(name) and logits is not None:
+                mask = self.model_mask(logits)
+                self.model_mask_interactions += 1
+            else:
+                mask = self.interaction_mask(name) if C.has_interaction(name) else None
             if C.has_interaction(name) and mask is None:
                 mask = np.zeros(C.MASK_SHAPE, dtype=bool)
             ok = self.env.va_interact(name, mask)[0]
@@ -153,7 +177,8 @@ class AlfredOnlineTask(Task[AlfredEnv]):
                 "expert_failures": float(self.expert_failures), "stopped": float(self._stopped),
                 "gc_completed": float(s), "gc_total": float(ts), "expert_len": float(expert_len),
                 "plw_success_num": success * weight * expert_len,
-                "plw_gc_num": s / max(ts, 1) * weight * expert_len}
+                "plw_gc_num": s / max(ts, 1) * weight * expert_len, "interactions": float(self.interactions),
+                "model_mask_interactions": float(self.model_mask_interactions)}
 
 
 class AlfredTaskSampler(TaskSampler):

@@ -73,6 +73,8 @@ def test_imitation_trains_evaluates_and_its_checkpoint_runs_in_alfred_eval(datas
     table = json.loads(metrics.with_name("alfred_metrics.json").read_text())
     row = table["results"][0]
     assert row["episodes"] == 1 and 0.0 <= row["GC"] <= 1.0 and 0.0 <= row["PLW_GC"] <= row["GC"] + 1e-9
+    # the seeded tiny run interacts (3 times); every interaction sent the model's own mask, as ALFRED evaluates
+    assert row["interactions"] > 0 and row["model_mask_interactions"] == row["interactions"]
     assert table["run_config_kwargs"]["visual_encoder"] == ENCODER
 
     from alfred_task.eval import main as alfred_eval

@@ -490,3 +490,33 @@ def test_frozen_batchnorm_keeps_running_statistics_in_training_mode(freeze):
     assert moved != freeze
     ac.eval()
     assert not any(m.training for m in bns + drops)
+
+
+def test_emit_masks_policy_acts_with_its_mask_logits_and_the_same_action_distribution():
+    """allenact --eval's policy: Dict actions {action, mask}; the action part, its probabilities
+    and the previous-action input (a Dict from AllenAct's storage) are those of the plain policy."""
+    from collections import OrderedDict
+
+    torch.manual_seed(0)
+    plain = AlfredSeq2SeqActorCritic(gym.spaces.Discrete(13), _obs_space(), num_words=50, prev_action_input="taken",
+                                     **LITE).eval()
+    emit = AlfredSeq2SeqActorCritic(gym.spaces.Discrete(13), _obs_space(), num_words=50, prev_action_input="taken",
+                                    emit_masks=True, **LITE).eval()
+    emit.load_state_dict(plain.state_dict())
+    p = plain.seq2seq.pframe
+    assert isinstance(emit.action_space, gym.spaces.Dict) and emit.action_space["mask"].shape == (p * p,)
+    t, b = 3, 2
+    obs = _rollout_obs(t, b)
+    masks = torch.ones(t, b, 1)
+    masks[0] = 0
+    prev = torch.randint(0, 13, (t, b))
+    with torch.no_grad():
+        a, _ = plain(obs, _memory(plain, b), prev, masks)
+        e, _ = emit(obs, _memory(emit, b), OrderedDict(action=prev, mask=torch.zeros(t, b, p * p)), masks)
+        frames = plain.seq2seq.prepare_frames(obs[RESNET_UUID].float())
+        want = plain.decode_masks(a.extras["alfred_cont"].flatten(0, 1), frames.flatten(0, 1)).view(t, b, -1)
+    mode = e.distributions.mode()
+    assert list(mode) == ["action", "mask"] and torch.equal(mode["action"], a.distributions.mode())
+    assert torch.allclose(mode["mask"], want, atol=1e-5)
+    assert torch.allclose(e.distributions.log_prob(mode), a.distributions.log_prob(mode["action"]))
+    assert torch.allclose(e.distributions.entropy(), a.distributions.entropy())

@@ -110,3 +110,35 @@ def test_imagenet_feature_sensor_fails_fast_without_weights():
         pytest.skip("ImageNet weights are cached on this machine")
     with pytest.raises(FileNotFoundError, match=str(imagenet_weights_path())):
         ResnetFeatureSensor("imagenet")
+
+
+def test_a_policy_mask_in_the_action_is_the_one_the_task_interacts_with(splits, vocab):
+    """`emit_masks` policies (allenact --eval) act with {"action", "mask" logits}: the task sends
+    ALFRED's sigmoid > 0.5 of the upsampled logits, not the expert's or a centre object's mask."""
+    s = AlfredTaskSampler(ROOT, splits, "valid_seen", [AlfredExpertActionSensor(), ExpertMaskSensor(size=100)],
+                          vocab, seed=0, deterministic=True, max_steps=150, entries=splits["valid_seen"][:1])
+    try:
+        task = s.next_task()
+        obs = task.get_observations()
+        while not C.has_interaction(ACTION_NAMES[int(obs[EXPERT_ACTION_UUID][0])]):
+            obs = task.step(int(obs[EXPERT_ACTION_UUID][0])).observation
+        action, gold = int(obs[EXPERT_ACTION_UUID][0]), obs[EXPERT_MASK_UUID].astype(bool)
+        sent = []
+        real = task.env.va_interact
+        task.env.va_interact = lambda name, mask: (sent.append(mask), real(name, mask))[1]
+        nowhere = np.full(gold.size, -10.0, np.float32)
+        task.step({"action": action, "mask": nowhere})  # an empty mask: the interaction fails
+        assert not sent[-1].any() and task.num_fails == 1
+        logits = np.where(gold.reshape(-1), 10.0, -10.0).astype(np.float32)
+        task.step({"action": action, "mask": logits})
+        assert sent[-1].shape == C.MASK_SHAPE and sent[-1].sum() > 0
+        up = torch.nn.functional.interpolate(torch.tensor(logits).view(1, 1, 100, 100), size=C.MASK_SHAPE,
+                                             mode="bilinear", align_corners=False)[0, 0]
+        assert np.array_equal(sent[-1], (torch.sigmoid(up) > 0.5).numpy())
+        assert task.num_fails == 1 and task.interactions == task.model_mask_interactions == 2
+        task.step(action)  # a plain id (training): the task picks the mask
+        assert task.interactions == 3 and task.model_mask_interactions == 2
+        with pytest.raises(ValueError, match="not a square map"):
+            task.step({"action": action, "mask": np.zeros(10, np.float32)})
+    finally:
+        s.close()

@@ -20,23 +20,30 @@ expert-driven online frames with session 11's imitation checkpoint: action CE 0.
 1.95 in training mode, 0.34 in training mode with batch norm frozen (the DAgger fine-tune that
 collapsed in session 11 started at a train CE of 1.83).
 
+``emit_masks=True`` (what ``allenact --eval`` builds): every action is ``{"action": index,
+"mask": the mask decoder's P×P logits}`` (a ``Dict`` action space, `ActionAndMaskDistr`), so the
+task interacts with the model's own mask, as ALFRED's evaluation does; AllenAct actions are
+otherwise plain integers and the task would have to pick a mask itself (`alfred_task.online`).
+
 ``state_dict`` keys are ALFRED's with the prefix ``seq2seq.`` (`STATE_PREFIX`).
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from collections import OrderedDict
+from typing import Any, Mapping, Optional, Sequence
 
 import gym
+import numpy as np
 import torch
 from allenact.algorithms.onpolicy_sync.policy import ActorCriticModel
-from allenact.base_abstractions.distributions import CategoricalDistr
+from allenact.base_abstractions.distributions import CategoricalDistr, Distr
 from allenact.base_abstractions.misc import ActorCriticOutput, Memory
 
 from .. import constants as C
 from .observations import EXPERT_ACTION_UUID, LANG_GOAL_UUID, LANG_INSTR_UUID, RESNET_UUID
 from .seq2seq import Seq2Seq, ablation_flags
 
-__all__ = ["PREV_ACTION_INPUTS", "STATE_PREFIX", "AlfredSeq2SeqActorCritic", "build_actor_critic"]
+__all__ = ["PREV_ACTION_INPUTS", "STATE_PREFIX", "ActionAndMaskDistr", "AlfredSeq2SeqActorCritic", "build_actor_critic"]
 
 STATE_PREFIX = "seq2seq."
 #: previous-action input: the model's own argmax (ALFRED's default) or the action taken (--dec_teacher_forcing)
@@ -50,17 +57,42 @@ def _pad_to(x: torch.Tensor, length: int) -> torch.Tensor:
     return torch.cat([x, x.new_zeros(x.shape[0], length - x.shape[1], *x.shape[2:])], dim=1)
 
 
+class ActionAndMaskDistr(Distr):
+    """The action distribution plus the mask decoder's logits of the same steps: sampling or taking
+    the mode draws the action and passes the logits along (the mask is not sampled; the task
+    applies ALFRED's rule to them). Probabilities are the action's alone."""
+
+    def __init__(self, actions: CategoricalDistr, mask_logits: torch.Tensor) -> None:
+        self.actions, self.mask_logits = actions, mask_logits
+
+    @staticmethod
+    def _action(actions: Any) -> torch.Tensor:
+        return actions["action"] if isinstance(actions, Mapping) else actions
+
+    def sample(self, sample_shape=torch.Size()) -> "OrderedDict[str, torch.Tensor]":
+        return OrderedDict(action=self.actions.sample(sample_shape), mask=self.mask_logits)
+
+    def mode(self) -> "OrderedDict[str, torch.Tensor]":
+        return OrderedDict(action=self.actions.mode(), mask=self.mask_logits)
+
+    def log_prob(self, actions: Any) -> torch.Tensor:
+        return self.actions.log_prob(self._action(actions))
+
+    def entropy(self) -> torch.Tensor:
+        return self.actions.entropy()
+
+
 class AlfredSeq2SeqActorCritic(ActorCriticModel[CategoricalDistr]):
     """ALFRED Seq2Seq(+PM) as an AllenAct policy; see the module doc."""
 
     def __init__(self, action_space: gym.spaces.Discrete, observation_space: gym.spaces.Dict, num_words: int,
                  action_names: Sequence[str] = C.AGENT_ACTIONS, action_vocab: Sequence[str] = C.ACTION_LOW_VOCAB,
                  prev_action_input: str = "argmax", ablation: str = "none", mask_lang_padding: bool = True,
-                 freeze_batchnorm: bool = False, **seq2seq_kwargs) -> None:
-        super().__init__(action_space=action_space, observation_space=observation_space)
+                 freeze_batchnorm: bool = False, emit_masks: bool = False, **seq2seq_kwargs) -> None:
         if not isinstance(action_space, gym.spaces.Discrete) or action_space.n != len(action_names):
             raise ValueError(f"action_space must be Discrete({len(action_names)}) for {len(action_names)} action names, "
                              f"got {action_space}")
+        super().__init__(action_space=action_space, observation_space=observation_space)
         missing = [u for u in (LANG_GOAL_UUID, LANG_INSTR_UUID, RESNET_UUID) if u not in observation_space.spaces]
         if missing:
             raise ValueError(f"observation space lacks {missing}")
@@ -74,6 +106,11 @@ class AlfredSeq2SeqActorCritic(ActorCriticModel[CategoricalDistr]):
         self.freeze_batchnorm = bool(freeze_batchnorm)
         self.seq2seq = Seq2Seq(num_words, len(action_vocab), mask_lang_padding=mask_lang_padding,
                                **{**ablation_flags(ablation), **seq2seq_kwargs})
+        self.emit_masks = bool(emit_masks)
+        if self.emit_masks:
+            side = self.seq2seq.pframe
+            self.action_space = gym.spaces.Dict(OrderedDict(
+                action=action_space, mask=gym.spaces.Box(-np.inf, np.inf, (side * side,), np.float32)))
         ids = torch.tensor([self.action_vocab.index(a) for a in action_names], dtype=torch.long)
         self.register_buffer("task_to_vocab", ids, persistent=False)
         interact = torch.tensor([C.has_interaction(a) for a in action_names], dtype=torch.bool)
@@ -161,7 +198,7 @@ class AlfredSeq2SeqActorCritic(ActorCriticModel[CategoricalDistr]):
                 lang = self._reencode(lang, starts, goal[t], instr[t])
             enc, cont_lang, valid = lang
             if self.prev_action_input == "taken":
-                prev = self.task_to_vocab[prev_actions[t].view(n_b).long()]
+                prev = self.task_to_vocab[ActionAndMaskDistr._action(prev_actions)[t].view(n_b).long()]
             h = torch.where(keep, h, cont_lang)
             c = torch.where(keep, c, torch.zeros_like(c))
             e_t = torch.where(keep, dec.emb(prev), dec.go.unsqueeze(0).expand(n_b, -1))
@@ -180,8 +217,11 @@ class AlfredSeq2SeqActorCritic(ActorCriticModel[CategoricalDistr]):
             extras["alfred_mask_logits"] = self.decode_masks(extras["alfred_cont"][sel], frames[sel])
         memory = memory.set_tensor("h", h.unsqueeze(0)).set_tensor("c", c.unsqueeze(0))
         memory = memory.set_tensor("prev_action", prev.float().view(1, n_b, 1))
-        out = ActorCriticOutput(distributions=CategoricalDistr(logits=vocab_logits[..., self.task_to_vocab]),
-                                values=vocab_logits.new_zeros(n_t, n_b, 1), extras=extras)
+        distr = CategoricalDistr(logits=vocab_logits[..., self.task_to_vocab])
+        if self.emit_masks:
+            flat = self.decode_masks(extras["alfred_cont"].flatten(0, 1), frames.flatten(0, 1))
+            distr = ActionAndMaskDistr(distr, flat.reshape(n_t, n_b, -1))
+        out = ActorCriticOutput(distributions=distr, values=vocab_logits.new_zeros(n_t, n_b, 1), extras=extras)
         return out, memory
 
     def decode_masks(self, cont: torch.Tensor, frames: torch.Tensor) -> torch.Tensor:

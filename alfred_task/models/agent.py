@@ -36,7 +36,7 @@ import torch
 from .. import constants as C
 from ..agents import ActionMask, Agent
 from ..vocabulary import AlfredVocab, normalize_text, numericalize_token, tokenize
-from .mask_rules import DEFAULT_MASK_RULE, parse_mask_rule
+from .mask_rules import DEFAULT_MASK_RULE, frame_logits, parse_mask_rule
 from .seq2seq import StepState
 
 __all__ = ["AGENT_REF", "Seq2SeqAgent"]
@@ -155,11 +155,7 @@ class Seq2SeqAgent(Agent):
 
     def _mask_logits(self, cont: torch.Tensor, feat: torch.Tensor) -> torch.Tensor:
         """The mask decoder's logits at 300×300 for this step."""
-        logits = self.model.dec.decode_mask(cont, feat)
-        if logits.shape[-2:] != C.MASK_SHAPE:
-            logits = torch.nn.functional.interpolate(logits.unsqueeze(1), size=C.MASK_SHAPE, mode="bilinear",
-                                                     align_corners=False)[:, 0]
-        return logits[0]
+        return frame_logits(self.model.dec.decode_mask(cont, feat), C.MASK_SHAPE)[0]
 
     def _retry(self, env, cont: torch.Tensor, feat: torch.Tensor) -> tuple[Optional[str], Optional[np.ndarray]]:
         """(the failed interaction again, a mask of untried pixels) when interaction retry applies,

@@ -17,10 +17,22 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["MaskRule", "parse_mask_rule", "DEFAULT_MASK_RULE"]
+__all__ = ["MaskRule", "parse_mask_rule", "DEFAULT_MASK_RULE", "frame_logits"]
 
 #: ALFRED's rule
 DEFAULT_MASK_RULE = "threshold"
+
+
+def frame_logits(logits, shape: tuple[int, int]):
+    """[N, P, P] mask-decoder logits at frame resolution `shape` (bilinear, as ALFRED's agent
+    upsamples before thresholding); unchanged when already that size."""
+    import torch
+
+    logits = torch.as_tensor(logits)
+    if tuple(logits.shape[-2:]) == tuple(shape):
+        return logits
+    return torch.nn.functional.interpolate(logits.unsqueeze(1), size=tuple(shape), mode="bilinear",
+                                           align_corners=False)[:, 0]
 
 
 @dataclass(frozen=True)

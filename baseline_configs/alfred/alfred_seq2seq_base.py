@@ -31,8 +31,8 @@ Construction arguments (``--config_kwargs '{...}'``):
 - subcell_mask (false = ALFRED's model): the mask decoder adds a 28×28 map whose sub-cell logits
   are the decoder state's queries against each 7×7 cell's features (same module; two extra modules)
 
-Evaluation: ``allenact -b . <cfg> --eval -c <ckpt> --deterministic_agents`` (argmax actions, as
-ALFRED) runs the test split; per-episode numerators/denominators land in AllenAct's metrics file and
+Evaluation: ``allenact -b . <cfg> --eval -c <ckpt> --deterministic_agents`` (argmax actions and
+the model's own masks at sigmoid > 0.5, as ALFRED's agent) runs the test split; per-episode numerators/denominators land in AllenAct's metrics file and
 ``python -m alfred_task.allenact_metrics <metrics json>`` turns them into ALFRED's SR/GC/PLW.
 """
 from __future__ import annotations
@@ -122,7 +122,8 @@ class AlfredSeq2SeqBaseConfig(ExperimentConfig):
         self.backend, self.planner = backend, planner
         self.metric_accumulate_interval = metric_accumulate_interval
         # AllenAct's test stage needs a rollout storage, pure offline training must not have one
-        # (it would step simulators for nothing); `allenact --eval` is the one run that tests.
+        # (it would step simulators for nothing); `allenact --eval` is the one run that tests, and
+        # there the policy hands the task its own masks with its actions (`emit_masks`).
         self.eval_storage = ("--eval" in sys.argv) if eval_storage is None else bool(eval_storage)
         self.sampler_torch_threads = int(sampler_torch_threads)
         self.trainer_torch_threads = None if trainer_torch_threads is None else int(trainer_torch_threads)
@@ -221,7 +222,8 @@ class AlfredSeq2SeqBaseConfig(ExperimentConfig):
                                                  "visual_encoder": self.visual_encoder}}
         return AlfredSeq2SeqTrainedPolicy(gym.spaces.Discrete(len(ACTION_NAMES)), gym.spaces.Dict(spaces),
                                           action_names=ACTION_NAMES, eval_record=record,
-                                          freeze_batchnorm=self.freeze_batchnorm, **self.model_kwargs())
+                                          freeze_batchnorm=self.freeze_batchnorm, emit_masks=self.eval_storage,
+                                          **self.model_kwargs())
 
     @staticmethod
     def _check_nonneg(name: str, value: Any) -> float:
