@@ -119,6 +119,12 @@ def test_dagger_demo_data_root_errors_are_one_line(dataset, tmp_path):
 
     with pytest.raises(SystemExit, match=r"alfred config: demo_splits: .*nowhere.*splits.json not found"):
         AlfredSeq2SeqPMDaggerConfig(**_kwargs(dataset, demo_data_root=str(tmp_path / "nowhere")))
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "splits.json").write_text("{}")
+    with pytest.raises(SystemExit, match=r"alfred config: demo_data_root: .*other and data_root .* must share one "
+                                         r"vocabulary: pass vocab"):
+        AlfredSeq2SeqPMDaggerConfig(**_kwargs(dataset, demo_data_root=str(other)))
     with pytest.raises(SystemExit, match="alfred config: visual_encoder 'random_resnet18:7' is not the encoder"):
         AlfredSeq2SeqPMDaggerConfig(**_kwargs(dataset, visual_encoder="random_resnet18:7",
                                               demo_data_root=str(dataset)))

@@ -23,16 +23,16 @@ rollout (expert labels on the states the learner reached) and a batch of ``batch
 teacher-forced demonstration sequences from that dataset's ``demo_split`` (ALFRED's offline loss,
 as the imitation configs), so recovery states are learnt without forgetting the demonstrations
 (online-only fine-tunes drifted away from them: README, session 12). The stage still counts online
-frames. Its features must come from ``visual_encoder``; with a ``vocab`` file, both read it.
+frames. Its features must come from ``visual_encoder``; when it is not ``data_root``, ``vocab``
+(a pp.vocab over both) is required, so demonstrations and episodes index the same embeddings.
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from allenact.base_abstractions.sensor import Sensor
-from pathlib import Path
-
 from allenact.algorithms.onpolicy_sync.storage import RolloutBlockStorage
+from allenact.base_abstractions.sensor import Sensor
 from allenact.utils.experiment_utils import Builder, PipelineStage, StageComponent, TrainingPipeline, TrainingSettings
 import torch
 
@@ -65,6 +65,10 @@ class AlfredSeq2SeqPMDaggerConfig(AlfredSeq2SeqBaseConfig):
             self.demo_splits = Path(demo_splits) if demo_splits else self.demo_data_root / "splits.json"
             if not self.demo_splits.is_file():
                 raise ConfigError(f"demo_splits: {self.demo_splits} not found")
+            if self.vocab_path is None and self.demo_data_root.resolve() != self.data_root.resolve():
+                raise ConfigError(f"demo_data_root: {demo_data_root} and data_root {self.data_root} must share one "
+                                  f"vocabulary: pass vocab, a pp.vocab covering both (python -m alfred_task.preprocess "
+                                  f"--data {demo_data_root} --splits {self.demo_splits} --out DIR writes DIR/pp.vocab)")
             self.check_dataset_encoder(self.demo_data_root)
             self.demo_split = demo_split
 
