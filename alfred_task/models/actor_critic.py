@@ -57,6 +57,11 @@ def _pad_to(x: torch.Tensor, length: int) -> torch.Tensor:
     return torch.cat([x, x.new_zeros(x.shape[0], length - x.shape[1], *x.shape[2:])], dim=1)
 
 
+def action_part(actions: Any) -> torch.Tensor:
+    """The action ids of plain or `emit_masks` (``{"action", "mask"}``) actions."""
+    return actions["action"] if isinstance(actions, Mapping) else actions
+
+
 class ActionAndMaskDistr(Distr):
     """The action distribution plus the mask decoder's logits of the same steps: sampling or taking
     the mode draws the action and passes the logits along (the mask is not sampled; the task
@@ -65,10 +70,6 @@ class ActionAndMaskDistr(Distr):
     def __init__(self, actions: CategoricalDistr, mask_logits: torch.Tensor) -> None:
         self.actions, self.mask_logits = actions, mask_logits
 
-    @staticmethod
-    def _action(actions: Any) -> torch.Tensor:
-        return actions["action"] if isinstance(actions, Mapping) else actions
-
     def sample(self, sample_shape=torch.Size()) -> "OrderedDict[str, torch.Tensor]":
         return OrderedDict(action=self.actions.sample(sample_shape), mask=self.mask_logits)
 
@@ -76,7 +77,7 @@ class ActionAndMaskDistr(Distr):
         return OrderedDict(action=self.actions.mode(), mask=self.mask_logits)
 
     def log_prob(self, actions: Any) -> torch.Tensor:
-        return self.actions.log_prob(self._action(actions))
+        return self.actions.log_prob(action_part(actions))
 
     def entropy(self) -> torch.Tensor:
         return self.actions.entropy()
@@ -198,7 +199,7 @@ class AlfredSeq2SeqActorCritic(ActorCriticModel[CategoricalDistr]):
                 lang = self._reencode(lang, starts, goal[t], instr[t])
             enc, cont_lang, valid = lang
             if self.prev_action_input == "taken":
-                prev = self.task_to_vocab[ActionAndMaskDistr._action(prev_actions)[t].view(n_b).long()]
+                prev = self.task_to_vocab[action_part(prev_actions)[t].view(n_b).long()]
             h = torch.where(keep, h, cont_lang)
             c = torch.where(keep, c, torch.zeros_like(c))
             e_t = torch.where(keep, dec.emb(prev), dec.go.unsqueeze(0).expand(n_b, -1))
