@@ -19,6 +19,11 @@
 #
 # Environment: SEED (0), SAMPLERS (16), WORKERS (cores), TRAIN (260) / VALID (40) demonstration
 # indices, IL_FRAMES (400000), DAGGER_FRAMES (65536), SPATIAL_MASK (false), SUBCELL_MASK (false),
+# AUG_PER_DEMO (3), IL_SECONDS (imitation's wall-clock limit for a short lease: at the deadline the
+# run is stopped and its newest checkpoint, saved every tenth of the run, is used; empty = none),
+# DAGGER_FRAMES=0 (no DAgger: only the imitation checkpoint ships), VALID=0 with SKIP_EVAL=1 (no
+# valid splits, no evaluation here: evaluate the shipped file elsewhere), STOP_AFTER=data (stop once
+# the data is there, e.g. to give imitation what is left of a lease as IL_SECONDS on the rerun),
 # AGENT_KWARGS (the learned agents' inference options for evaluation, written into the shipped
 # checkpoints; JSON, default '{}' = ALFRED's agent; see alfred_task/models/agent.py), SKIP_SETUP=1 (the
 # environment is already set up), DRY_RUN=1 (a tiny version on the CPU: what CI runs, so the
@@ -61,10 +66,16 @@ else
     exit 1
   fi
   TRAIN=${TRAIN:-260} VALID=${VALID:-40} IL_FRAMES=${IL_FRAMES:-400000} DAGGER_FRAMES=${DAGGER_FRAMES:-65536}
-  SAMPLERS=${SAMPLERS:-16} AUG_PER_DEMO=3
+  SAMPLERS=${SAMPLERS:-16} AUG_PER_DEMO=${AUG_PER_DEMO:-3}
   DIMS='"model_size": "lite"'
   DAGGER_EXTRA='"num_steps": 64'
   EVAL=(--max-steps 60 --subgoals all --subgoal-max-steps 30 --subgoal-limit 45)
+fi
+IL_SECONDS=${IL_SECONDS:-}
+case "$IL_SECONDS" in ""|*[!0-9]*) [ -z "$IL_SECONDS" ] || { echo "IL_SECONDS: '$IL_SECONDS' is not a whole number of seconds" >&2; exit 2; };; esac
+SKIP_EVAL=${SKIP_EVAL:-0}
+if [ "$VALID" = 0 ] && [ "$SKIP_EVAL" != 1 ]; then
+  echo "VALID=0 leaves nothing to evaluate: set SKIP_EVAL=1 too" >&2; exit 2
 fi
 mkdir -p "$OUT"
 # every stage runs as a child the script waits for, so Ctrl-C / SIGTERM reach the running stage at
@@ -86,6 +97,7 @@ log() { echo "[train_alfred_gpu $(date -u +%H:%M:%S)] $*"; }
 DATA=$OUT/data/alfred_s2s_thor
 AUG=$OUT/data/alfred_s2s_thor_aug
 for s in "train $TRAIN" "valid_seen $VALID" "valid_unseen $VALID"; do set -- $s
+  [ "$2" != 0 ] || continue
   log "data: $1 ($2 indices, $WORKERS workers)"
   fg_run env OMP_NUM_THREADS=1 "$PY" -m alfred_task.gen --out "$DATA" --seed "$SEED" --workers "$WORKERS" \
       --features "$ENC" --planner template --split "$1" --start 0 --num "$2"
@@ -106,6 +118,8 @@ from alfred_task.il_dataset import build_vocab
 from alfred_task.traj_data import load_split_file
 root = Path(sys.argv[1]); build_vocab(root, load_split_file(root / "splits.json")).save(sys.argv[2])' "$AUG" "$VOCAB"
 
+if [ "${STOP_AFTER:-}" = data ]; then log "data ready: $AUG (STOP_AFTER=data)"; exit 0; fi
+
 # ---------------------------------------------------------------- 2. imitation, 3. DAgger
 COMMON="\"vocab\": \"$VOCAB\", \"visual_encoder\": \"$ENC\", $DIMS, \"prev_action_input\": \"taken\", \"spatial_mask\": $SPATIAL_MASK, \"subcell_mask\": $SUBCELL_MASK"
 IL_KW="{\"data_root\": \"$AUG\", $COMMON, \"lr\": 0.001, \"batch_size\": 32, \"training_frames\": $IL_FRAMES}"
@@ -118,12 +132,28 @@ last_ckpt() {  # newest AllenAct checkpoint of a run folder, empty before there 
 
 IL_CKPT=$(last_ckpt "$OUT/il")
 if [ -z "$IL_CKPT" ]; then
-  log "imitation: $IL_FRAMES frames"
-  fg_run "$ALLENACT" -b . baseline_configs/alfred/alfred_seq2seq_pm_il.py -o "$OUT/il" -s "$SEED" --config_kwargs "$IL_KW"
+  if [ -n "$IL_SECONDS" ]; then
+    # a checkpoint every tenth of the run, so stopping at the deadline keeps most of the work
+    IL_KW="${IL_KW%\}}, \"save_interval\": $("$PY" -c 'import sys
+sys.argv = sys.argv[1:]
+from baseline_configs.alfred.alfred_seq2seq_pm_il import AlfredSeq2SeqPMILConfig as C
+import json; print(max(1, C(**json.loads(sys.argv[0])).training_updates // 10))' "$IL_KW")}"
+    log "imitation: $IL_FRAMES frames, stopped after $IL_SECONDS s"
+    bg_run "$ALLENACT" -b . baseline_configs/alfred/alfred_seq2seq_pm_il.py -o "$OUT/il" -s "$SEED" --config_kwargs "$IL_KW"
+    il_pid=$!
+    for ((t = 0; t < IL_SECONDS; t++)); do kill -0 "$il_pid" 2>/dev/null || break; sleep 1; done
+    if kill -0 "$il_pid" 2>/dev/null; then log "imitation: deadline, stopping"; kill -TERM "$il_pid"; fi
+    wait "$il_pid" || true
+    CHILDREN=()
+  else
+    log "imitation: $IL_FRAMES frames"
+    fg_run "$ALLENACT" -b . baseline_configs/alfred/alfred_seq2seq_pm_il.py -o "$OUT/il" -s "$SEED" --config_kwargs "$IL_KW"
+  fi
   IL_CKPT=$(last_ckpt "$OUT/il")
+  [ -n "$IL_CKPT" ] || { echo "train_alfred_gpu: imitation saved no checkpoint in $OUT/il" >&2; exit 1; }
 fi
 DAGGER_CKPT=$(last_ckpt "$OUT/dagger")
-if [ -z "$DAGGER_CKPT" ]; then
+if [ -z "$DAGGER_CKPT" ] && [ "$DAGGER_FRAMES" != 0 ]; then
   log "DAgger: $DAGGER_FRAMES frames, $SAMPLERS samplers, from $IL_CKPT"
   fg_run "$ALLENACT" -b . baseline_configs/alfred/alfred_seq2seq_pm_dagger.py -o "$OUT/dagger" -s "$SEED" \
       -c "$IL_CKPT" -r --config_kwargs "$DAGGER_KW"
@@ -143,16 +173,25 @@ out, il, dagger, il_kw, dagger_kw = Path(sys.argv[1]), *sys.argv[2:6]
 dest = out / "ship"
 agent_kwargs = json.loads(sys.argv[7])
 for name, ckpt in (("imitation", il), ("dagger", dagger)):
+    if not ckpt:  # DAGGER_FRAMES=0
+        continue
     ship(Path(ckpt), dest / name, half=True, agent_kwargs=agent_kwargs)
 (dest / "run.json").write_text(json.dumps({"command": "bash scripts/train_alfred_gpu.sh " + sys.argv[6],
                                            "agent_kwargs": agent_kwargs,
                                            "imitation_config_kwargs": json.loads(il_kw),
-                                           "dagger_config_kwargs": json.loads(dagger_kw)}, indent=2))
+                                           "dagger_config_kwargs": json.loads(dagger_kw) if dagger else None},
+                                          indent=2))
 PYEOF
+if [ "$SKIP_EVAL" = 1 ]; then
+  log "done (no evaluation here): $OUT/ship/"
+  exit 0
+fi
+DAGGER_ARG=()
+[ -z "$DAGGER_CKPT" ] || DAGGER_ARG=(--agent "dagger=$OUT/ship/dagger/alfred_seq2seq_pm_lite.pt")
 log "evaluation: imitation, DAgger (the shipped files) and random on valid_seen, valid_unseen"
 fg_run "$PY" benchmarks/alfred_seq2seq_compare.py --data "$DATA" --encoder "$ENC" --variants seq2seq_pm \
     --checkpoint "seq2seq_pm=$OUT/ship/imitation/alfred_seq2seq_pm_lite.pt" \
-    --agent "dagger=$OUT/ship/dagger/alfred_seq2seq_pm_lite.pt" --splits valid_seen,valid_unseen \
+    "${DAGGER_ARG[@]}" --splits valid_seen,valid_unseen \
     "${EVAL[@]}" --workers "$WORKERS" --seed "$SEED" --agent-kwargs "$AGENT_KWARGS" --out "$OUT/compare"
 cp "$OUT/compare/compare.md" "$OUT/ship/compare.md"
 log "done: $OUT/compare/compare.md, $OUT/ship/"
