@@ -9,7 +9,7 @@
    `allenact --eval` on val, the same random/done comparison and a submission.json.gz (the
    previous main job; a few CPU minutes do not beat random there);
 3. ALFRED: the online expert, a random agent and the shipped lite Seq2Seq+PM checkpoint
-   (pretrained_model_ckpts/alfred_seq2seq_pm_il/, `--agent checkpoint`, task episodes capped at
+   (pretrained_model_ckpts/alfred_seq2seq_pm_gpu/, `--agent checkpoint`, task episodes capped at
    ALFRED_CKPT_MAX_STEPS) on the shipped valid splits (ALFRED's result files
    `task_results_*.json` in out/main_job/alfred/<agent>/ and SR, GC, PLW tables built from them;
    skip with --skip-alfred).
@@ -37,7 +37,7 @@ REPO = Path(__file__).resolve().parents[1]
 CONFIG = "baseline_configs/one_phase/one_phase_rgb_dagger.py"
 SHIPPED = REPO / "pretrained_model_ckpts" / "one_phase_rgb_dagger" / "thor_lite_one_object_slice.pt"
 HELD_OUT = SHIPPED.parent / "held_out.pkl.gz"  # the slice's held-out episodes it was measured on
-ALFRED_SHIPPED = REPO / "pretrained_model_ckpts" / "alfred_seq2seq_pm_il" / "alfred_seq2seq_pm_lite.pt"
+ALFRED_SHIPPED = REPO / "pretrained_model_ckpts" / "alfred_seq2seq_pm_gpu" / "alfred_seq2seq_pm_lite.pt"
 #: a learned agent that turns or walks without failing runs to the step cap at up to 0.1 CPU-s per
 #: step (ResNet-18 + thor_lite): ALFRED's 1000 could cost an hour for the 39 episodes on 2 cores,
 #: 100 bounds it to minutes (expert plans: about 41 steps). The shipped one ends by ALFRED's 10

@@ -1,5 +1,5 @@
-"""The shipped lite Seq2Seq+PM checkpoint (pretrained_model_ckpts/alfred_seq2seq_pm_il/) stays
-loadable: at most 20 MB, AllenAct's layout without optimizer state, strict load through
+"""The shipped lite Seq2Seq+PM checkpoints (pretrained_model_ckpts/alfred_seq2seq_pm_il/, trained on
+2 CPU cores, and alfred_seq2seq_pm_gpu/, the GPU lease's run) stay loadable: at most 20 MB, AllenAct's layout without optimizer state, strict load through
 `--agent checkpoint`, the encoder, dimensions, mask head and inference options its README names,
 and it acts."""
 from __future__ import annotations
@@ -13,8 +13,8 @@ import torch
 from alfred_task import constants as C
 from alfred_task.agents import CheckpointAgent
 
-SHIPPED = Path(__file__).resolve().parents[1] / "pretrained_model_ckpts" / "alfred_seq2seq_pm_il" / \
-    "alfred_seq2seq_pm_lite.pt"
+CKPTS = Path(__file__).resolve().parents[1] / "pretrained_model_ckpts"
+SHIPPED = [CKPTS / name / "alfred_seq2seq_pm_lite.pt" for name in ("alfred_seq2seq_pm_il", "alfred_seq2seq_pm_gpu")]
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -24,15 +24,17 @@ class _Env:
         frame = np.random.default_rng(0).integers(0, 256, (300, 300, 3), dtype=np.uint8)
 
 
-def test_shipped_file_is_small_allenact_format_without_optimizer_state():
-    assert SHIPPED.stat().st_size <= 20 * 1000 * 1000
-    ckpt = torch.load(SHIPPED, map_location="cpu", weights_only=True)
+@pytest.mark.parametrize("shipped", SHIPPED, ids=lambda p: p.parent.name)
+def test_shipped_file_is_small_allenact_format_without_optimizer_state(shipped):
+    assert shipped.stat().st_size <= 20 * 1000 * 1000
+    ckpt = torch.load(shipped, map_location="cpu", weights_only=True)
     assert "model_state_dict" in ckpt and "total_steps" in ckpt
     assert "optimizer_state_dict" not in ckpt
 
 
-def test_shipped_checkpoint_loads_strictly_and_acts():
-    agent = CheckpointAgent(SHIPPED).inner  # Seq2SeqAgent.load_state_dict is strict
+@pytest.mark.parametrize("shipped", SHIPPED, ids=lambda p: p.parent.name)
+def test_shipped_checkpoint_loads_strictly_and_acts(shipped):
+    agent = CheckpointAgent(shipped).inner  # Seq2SeqAgent.load_state_dict is strict
     assert agent.visual_encoder["weights"] == "file"  # the shipped thor_lite ResNet-18
     assert Path(agent.visual_encoder["file"]).name == "thor_resnet18.pt"
     assert agent.model.dec.emb.weight.shape[1] == 64  # lite demb

@@ -68,3 +68,43 @@ def test_dry_run_trains_both_arms_evaluates_and_ships(tmp_path):
         assert set(compare["splits"][split]["summary"]) == {"seq2seq_pm", "dagger", "random"}
     assert (ship / "compare.md").read_text() == (out / "compare" / "compare.md").read_text()
     assert str(il) in compare["checkpoints"]["seq2seq_pm"]  # the table measures the shipped files
+
+
+def test_bad_lease_knobs_are_one_line(tmp_path):
+    proc = _run(tmp_path / "run", 60, IL_SECONDS="5m", DRY_RUN="1")
+    assert proc.returncode == 2 and proc.stderr.strip() == "IL_SECONDS: '5m' is not a whole number of seconds"
+    proc = _run(tmp_path / "run", 60, VALID="0", DRY_RUN="1")
+    assert proc.returncode == 2 and proc.stderr.strip() == "VALID=0 leaves nothing to evaluate: set SKIP_EVAL=1 too"
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.slow
+def test_short_lease_knobs_data_first_then_imitation_only(tmp_path):
+    """STOP_AFTER=data stops before training; the rerun reuses the data, trains imitation only
+    (DAGGER_FRAMES=0), ships it and evaluates nothing (VALID=0, SKIP_EVAL=1); an IL_SECONDS
+    deadline that comes before the first checkpoint is one line, not a run without weights."""
+    out = tmp_path / "run"
+    lease = dict(DRY_RUN="1", VALID="0", SKIP_EVAL="1", DAGGER_FRAMES="0")
+    proc = _run(out, 600, STOP_AFTER="data", **lease)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    assert "(STOP_AFTER=data)" in proc.stdout
+    assert (out / "data" / "alfred_s2s_thor_aug" / "splits.json").is_file() and not (out / "il").exists()
+    splits = json.loads((out / "data" / "alfred_s2s_thor" / "splits.json").read_text())
+    assert splits["train"] and not splits.get("valid_seen") and not splits.get("valid_unseen")
+
+    # a deadline long before the first of ten checkpoints of a huge run
+    proc = _run(out, 600, IL_SECONDS="20", IL_FRAMES="100000000", **lease)
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines()[-1] == f"train_alfred_gpu: imitation saved no checkpoint in {out / 'il'}"
+    assert not (out / "ship").exists()
+
+    import shutil
+    shutil.rmtree(out / "il")
+    proc = _run(out, 600, IL_SECONDS="500", **lease)  # the tiny run ends well before its deadline
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    assert "deadline" not in proc.stdout and "no evaluation here" in proc.stdout
+    ckpt = torch.load(out / "ship" / "imitation" / "alfred_seq2seq_pm_lite.pt", weights_only=True)
+    assert "optimizer_state_dict" not in ckpt and ckpt["total_steps"] > 0
+    assert not (out / "ship" / "dagger").exists() and not (out / "dagger").exists() and not (out / "compare").exists()
+    run = json.loads((out / "ship" / "run.json").read_text())
+    assert run["dagger_config_kwargs"] is None and run["imitation_config_kwargs"]["save_interval"] >= 1
