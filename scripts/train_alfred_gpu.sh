@@ -138,7 +138,7 @@ if [ -z "$IL_CKPT" ]; then
 sys.argv = sys.argv[1:]
 from baseline_configs.alfred.alfred_seq2seq_pm_il import AlfredSeq2SeqPMILConfig as C
 import json; print(max(1, C(**json.loads(sys.argv[0])).training_updates // 10))' "$IL_KW")}"
-    log "imitation: $IL_FRAMES frames, stopped after $IL_SECONDS s"
+    log "imitation: $IL_FRAMES frames, stopped at the latest after $IL_SECONDS s"
     bg_run "$ALLENACT" -b . baseline_configs/alfred/alfred_seq2seq_pm_il.py -o "$OUT/il" -s "$SEED" --config_kwargs "$IL_KW"
     il_pid=$!
     for ((t = 0; t < IL_SECONDS; t++)); do kill -0 "$il_pid" 2>/dev/null || break; sleep 1; done
