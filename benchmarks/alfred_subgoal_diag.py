@@ -11,6 +11,16 @@ mask (pixels with sigmoid > 0.5, the object ALFRED's IoU rule resolves it to, th
 with a PNG of the mask over the frame. ``--features`` adds how much the dataset's ResNet features
 vary (per-dimension spread, nearest-neighbour retrieval of the same demonstration). Writes
 ``diag.md`` and ``diag.json`` (and the PNGs) under ``--out``.
+
+``--task`` diagnoses whole task episodes instead (ALFRED's task evaluation: the agent acts from the
+start, ``<<stop>>``, 10 failures or ``--max-steps`` end it): per step the subgoal the tracker is on,
+whether that subgoal's object is visible and how far, the action, its outcome and the object its
+mask resolves to; and, over the episodes whose PickupObject subgoal became current, what the
+first pickup attempt hit (the target instance, another instance of its type, another object,
+nothing) -- the link where the agent's own navigation hands over to an interaction.
+
+    python benchmarks/alfred_subgoal_diag.py --task --checkpoint pretrained_model_ckpts/alfred_seq2seq_pm_gpu/alfred_seq2seq_pm_lite.pt \\
+        --data out/alfred_s2s_thor --split valid_seen --episodes 40 --max-steps 60 --out benchmarks/results/alfred_task_diag
 """
 from __future__ import annotations
 
@@ -103,6 +113,91 @@ def diagnose_episode(env, agent, traj: dict, repeat_idx: int, eval_idx: int, max
     return rec
 
 
+def diagnose_task_episode(env, agent, traj: dict, repeat_idx: int, max_steps: int,
+                          max_fails: int = 10) -> Dict[str, Any]:
+    """One task episode, step by step (see the module doc, ``--task``)."""
+    from alfred_task import constants as C
+    from alfred_task.subgoals import SubgoalTracker
+
+    env.init_episode(traj)
+    tracker = SubgoalTracker(traj, env)
+    agent.reset(traj, repeat_idx, env)
+    rec: Dict[str, Any] = {"task": traj["task_id"], "type": traj["task_type"], "repeat_idx": repeat_idx,
+                           "subgoals": [h["discrete_action"]["action"] for h in traj["plan"]["high_pddl"]],
+                           "steps": [], "end": "max_steps"}
+    fails = 0
+    for t in range(max_steps):
+        view = _agent_view(agent, env)
+        current = tracker.current() or {}
+        target = tracker.rid(current.get("objectId"))
+        obj = {o["objectId"]: o for o in env.last_event.metadata["objects"]}.get(target)
+        action, mask = agent.act(env)
+        step: Dict[str, Any] = {"t": t, "subgoal_idx": tracker.subgoal_idx, "subgoal": current.get("action"),
+                                "target": target, "target_visible": bool(obj and obj.get("visible")),
+                                "target_distance": round(float(obj["distance"]), 2) if obj else None,
+                                "top3": view["top3"], "action": action}
+        if C.has_interaction(action):
+            step["mask_object"] = env.mask_to_object(mask) if mask is not None and mask.any() else None
+        rec["steps"].append(step)
+        if action == C.STOP:
+            rec["end"] = "stop"
+            break
+        ok, _ev, _tgt, err, _api = env.va_interact(action, mask)
+        step.update(ok=bool(ok), error=(err or "")[:80])
+        fails += not ok
+        if fails >= max_fails:
+            rec["end"] = "max_fails"
+            break
+        tracker.update(action, ok)
+    rec["subgoals_completed"] = tracker.get_subgoal_idx() + 1
+    return rec
+
+
+def first_pickup_outcome(rec: Dict[str, Any]) -> Optional[str]:
+    """What the first pickup attempt hit while the PickupObject subgoal was current (None when that
+    subgoal never became current)."""
+    steps = [s for s in rec["steps"] if s["subgoal"] == "PickupObject"]
+    if not steps:
+        return None
+    picks = [s for s in steps if s["action"] == "PickupObject"]
+    if not picks:
+        return "no pickup attempt"
+    p = picks[0]
+    hit, target = p.get("mask_object"), p["target"] or ""
+    if hit is None:
+        kind = "nothing"
+    elif hit == target:
+        kind = "the target instance"
+    elif hit.split("|")[0] == target.split("|")[0]:
+        kind = "another instance of the target type"
+    else:
+        kind = "another object"
+    return f"{kind}, {'succeeded' if p.get('ok') else 'failed'}, target {'visible' if p['target_visible'] else 'not visible'}"
+
+
+def _task_markdown(recs: List[Dict[str, Any]], args: argparse.Namespace) -> str:
+    from collections import Counter
+
+    lines = [f"# Task diagnosis on {args.split} ({args.checkpoint}, {len(recs)} episodes, {args.max_steps}-step cap)", "",
+             "Subgoals completed: " + ", ".join(f"{k}: {v}" for k, v in sorted(Counter(
+                 r["subgoals_completed"] for r in recs).items())) + "  ",
+             "Endings: " + ", ".join(f"{k} {v}" for k, v in Counter(r["end"] for r in recs).most_common()), "",
+             "First pickup attempt while the PickupObject subgoal was current:", ""]
+    outcomes = Counter(o for o in map(first_pickup_outcome, recs) if o is not None)
+    lines += [f"- {v} x {k}" for k, v in outcomes.most_common()] or ["- (no episode reached it)"]
+    lines.append("")
+    for r in recs:
+        lines += [f"## {r['task']} r{r['repeat_idx']}: {r['subgoals_completed']}/{len(r['subgoals'])} subgoals, "
+                  f"ended by {r['end']}", ""]
+        for s in r["steps"]:
+            mask = f" -> {s['mask_object']}" if "mask_object" in s else ""
+            lines.append(f"- t{s['t']} [{s['subgoal_idx']} {s['subgoal']} visible={s['target_visible']} "
+                         f"d={s['target_distance']}] {s['action']}{mask} ok={s.get('ok')} top3={s['top3']} "
+                         f"{s.get('error', '')}")
+        lines.append("")
+    return "\n".join(lines)
+
+
 def feature_spread(data: Path, split: str, demos: int = 20) -> Dict[str, float]:
     """Do the dataset's ResNet features carry information? Spread across frames and how often a
     frame's nearest neighbour (frames within 2 steps excluded) comes from the same demonstration."""
@@ -153,6 +248,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--agent-kwargs", default=None, metavar="JSON",
                     help="the agent's inference options, e.g. '{\"interaction_retry\": 2}' (default: the checkpoint's)")
     ap.add_argument("--features", action="store_true", help="also measure the dataset features' spread")
+    ap.add_argument("--task", action="store_true",
+                    help="diagnose whole task episodes (the agent acts from the start) instead of one subgoal")
     ap.add_argument("--out", type=Path, default=RESULTS_DIR / "alfred_subgoal_diag")
     args = ap.parse_args(argv)
     with report_usage_errors(ap.prog, ValueError):
@@ -160,18 +257,21 @@ def main(argv: Optional[List[str]] = None) -> int:
         check_int("--episodes", args.episodes, 1)
         check_int("--max-steps", args.max_steps, 1)
         args.agent_kwargs = parse_json_object("--agent-kwargs", args.agent_kwargs)
+        if args.task and args.features:
+            raise ValueError("--features applies to subgoal diagnosis, not --task")
         recs, spread = run(args)
     write_json(args.out / "diag.json", {"args": {k: str(v) for k, v in vars(args).items()}, "features": spread,
                                         "episodes": recs})
-    text = _markdown(recs, spread, args)
+    text = _task_markdown(recs, args) if args.task else _markdown(recs, spread, args)
     write_markdown(args.out / "diag.md", text)
-    print(text)
+    print(text.split("\n## ")[0] if args.task else text)  # --task: the summary; the step logs are in diag.md
     return 0
 
 
 def run(args: argparse.Namespace):
     """The diagnosed episodes (and the feature spread with ``--features``)."""
     import torch
+    from tqdm import tqdm
 
     from alfred_task.agents import CheckpointAgent
     from alfred_task.eval_episodes import subgoal_indices
@@ -182,6 +282,10 @@ def run(args: argparse.Namespace):
     agent = CheckpointAgent(args.checkpoint, **(args.agent_kwargs or {})).inner
     entries = resolve_entries(args.data, args.data / "splits.json", args.split)
     env, recs = _make_env("thor_lite", 300), []
+    if args.task:
+        for e in tqdm(entries[:args.episodes], desc="task episodes", unit="ep"):
+            recs.append(diagnose_task_episode(env, agent, load_traj(e.path), e.repeat_idx, args.max_steps))
+        return recs, None
     for e in entries:
         if len(recs) >= args.episodes:
             break

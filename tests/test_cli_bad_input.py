@@ -138,6 +138,8 @@ CASES = [
      "--episodes"),
     ("benchmarks/alfred_subgoal_diag.py", "--checkpoint {file} --data {alfred} --agent-kwargs [1] --out {tmp}/o",
      "--agent-kwargs"),
+    ("benchmarks/alfred_subgoal_diag.py", "--checkpoint {file} --data {alfred} --task --features --out {tmp}/o",
+     "--features"),
     ("benchmarks/alfred_mask_resolve.py", "--checkpoint {tmp}/none.pt --data {alfred}", "none.pt"),
     ("benchmarks/alfred_mask_resolve.py", "--checkpoint {file} --data {alfred} --trajectories 0", "--trajectories"),
     ("benchmarks/alfred_mask_resolve.py", "--checkpoint {file} --data {alfred} --thresholds 0.7,1", "--thresholds"),
