@@ -16,6 +16,9 @@ One seeded command, resumable stage by stage (a finished training run or evaluat
 3. writes ``<out>/compare.md`` and ``compare.json`` (every number with a 95 % CI: Wilson for
    success rates, seeded percentile bootstrap over episodes for the ratio metrics GC/PLW), a PNG of
    the three training curves from AllenAct's TensorBoard logs, and ALFRED's result files per agent.
+   Each must-show claim (Seq2Seq+PM vs random / no-language) says whether it holds beyond the
+   separate intervals and gives the paired difference on the same evaluations with a
+   trajectory-clustered bootstrap interval (`paired_difference`).
 
 ``--ship DIR`` copies the trained Seq2Seq+PM checkpoint without optimizer state into DIR.
 """
@@ -27,7 +30,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -201,6 +204,38 @@ def trajectory_ci(recs: Sequence[dict], num: Sequence[float], den: Sequence[floa
     return ratio_ci(*by_trajectory(recs, num, den), seed)
 
 
+def _record_key(r: dict) -> tuple:
+    return (r["task"], r["repeat_idx"], r.get("subgoal_idx"))
+
+
+def paired_difference(recs_a: Sequence[dict], recs_b: Sequence[dict], num: Callable[[dict], float],
+                      den: Callable[[dict], float], seed: int, n_boot: int = 2000) -> Tuple[float, Tuple[float, float]]:
+    """a - b of sum(num)/sum(den) on the evaluations both agents have, with a 95 % percentile
+    bootstrap that resamples whole trajectories and keeps each agent's records of a trajectory
+    together: the test for "a beats b on the same episodes", tighter than comparing the two
+    separate intervals, since scene-level difficulty cancels in the difference."""
+    a = {_record_key(r): r for r in recs_a}
+    b = {_record_key(r): r for r in recs_b}
+    keys = sorted(a.keys() & b.keys())
+    if not keys:
+        return 0.0, (0.0, 0.0)
+    trajs = sorted({k[0] for k in keys})
+    pos = {t: i for i, t in enumerate(trajs)}
+    sums = np.zeros((4, len(trajs)))  # num a, den a, num b, den b per trajectory
+    for k in keys:
+        i = pos[k[0]]
+        sums[:, i] += (num(a[k]), den(a[k]), num(b[k]), den(b[k]))
+
+    def diff(tot: np.ndarray) -> np.ndarray:
+        ra = np.divide(tot[0], tot[1], out=np.zeros_like(tot[0]), where=tot[1] > 0)
+        rb = np.divide(tot[2], tot[3], out=np.zeros_like(tot[2]), where=tot[3] > 0)
+        return ra - rb
+
+    idx = np.random.default_rng(seed).integers(0, len(trajs), size=(n_boot, len(trajs)))
+    boots = diff(sums[:, idx].sum(2))
+    return float(diff(sums.sum(1))), (float(np.percentile(boots, 2.5)), float(np.percentile(boots, 97.5)))
+
+
 def task_summary(recs: Sequence[dict], seed: int) -> Dict[str, Any]:
     """SR / GC / PLW-SR / PLW-GC (ALFRED's aggregate formulas) with 95 % CIs; GC also with the
     trajectory-clustered interval (`ci_traj`)."""
@@ -268,12 +303,16 @@ def report(summary: Dict[str, Dict[str, Any]], split: str, subgoal_types: Sequen
     return lines + [""]
 
 
-def claims(summary: Dict[str, Dict[str, Any]]) -> List[Tuple[str, bool, bool]]:
+def claims(summary: Dict[str, Dict[str, Any]], recs: Optional[Dict[str, Dict[str, list]]] = None,
+           seed: int = 0) -> List[Tuple[str, bool, bool, Optional[Tuple[float, Tuple[float, float]]]]]:
     """The issue's must-show-3 comparisons (Seq2Seq+PM vs random / no-language): (claim, beyond
-    the per-evaluation CIs, beyond the trajectory-clustered CIs)."""
+    the per-evaluation CIs, beyond the trajectory-clustered CIs, the paired difference and its
+    trajectory-clustered 95 % CI when `recs` is given)."""
     pm = summary.get("seq2seq_pm")
     if pm is None:
         return []
+    success = (lambda r: 1.0 if r["success"] else 0.0, lambda r: 1.0)
+    conditions = (lambda r: float(r["completed_goal_conditions"]), lambda r: float(r["total_goal_conditions"]))
     out = []
     for other in ("random", "no_language"):
         if other not in summary:
@@ -281,10 +320,27 @@ def claims(summary: Dict[str, Dict[str, Any]]) -> List[Tuple[str, bool, bool]]:
         for sg in ("GotoLocation", "PickupObject"):
             if sg in pm["subgoal"] and sg in summary[other]["subgoal"]:
                 a, b = pm["subgoal"][sg], summary[other]["subgoal"][sg]
-                out.append((f"seq2seq_pm > {other}: {sg} subgoal SR", beats(a, b), beats(a, b, "ci_traj")))
+                paired = None if recs is None else paired_difference(
+                    [r for r in recs["seq2seq_pm"]["subgoal"] if r["subgoal_type"] == sg],
+                    [r for r in recs[other]["subgoal"] if r["subgoal_type"] == sg], *success, seed)
+                out.append((f"seq2seq_pm > {other}: {sg} subgoal SR", beats(a, b), beats(a, b, "ci_traj"), paired))
         a, b = pm["task"]["gc"], summary[other]["task"]["gc"]
-        out.append((f"seq2seq_pm > {other}: task GC", beats(a, b), beats(a, b, "ci_traj")))
+        paired = None if recs is None else paired_difference(recs["seq2seq_pm"]["task"], recs[other]["task"],
+                                                              *conditions, seed)
+        out.append((f"seq2seq_pm > {other}: task GC", beats(a, b), beats(a, b, "ci_traj"), paired))
     return out
+
+
+def claim_line(claim: str, ok: bool, ok_traj: bool, paired: Optional[Tuple[float, Tuple[float, float]]]) -> str:
+    """One markdown bullet of `claims`."""
+    line = (f"- {claim}: {'yes' if ok else 'NO'} beyond the 95 % CIs; {'yes' if ok_traj else 'NO'} beyond the "
+            f"trajectory-clustered 95 % CIs")
+    if paired is not None:
+        d, (lo, hi) = paired
+        verdict = "above 0" if lo > 0 else ("below 0" if hi < 0 else "includes 0")
+        line += (f"; paired difference {100 * d:+.1f} points, trajectory-clustered 95 % CI "
+                 f"[{100 * lo:+.1f}, {100 * hi:+.1f}] ({verdict})")
+    return line
 
 
 def plot_curves(runs: Dict[str, Path], png: Path) -> Dict[str, Dict[str, list]]:
@@ -452,10 +508,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         summary = {name: {"task": task_summary(r["task"], args.seed),
                           "subgoal": subgoal_summary(r["subgoal"], args.seed)}
                    for name, r in recs.items()}
-        result["splits"][split] = {"summary": summary, "claims": claims(summary)}
+        split_claims = claims(summary, recs, args.seed)
+        result["splits"][split] = {"summary": summary, "claims": split_claims}
         lines += report(summary, split, [t for t in types if any(t in s["subgoal"] for s in summary.values())])
-        lines += [f"- {c}: {'yes' if ok else 'NO'} beyond the 95 % CIs; {'yes' if ok_traj else 'NO'} beyond the "
-                  f"trajectory-clustered 95 % CIs" for c, ok, ok_traj in claims(summary)] + [""]
+        lines += [claim_line(*c) for c in split_claims] + [""]
     result["curves"] = plot_curves({v: args.out / "train" / v for v in variants}, args.out / "training_curves.png")
     lines += ["![training curves](training_curves.png)", ""]
     write_json(args.out / "compare.json", result)

@@ -98,3 +98,31 @@ def test_trajectory_clustered_interval_counts_a_trajectorys_annotations_once():
     assert (lo, hi) == ratio_ci([n / 3 for n in num], [1.0] * 10, seed=0)
     w_lo, w_hi = wilson(12, 30)
     assert lo <= 0.4 <= hi and hi - lo > w_hi - w_lo
+
+
+def test_paired_difference_sees_a_consistent_gain_that_separate_intervals_miss():
+    """Agent a succeeds on one more of 6 evaluations than b in every trajectory, while trajectories
+    range from easy to hopeless: the separate clustered intervals overlap, the paired one excludes 0.
+    Records only one agent has are left out; identical agents differ by exactly 0."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from alfred_seq2seq_compare import paired_difference, trajectory_ci
+
+    def recs(extra: int) -> list:
+        out = []
+        for t in range(12):
+            base = t % 6  # 0 to 5 of 6 evaluations succeed for b
+            out += [{"task": f"t{t}/x", "repeat_idx": i, "success": i < base + extra} for i in range(6)]
+        return out
+
+    a, b = recs(1), recs(0)
+    a.append({"task": "only_a/x", "repeat_idx": 0, "success": True})  # not in b: ignored
+    succ = (lambda r: 1.0 if r["success"] else 0.0, lambda r: 1.0)
+    d, (lo, hi) = paired_difference(a, b, *succ, seed=0)
+    assert max(abs(d - 1 / 6), abs(lo - d), abs(hi - d)) < 1e-9  # the same gain in every trajectory
+    sep_a = trajectory_ci(a[:-1], [succ[0](r) for r in a[:-1]], [1.0] * 72, seed=0)
+    sep_b = trajectory_ci(b, [succ[0](r) for r in b], [1.0] * 72, seed=0)
+    assert sep_a[0] < sep_b[1]  # the separate intervals overlap
+    assert paired_difference(b, b, *succ, seed=0) == (0.0, (0.0, 0.0))
+    noisy = [dict(r, success=r["success"] if r["task"] != "t0/x" else True) for r in b]  # one trajectory better
+    d, (lo, hi) = paired_difference(noisy, b, *succ, seed=0)
+    assert d > 0 and lo == 0.0 < hi  # one trajectory better is not significant
