@@ -114,10 +114,13 @@ def diagnose_episode(env, agent, traj: dict, repeat_idx: int, eval_idx: int, max
 
 
 def diagnose_task_episode(env, agent, traj: dict, repeat_idx: int, max_steps: int,
-                          max_fails: int = 10) -> Dict[str, Any]:
-    """One task episode, step by step (see the module doc, ``--task``)."""
+                          max_fails: Optional[int] = None) -> Dict[str, Any]:
+    """One task episode, step by step (see the module doc, ``--task``); `max_fails` defaults to
+    ALFRED's."""
     from alfred_task import constants as C
     from alfred_task.subgoals import SubgoalTracker
+
+    max_fails = C.MAX_FAILS if max_fails is None else max_fails
 
     env.init_episode(traj)
     tracker = SubgoalTracker(traj, env)
