@@ -151,17 +151,20 @@ def evaluate(agent: str, factory_kwargs: Dict[str, Any], split: str, args: argpa
     return {"task": tasks, "subgoal": subgoals}
 
 
+def _record_key(r: dict) -> tuple:
+    """Which evaluation a record is: (trajectory, annotation, subgoal index or None for a task)."""
+    return (r["task"], r["repeat_idx"], r.get("subgoal_idx"))
+
+
 def common_episodes(recs: Dict[str, Dict[str, list]]) -> Dict[str, Dict[str, list]]:
     """Every agent's records restricted to the episodes all agents were evaluated on (a resumed
     or --limit'ed run may cover fewer), so the table compares the same episodes."""
-    keys = {"task": lambda r: (r["task"], r["repeat_idx"]),
-            "subgoal": lambda r: (r["task"], r["repeat_idx"], r["subgoal_idx"])}
     out: Dict[str, Dict[str, list]] = {a: {} for a in recs}
-    for kind, key in keys.items():
-        sets = [{key(r) for r in by_kind[kind]} for by_kind in recs.values() if by_kind[kind]]
+    for kind in ("task", "subgoal"):
+        sets = [{_record_key(r) for r in by_kind[kind]} for by_kind in recs.values() if by_kind[kind]]
         shared = set.intersection(*sets) if sets else set()
         for a, by_kind in recs.items():
-            out[a][kind] = [r for r in by_kind[kind] if key(r) in shared]
+            out[a][kind] = [r for r in by_kind[kind] if _record_key(r) in shared]
     return out
 
 
@@ -202,10 +205,6 @@ def by_trajectory(recs: Sequence[dict], num: Sequence[float], den: Sequence[floa
 def trajectory_ci(recs: Sequence[dict], num: Sequence[float], den: Sequence[float], seed: int) -> Tuple[float, float]:
     """95 % cluster bootstrap of sum(num)/sum(den): whole trajectories are resampled."""
     return ratio_ci(*by_trajectory(recs, num, den), seed)
-
-
-def _record_key(r: dict) -> tuple:
-    return (r["task"], r["repeat_idx"], r.get("subgoal_idx"))
 
 
 def paired_difference(recs_a: Sequence[dict], recs_b: Sequence[dict], num: Callable[[dict], float],
