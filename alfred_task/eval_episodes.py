@@ -76,16 +76,20 @@ def _goal_instr(traj: Mapping, repeat_idx: int) -> str:
 def _agent_loop(env, agent: Agent, tracker: Optional[SubgoalTracker], max_steps: int, max_fails: int,
                 stop_tokens: Sequence[str], done: Optional[Callable[[], bool]] = None,
                 actions: Optional[List[dict]] = None,
-                failed: Optional[Dict[str, int]] = None) -> Tuple[int, int, float, str]:
+                failed: Optional[Dict[str, int]] = None,
+                before_step: Optional[Callable[[], None]] = None) -> Tuple[int, int, float, str]:
     """Let the agent act until a stop token, `done()`, max_fails or max_steps (§5.1 counting:
     failed actions are steps, the stop prediction is not; the action reaching max_fails is
     neither counted nor tracked). Returns (steps, fails, reward, end reason); `failed` (if given)
-    counts the failed actions by name, the one reaching max_fails included."""
+    counts the failed actions by name, the one reaching max_fails included; `before_step` (if
+    given) is called before each agent decision (e.g. to record what the agent sees)."""
     t = fails = 0
     reward = 0.0
     while t < max_steps:
         if done is not None and done():
             return t, fails, reward, "done"
+        if before_step is not None:
+            before_step()
         action, mask = _agent_step(agent, env)
         if action in stop_tokens:
             return t, fails, reward, "stop"
@@ -121,16 +125,20 @@ def _failure(agent: Agent, success: Optional[bool], end_reason: str, steps: int,
 
 def run_task_episode(env, agent: Agent, traj: Mapping, repeat_idx: int, *, max_steps: int = MAX_STEPS,
                      max_fails: int = MAX_FAILS, record_actions: bool = False, reward_type: str = "dense",
+                     before_step: Optional[Callable[[Optional[SubgoalTracker]], None]] = None,
                      **extra: Any) -> dict:
-    """Evaluate one (trajectory, annotation); returns an episode record (see module doc)."""
+    """Evaluate one (trajectory, annotation); returns an episode record (see module doc).
+    `before_step(tracker)` (if given) is called before each agent decision with the episode's
+    subgoal tracker (None for unscored trajectories); it must not act in the simulator."""
     env.init_episode(traj)
     scored = bool(traj.get("plan"))
     tracker = SubgoalTracker(traj, env, reward_type=reward_type) if scored else None
     agent.reset(traj, repeat_idx, env)
     actions: List[dict] = []
     failed: Dict[str, int] = {}
+    hook = None if before_step is None else (lambda: before_step(tracker))
     t, fails, reward, end_reason = _agent_loop(env, agent, tracker, max_steps, max_fails, (STOP,), actions=actions,
-                                               failed=failed)
+                                               failed=failed, before_step=hook)
     common = {"num_fails": fails, "fails_by_action": dict(sorted(failed.items())), "end_reason": end_reason,
               "scored": scored, **extra}
     if record_actions:

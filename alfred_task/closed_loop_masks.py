@@ -1,0 +1,448 @@
+"""Interaction masks learnt on the agent's own states: DAgger for the mask decoder alone.
+
+Why: a Seq2Seq(+PM) trained on demonstrations sees interaction frames only from the expert's
+interaction poses. In ALFRED's task evaluation the agent's own GotoLocation ends elsewhere (the
+object smaller, off-centre), and there its pickup mask missed the target 64 of 73 times on
+valid_seen although the target was in view in 53 (README, session 20). Here the trained agent acts
+exactly as in the task evaluation (`eval_episodes.run_task_episode`, its inference options, the
+10-failure limit, a step cap) on *train* trajectories, and before every decision taken while the
+subgoal tracker is on an object interaction whose object is in view, the step is labelled with
+that object's instance mask in the current frame (what an expert pointing at the object it wants
+would give; PutObject: the receptacle). The decoder features of those steps come from the agent's
+own history. ``fit`` then trains only the mask decoder on these labels plus the demonstrations'
+interaction steps (so the expert-pose masks are kept), with ALFRED's balanced mask BCE; everything
+else is frozen, so actions, navigation and stopping are exactly the original checkpoint's.
+
+    python -m alfred_task.closed_loop_masks collect --checkpoint CKPT --data out/alfred_s2s_thor520 \\
+        --split train --episodes 700 --seed 0 --shard 0/2 --out DIR      # and --shard 1/2 beside it
+    python -m alfred_task.closed_loop_masks fit --checkpoint CKPT --rollouts DIR \\
+        --demos out/alfred_s2s_thor520 --steps 3000 --seed 0 --out NEW_CKPT
+
+``collect`` writes ``DIR/rollouts_<k>of<n>.pt`` (decoder features, frames, packed target masks,
+and the task records of the rollouts); ``fit`` writes the new checkpoint (the original's record,
+options and every other tensor unchanged, in the original's dtype), ``NEW_CKPT.json`` (settings,
+losses, held-out hit rates) and a PNG of the curves beside it.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import zlib
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from common.cli import (OneLineArgumentParser, UsageError, check_input_file, check_int, check_output_dir,
+                        check_output_file, parse_json_object, print_error)
+from common.procs import stop_children_on_signals
+
+from . import constants as C
+
+__all__ = ["LABELLED_SUBGOALS", "MIN_TARGET_PIXELS", "StepLabeller", "collect", "fit", "top_k_precision", "main"]
+
+#: interaction subgoals whose mask target is one object, and the planner field that names it
+LABELLED_SUBGOALS = {"PickupObject": "objectId", "SliceObject": "objectId", "ToggleObject": "objectId",
+                     "PutObject": "receptacleObjectId"}
+#: fewer target pixels than this (of 300×300) and the step is not labelled: barely in view
+MIN_TARGET_PIXELS = 25
+#: the pickup mask rule of the shipped checkpoints (`top_k:700@PickupObject+SliceObject`): the
+#: held-out hit rate counts a mask as on target when most of its 700 most confident pixels are
+HIT_TOP_K = 700
+ROLLOUT_GLOB = "rollouts_*of*.pt"
+
+
+class StepLabeller:
+    """`run_task_episode`'s ``before_step``: records (subgoal, decoder features, frame features,
+    target mask) for the steps defined in the module doc. The agent's decoder step is repeated
+    here without changing its state (its features are memoised by frame)."""
+
+    def __init__(self, env, agent) -> None:
+        self.env, self.agent = env, agent
+        self.rows: List[Tuple[str, Any, Any, np.ndarray, int]] = []
+
+    def __call__(self, tracker) -> None:
+        import torch
+
+        if tracker is None:
+            return
+        cur = tracker.current() or {}
+        field = LABELLED_SUBGOALS.get(cur.get("action"))
+        target = tracker.rid(cur.get(field)) if field else None
+        mask = self.env.last_event.instance_masks.get(target) if target else None
+        if mask is None:
+            return
+        mask = np.asarray(mask, dtype=bool)
+        if int(mask.sum()) < MIN_TARGET_PIXELS:
+            return
+        with torch.no_grad():
+            _lo, cont, _h, _c, feat = self.agent._decode(np.asarray(self.env.last_event.frame))  # noqa: SLF001
+        self.rows.append((cur["action"], cont[0].clone(), feat[0].half(), np.packbits(mask), mask.shape[0]))
+
+
+def _shard(text: str) -> Tuple[int, int]:
+    try:
+        k, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise UsageError(f"--shard must be K/N with 0 <= K < N, got {text!r}") from None
+    if not 0 <= k < n:
+        raise UsageError(f"--shard must be K/N with 0 <= K < N, got {text!r}")
+    return k, n
+
+
+def _sample(entries: Sequence, episodes: int, seed: int) -> List[int]:
+    """A seeded subset of entry indices, in split-file order (annotations of a trajectory stay adjacent)."""
+    n = min(episodes, len(entries))
+    return sorted(random.Random(seed).sample(range(len(entries)), n))
+
+
+def collect(checkpoint: Path, data: Path, split: str, episodes: int, seed: int, out: Path,
+            shard: Tuple[int, int] = (0, 1), max_steps: int = 60,
+            agent_kwargs: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    """Roll the checkpoint's agent out on a seeded subset of `split` (this shard's part) and save
+    the labelled steps (module doc). Returns a summary."""
+    import torch
+    from tqdm import tqdm
+
+    from common.atomic_io import atomic_open
+
+    from .agents import CheckpointAgent
+    from .eval_episodes import run_task_episode
+    from .eval_inputs import load_traj, resolve_entries
+    from .eval_runner import _make_env
+
+    torch.manual_seed(seed)
+    torch.set_num_threads(1)
+    agent = CheckpointAgent(checkpoint, **(agent_kwargs or {})).inner
+    entries = resolve_entries(data, data / "splits.json", split)
+    picked = _sample(entries, episodes, seed)[shard[0]::shard[1]]
+    env = _make_env("thor_lite", C.MASK_SHAPE[0])
+    labeller = StepLabeller(env, agent)
+    records, episode_of_row = [], []
+    for i in tqdm(picked, desc=f"rollouts {shard[0]}/{shard[1]}", unit="ep"):
+        e = entries[i]
+        before = len(labeller.rows)
+        rec = run_task_episode(env, agent, load_traj(e.path), e.repeat_idx, max_steps=max_steps,
+                               before_step=labeller)
+        records.append(rec)
+        episode_of_row += [len(records) - 1] * (len(labeller.rows) - before)
+    rows = labeller.rows
+    side = rows[0][4] if rows else C.MASK_SHAPE[0]
+    blob = {"meta": {"checkpoint": str(checkpoint), "data": str(data), "split": split, "episodes": episodes,
+                     "seed": seed, "shard": list(shard), "max_steps": max_steps, "agent_kwargs": agent_kwargs or {},
+                     "mask_side": side, "min_target_pixels": MIN_TARGET_PIXELS},
+            "records": records,
+            "subgoal": [r[0] for r in rows],
+            "episode": torch.tensor(episode_of_row, dtype=torch.long),
+            "cont": torch.stack([r[1] for r in rows]) if rows else torch.zeros(0),
+            "frames": torch.stack([r[2] for r in rows]) if rows else torch.zeros(0),
+            "masks": torch.from_numpy(np.stack([r[3] for r in rows])) if rows else torch.zeros(0, dtype=torch.uint8)}
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"rollouts_{shard[0]}of{shard[1]}.pt"
+    with atomic_open(path, "wb") as f:
+        torch.save(blob, f)
+    by_type: Dict[str, int] = {}
+    for r in rows:
+        by_type[r[0]] = by_type.get(r[0], 0) + 1
+    gc = [r["goal_condition_success"] for r in records if "goal_condition_success" in r]
+    return {"file": str(path), "episodes": len(records), "labelled_steps": len(rows), "by_subgoal": by_type,
+            "mean_gc": float(np.mean(gc)) if gc else None}
+
+
+# --- fitting --------------------------------------------------------------------------------------
+def _unpack(packed: Any, side: int, size: int):
+    """Packed bool masks [N, side*side/8] -> float masks [N, size, size] (nearest resize, as the
+    demonstrations' masks are resized in `il_dataset`)."""
+    import torch
+
+    m = np.unpackbits(np.asarray(packed), axis=1)[:, :side * side].reshape(-1, side, side)
+    t = torch.from_numpy(m.astype(np.float32))
+    if side != size:
+        t = torch.nn.functional.interpolate(t[:, None], size=(size, size), mode="nearest")[:, 0]
+    return t
+
+
+def load_rollouts(folder: Path, size: int) -> Dict[str, Any]:
+    """Every ``rollouts_*of*.pt`` under `folder`, concatenated; episodes get ids unique across files."""
+    import torch
+
+    files = sorted(folder.glob(ROLLOUT_GLOB))
+    if not files:
+        raise UsageError(f"--rollouts {folder}: no {ROLLOUT_GLOB} files (run `collect` first)")
+    parts, records, offset = [], [], 0
+    for f in files:
+        b = torch.load(f, map_location="cpu", weights_only=False)
+        if len(b["subgoal"]):
+            parts.append((b["subgoal"], b["episode"] + offset, b["cont"], b["frames"],
+                          _unpack(b["masks"].numpy(), b["meta"]["mask_side"], size),
+                          [f"{r['trial']}#{r['repeat_idx']}" for r in b["records"]]))
+        offset += len(b["records"])
+        records += b["records"]
+    if not parts:
+        raise UsageError(f"--rollouts {folder}: the rollouts have no labelled step")
+    trial_of = [t for p in parts for t in p[5]]
+    return {"subgoal": [s for p in parts for s in p[0]], "episode": torch.cat([p[1] for p in parts]),
+            "cont": torch.cat([p[2] for p in parts]), "frames": torch.cat([p[3] for p in parts]),
+            "masks": torch.cat([p[4] for p in parts]), "records": records, "files": [str(f) for f in files],
+            "trial_of": trial_of}
+
+
+def demo_interaction_steps(policy, data: Path, vocab, limit: Optional[int], batch_size: int = 16) -> Dict[str, Any]:
+    """Decoder features, frames and gold masks of every interaction step of the demonstrations
+    (`data`'s train split), computed with the frozen model teacher-forced as the agent acts: the
+    previous-action input is the expert's action when the policy feeds the action taken
+    (``prev_action_input="taken"``), else the model's own argmax."""
+    import torch
+
+    from .il_dataset import AlfredILDataset
+
+    model = policy.seq2seq
+    ds = AlfredILDataset(data, data / "splits.json", "train", vocab=vocab, mask_size=model.pframe,
+                         max_examples=limit)
+    saved = model.dec_teacher_forcing
+    model.dec_teacher_forcing = policy.prev_action_input == "taken"
+    try:
+        conts, frames, masks = _demo_steps(model, ds, batch_size)
+    finally:
+        model.dec_teacher_forcing = saved
+    return {"cont": torch.cat(conts), "frames": torch.cat(frames), "masks": torch.cat(masks)}
+
+
+def _demo_steps(model, ds, batch_size: int):
+    import torch
+    from tqdm import tqdm
+
+    conts, frames, masks = [], [], []
+    with torch.no_grad():
+        for b in tqdm(ds.batches(batch_size, shuffle=False), total=-(-len(ds) // batch_size),
+                      desc="demonstration interactions", unit="batch"):
+            sel = b["action_low_valid_interact"]
+            out = model(b["lang_goal"], b["lang_instr"], b["frames"], b["action_low"], mask_steps=sel)
+            conts.append(out.cont[sel])
+            frames.append(model.prepare_frames(b["frames"])[sel].half())
+            masks.append(b["action_low_mask"])
+    return conts, frames, masks
+
+
+def top_k_precision(logits, gold, k: int = HIT_TOP_K):
+    """Per mask, the fraction of its k most confident pixels (after resizing to 300×300, as the
+    agent's mask rule does) that lie on the gold mask [N, P, P]."""
+    import torch
+
+    from .models.mask_rules import frame_logits
+
+    big = frame_logits(logits, C.MASK_SHAPE).flatten(1)
+    g = torch.nn.functional.interpolate(gold[:, None].float(), size=C.MASK_SHAPE, mode="nearest")[:, 0].flatten(1)
+    idx = big.topk(k, dim=1).indices
+    return g.gather(1, idx).mean(1)
+
+
+def _evaluate(mask_dec, data: Dict[str, Any], idx, batch: int = 64) -> Dict[str, float]:
+    import torch
+
+    from .models.losses import balanced_mask_bce
+
+    mask_dec.eval()
+    losses, prec = [], []
+    with torch.no_grad():
+        for i in range(0, len(idx), batch):
+            j = idx[i:i + batch]
+            lo = mask_dec(data["cont"][j], data["frames"][j].float())
+            losses.append(float(balanced_mask_bce(lo, data["masks"][j])) * len(j))
+            prec.append(top_k_precision(lo, data["masks"][j]))
+    p = torch.cat(prec) if prec else torch.zeros(0)
+    return {"bce": sum(losses) / max(1, len(idx)), "top_k_on_target": float(p.mean()) if len(p) else float("nan"),
+            "hit_rate": float((p > 0.5).float().mean()) if len(p) else float("nan"), "n": len(idx)}
+
+
+def _held_out(trials: Sequence[str], episode: Any, frac: float, seed: int):
+    """Row indices of train / held-out rollout steps, split by trajectory (a stable hash), so the
+    annotations of one trajectory are on one side."""
+    import torch
+
+    names = sorted({t.split("#")[0] for t in trials})
+    held = {n for n in names if zlib.crc32(f"{seed}:{n}".encode()) % 1000 < frac * 1000}
+    ep_held = torch.tensor([t.split("#")[0] in held for t in trials], dtype=torch.bool)
+    rows_held = ep_held[episode]
+    return torch.nonzero(~rows_held).flatten(), torch.nonzero(rows_held).flatten()
+
+
+def fit(checkpoint: Path, rollouts: Path, demos: Path, out: Path, steps: int = 3000, batch: int = 64,
+        lr: float = 1e-4, seed: int = 0, demo_fraction: float = 0.5, held_out: float = 0.1,
+        demo_limit: Optional[int] = None, eval_every: int = 250) -> Dict[str, Any]:
+    """Train the checkpoint's mask decoder on rollout labels + demonstration interactions (module
+    doc) and save the new checkpoint at `out`. Returns the run's summary (also ``out``.json)."""
+    import torch
+    from tqdm import tqdm
+
+    from common.atomic_io import atomic_open, write_json_atomic
+
+    from .agents import CheckpointAgent
+    from .models.losses import balanced_mask_bce
+
+    torch.manual_seed(seed)
+    agent = CheckpointAgent(checkpoint).inner
+    model = agent.model.eval()
+    size = model.pframe
+    cl = load_rollouts(rollouts, size)
+    if cl["cont"].shape[1] != model.dec.cont_dim:
+        raise UsageError(f"--rollouts {rollouts}: decoder features of width {cl['cont'].shape[1]}, but "
+                         f"{checkpoint} has {model.dec.cont_dim}: the rollouts were collected with another model")
+    demo = demo_interaction_steps(agent.policy, demos, agent.vocab, demo_limit)
+    tr, ho = _held_out(cl["trial_of"], cl["episode"], held_out, seed)
+    gen = torch.Generator().manual_seed(seed)
+    demo_ho = torch.randperm(len(demo["cont"]), generator=gen)[:len(ho)]
+    demo_tr = torch.tensor(sorted(set(range(len(demo["cont"]))) - set(demo_ho.tolist())), dtype=torch.long)
+    mask_dec = model.dec.mask_dec
+    for p in model.parameters():
+        p.requires_grad_(False)
+    params = list(mask_dec.parameters())
+    for p in params:
+        p.requires_grad_(True)
+    opt = torch.optim.Adam(params, lr=lr)
+    n_demo = int(round(batch * demo_fraction))
+    curve: List[Dict[str, Any]] = []
+
+    tr_probe = tr[torch.randperm(len(tr), generator=gen)[:512]]
+
+    def log(step: int) -> None:
+        row = {"step": step, "rollouts_train": _evaluate(mask_dec, cl, tr_probe),
+               "rollouts_held_out": _evaluate(mask_dec, cl, ho),
+               "demos_held_out": _evaluate(mask_dec, demo, demo_ho)}
+        pick = torch.tensor([i for i in ho.tolist() if cl["subgoal"][i] in ("PickupObject", "SliceObject")],
+                            dtype=torch.long)
+        row["pickups_held_out"] = _evaluate(mask_dec, cl, pick)
+        curve.append(row)
+
+    log(0)
+    train_losses = []
+    for step in tqdm(range(1, steps + 1), desc="fit mask decoder", unit="step"):
+        mask_dec.train()
+        a = tr[torch.randint(len(tr), (batch - n_demo,), generator=gen)]
+        d = demo_tr[torch.randint(len(demo_tr), (n_demo,), generator=gen)]
+        cont = torch.cat([cl["cont"][a], demo["cont"][d]])
+        frames = torch.cat([cl["frames"][a], demo["frames"][d]]).float()
+        gold = torch.cat([cl["masks"][a], demo["masks"][d]])
+        loss = balanced_mask_bce(mask_dec(cont, frames), gold)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        train_losses.append(loss.item())
+        if step % eval_every == 0 or step == steps:
+            log(step)
+            curve[-1]["train_bce"] = float(np.mean(train_losses[-eval_every:]))
+    mask_dec.eval()
+
+    full = torch.load(checkpoint, map_location="cpu", weights_only=False)
+    state = dict(full["model_state_dict"])
+    prefix = "seq2seq.dec.mask_dec."
+    new = {prefix + k: v for k, v in mask_dec.state_dict().items()}
+    missing = [k for k in new if k not in state]
+    if missing:
+        raise RuntimeError(f"{checkpoint}: mask decoder keys {missing[:3]} not in its state dict")
+    for k, v in new.items():
+        state[k] = v.to(state[k].dtype) if state[k].is_floating_point() else v
+    full["model_state_dict"] = state
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_open(out, "wb") as f:
+        torch.save(full, f)
+    summary = {"checkpoint": str(checkpoint), "out": str(out), "rollouts": cl["files"], "demos": str(demos),
+               "steps": steps, "batch": batch, "lr": lr, "seed": seed, "demo_fraction": demo_fraction,
+               "held_out": held_out, "rollout_steps": {"train": len(tr), "held_out": len(ho)},
+               "demo_steps": {"train": len(demo_tr), "held_out": len(demo_ho)},
+               "rollout_episodes": len(cl["records"]), "curve": curve}
+    write_json_atomic(out.with_suffix(".json"), summary)
+    _plot(curve, out.with_suffix(".png"))
+    return summary
+
+
+def _plot(curve: List[Dict[str, Any]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from common.atomic_io import atomic_open
+
+    steps = [r["step"] for r in curve]
+    fig, ax = plt.subplots(1, 2, figsize=(10, 4))
+    for key, label in (("rollouts_held_out", "own-state steps (held out)"), ("demos_held_out", "demonstrations (held out)"),
+                       ("pickups_held_out", "own-state pickups (held out)")):
+        ax[0].plot(steps, [r[key]["bce"] for r in curve], label=label)
+        ax[1].plot(steps, [r[key]["hit_rate"] for r in curve], label=label)
+    ax[0].set(xlabel="update", ylabel="balanced mask BCE", title="mask loss")
+    ax[1].set(xlabel="update", ylabel=f"share with most of the top {HIT_TOP_K} px on target", title="hit rate")
+    for a in ax:
+        a.legend(fontsize=8)
+    fig.tight_layout()
+    with atomic_open(path, "wb") as f:
+        fig.savefig(f, format="png", dpi=100)
+    plt.close(fig)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = OneLineArgumentParser(prog="python -m alfred_task.closed_loop_masks", description=__doc__,
+                               formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("collect", help="roll the agent out and label its interaction steps")
+    c.add_argument("--checkpoint", type=Path, required=True)
+    c.add_argument("--data", type=Path, required=True, help="dataset root with splits.json")
+    c.add_argument("--split", default="train")
+    c.add_argument("--episodes", type=int, default=700, help="(trajectory, annotation) pairs, a seeded subset")
+    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--shard", default="0/1", help="K/N: this process's share of the episodes")
+    c.add_argument("--max-steps", type=int, default=60)
+    c.add_argument("--agent-kwargs", default=None, metavar="JSON", help="inference options (default: the checkpoint's)")
+    c.add_argument("--out", type=Path, required=True, help="folder for rollouts_<K>of<N>.pt")
+    f = sub.add_parser("fit", help="train the mask decoder on the collected labels + demonstrations")
+    f.add_argument("--checkpoint", type=Path, required=True)
+    f.add_argument("--rollouts", type=Path, required=True, help="the folder `collect` wrote")
+    f.add_argument("--demos", type=Path, required=True, help="dataset root whose train split holds the demonstrations")
+    f.add_argument("--demo-limit", type=int, default=None, help="first N demonstration sequences only")
+    f.add_argument("--steps", type=int, default=3000)
+    f.add_argument("--batch", type=int, default=64)
+    f.add_argument("--lr", type=float, default=1e-4)
+    f.add_argument("--demo-fraction", type=float, default=0.5, help="share of each batch from the demonstrations")
+    f.add_argument("--seed", type=int, default=0)
+    f.add_argument("--out", type=Path, required=True, help="the new checkpoint file")
+    args = ap.parse_args(argv)
+    try:
+        check_input_file("--checkpoint", args.checkpoint)
+        if args.cmd == "collect":
+            check_int("--episodes", args.episodes, 1)
+            check_int("--max-steps", args.max_steps, 1)
+            shard = _shard(args.shard)
+            kwargs = parse_json_object("--agent-kwargs", args.agent_kwargs, UsageError)
+            if not (args.data / "splits.json").is_file():
+                raise UsageError(f"--data {args.data}: no splits.json")
+            check_output_dir("--out", args.out)
+            with stop_children_on_signals(ap.prog):
+                summary = collect(args.checkpoint, args.data, args.split, args.episodes, args.seed, args.out, shard,
+                                  args.max_steps, kwargs)
+        else:
+            check_int("--steps", args.steps, 1)
+            check_int("--batch", args.batch, 2)
+            if not 0.0 <= args.demo_fraction < 1.0:
+                raise UsageError(f"--demo-fraction must be in [0, 1), got {args.demo_fraction}")
+            if not args.lr > 0:
+                raise UsageError(f"--lr must be > 0, got {args.lr}")
+            if not (args.demos / "splits.json").is_file():
+                raise UsageError(f"--demos {args.demos}: no splits.json")
+            if not sorted(args.rollouts.glob(ROLLOUT_GLOB)):
+                raise UsageError(f"--rollouts {args.rollouts}: no {ROLLOUT_GLOB} files (run `collect` first)")
+            check_output_file("--out", args.out)
+            with stop_children_on_signals(ap.prog):
+                summary = fit(args.checkpoint, args.rollouts, args.demos, args.out, args.steps, args.batch, args.lr,
+                              args.seed, args.demo_fraction, demo_limit=args.demo_limit)
+                summary = {k: v for k, v in summary.items() if k != "curve"} | {"last": summary["curve"][-1],
+                                                                                 "first": summary["curve"][0]}
+    except (UsageError, FileNotFoundError, ValueError) as e:
+        return print_error(ap.prog, e)
+    print(json.dumps(summary, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
