@@ -176,13 +176,12 @@ def load_rollouts(folder: Path, size: int) -> Dict[str, Any]:
         b = torch.load(f, map_location="cpu", weights_only=False)
         if len(b["subgoal"]):
             parts.append((b["subgoal"], b["episode"] + offset, b["cont"], b["frames"],
-                          _unpack(b["masks"].numpy(), b["meta"]["mask_side"], size),
-                          [f"{r['trial']}#{r['repeat_idx']}" for r in b["records"]]))
+                          _unpack(b["masks"].numpy(), b["meta"]["mask_side"], size)))
         offset += len(b["records"])
         records += b["records"]
     if not parts:
         raise UsageError(f"--rollouts {folder}: the rollouts have no labelled step")
-    trial_of = [t for p in parts for t in p[5]]
+    trial_of = [f"{r['trial']}#{r['repeat_idx']}" for r in records]  # by episode id, over every file
     return {"subgoal": [s for p in parts for s in p[0]], "episode": torch.cat([p[1] for p in parts]),
             "cont": torch.cat([p[2] for p in parts]), "frames": torch.cat([p[3] for p in parts]),
             "masks": torch.cat([p[4] for p in parts]), "records": records, "files": [str(f) for f in files],
@@ -292,6 +291,9 @@ def fit(checkpoint: Path, rollouts: Path, demos: Path, out: Path, steps: int = 3
                          f"{checkpoint} has {model.dec.cont_dim}: the rollouts were collected with another model")
     demo = demo_interaction_steps(agent.policy, demos, agent.vocab, demo_limit)
     tr, ho = _held_out(cl["trial_of"], cl["episode"], held_out, seed)
+    if not len(tr):
+        raise UsageError(f"--rollouts {rollouts}: every labelled step is held out ({held_out:.0%} of the "
+                         f"trajectories); collect more episodes")
     gen = torch.Generator().manual_seed(seed)
     demo_ho = torch.randperm(len(demo["cont"]), generator=gen)[:len(ho)]
     demo_tr = torch.tensor(sorted(set(range(len(demo["cont"]))) - set(demo_ho.tolist())), dtype=torch.long)

@@ -167,11 +167,26 @@ def test_collect_then_fit_changes_only_the_mask_decoder_and_fits_its_labels(tmp_
 def test_fit_refuses_rollouts_of_another_model(tmp_path):
     rolls = tmp_path / "r"
     rolls.mkdir()
-    torch.save({"meta": {"mask_side": 300}, "records": [{"trial": "t", "repeat_idx": 0}], "subgoal": ["PickupObject"],
-                "episode": torch.zeros(1, dtype=torch.long), "cont": torch.zeros(1, 7),
-                "frames": torch.zeros(1, 512, 7, 7).half(),
-                "masks": torch.from_numpy(np.packbits(np.ones((1, 300 * 300), dtype=bool), axis=1))},
-               rolls / "rollouts_0of1.pt")
+    _fake_rollouts(rolls / "rollouts_0of1.pt", ["t"], 1)
     with pytest.raises(clm.UsageError, match="width 7"):
         clm.fit(CKPT, rolls, ALFRED, tmp_path / "o.pt", steps=1)
     assert not (tmp_path / "o.pt").exists()
+
+
+def _fake_rollouts(path: Path, trials: list, rows: int, width: int = 7) -> None:
+    """A rollouts file in `collect`'s format: `trials` episodes, `rows` labelled steps of the last one."""
+    packed = np.packbits(np.ones((rows, 300 * 300), dtype=bool), axis=1)
+    torch.save({"meta": {"mask_side": 300}, "records": [{"trial": t, "repeat_idx": 0} for t in trials],
+                "subgoal": ["PickupObject"] * rows, "episode": torch.full((rows,), len(trials) - 1, dtype=torch.long),
+                "cont": torch.zeros(rows, width), "frames": torch.zeros(rows, 512, 7, 7).half(),
+                "masks": torch.from_numpy(packed)}, path)
+
+
+def test_rollout_files_join_with_episode_ids_across_files(tmp_path):
+    _fake_rollouts(tmp_path / "rollouts_0of2.pt", ["a", "b"], 0)  # a shard without a labelled step
+    _fake_rollouts(tmp_path / "rollouts_1of2.pt", ["c"], 2)
+    got = clm.load_rollouts(tmp_path, 100)
+    assert got["episode"].tolist() == [2, 2] and [got["trial_of"][i] for i in got["episode"]] == ["c#0", "c#0"]
+    assert got["masks"].shape == (2, 100, 100) and bool(got["masks"].all())
+    train, held = clm._held_out(got["trial_of"], got["episode"], 1.0, 0)
+    assert train.tolist() == [] and held.tolist() == [0, 1]

@@ -163,6 +163,15 @@ CASES = [
     ("benchmarks/alfred_fidelity.py", "--data {dir}/trunc --out {tmp}/o/f.md", "no traj_data.json"),
     ("benchmarks/alfred_fidelity.py", "--out {dir}", "is a folder"),
     ("benchmarks/alfred_fidelity.py", "--data {dir}/badtraj --out {tmp}/o/f.md", "not a readable traj_data.json"),
+    ("alfred_task.closed_loop_masks", "collect --checkpoint {tmp}/none.pt --data {alfred} --out {tmp}/o", "none.pt"),
+    ("alfred_task.closed_loop_masks", "collect --checkpoint {file} --data {alfred} --shard 2/2 --out {tmp}/o",
+     "--shard"),
+    ("alfred_task.closed_loop_masks", "collect --checkpoint {file} --data {tmp} --out {tmp}/o", "no splits.json"),
+    ("alfred_task.closed_loop_masks", "collect --checkpoint {file} --data {alfred} --out {file}", "is a file"),
+    ("alfred_task.closed_loop_masks", "fit --checkpoint {file} --rollouts {tmp} --demos {alfred} --out {tmp}/o/f.pt",
+     "no rollouts_"),
+    ("alfred_task.closed_loop_masks", "fit --checkpoint {file} --rollouts {tmp} --demos {alfred} --lr 0 "
+     "--out {tmp}/o/f.pt", "--lr"),
     ("benchmarks/alfred_fridge_placements.py", "--data {tmp}/nothing --out {tmp}/o/f.md", "no such folder"),
     ("benchmarks/alfred_fridge_placements.py", "--data {dir}/trunc --out {tmp}/o/f.md", "puts anything into"),
     ("benchmarks/alfred_fridge_placements.py", "--out {dir}", "is a folder"),
@@ -208,6 +217,7 @@ SUBPROCESS = {  # one real run per CLI: exit status 2 and stderr exactly as a us
     "rearrange.download": "data --out {file}",
     "benchmarks/alfred_fidelity.py": "--limit 0 --out {tmp}/o/f.md",
     "benchmarks/alfred_fridge_placements.py": "--data {tmp}/nothing --out {tmp}/o/f.md",
+    "alfred_task.closed_loop_masks": "collect --checkpoint {file} --data {alfred} --shard 2/2 --out {tmp}/o",
 }
 
 
