@@ -41,7 +41,8 @@ from common.procs import stop_children_on_signals
 
 from . import constants as C
 
-__all__ = ["LABELLED_SUBGOALS", "MIN_TARGET_PIXELS", "StepLabeller", "collect", "fit", "top_k_precision", "main"]
+__all__ = ["LABELLED_SUBGOALS", "MIN_TARGET_PIXELS", "StepLabeller", "collect", "fit", "shift_cells", "top_k_precision",
+           "main"]
 
 #: interaction subgoals whose mask target is one object, and the planner field that names it
 LABELLED_SUBGOALS = {"PickupObject": "objectId", "SliceObject": "objectId", "ToggleObject": "objectId",
@@ -256,6 +257,29 @@ def _evaluate(mask_dec, data: Dict[str, Any], idx, batch: int = 64) -> Dict[str,
             "hit_rate": float((p > 0.5).float().mean()) if len(p) else float("nan"), "n": len(idx)}
 
 
+def shift_cells(frames, masks, shifts):
+    """Translate each frame's 7×7 feature map by (dy, dx) whole cells and its gold mask [P, P] by the
+    same fraction of the image, filling with zeros (what nothing in view looks like after a ReLU).
+
+    Why: at the expert's interaction poses the target sits near the image centre, so a mask decoder
+    can fit the demonstrations with a position prior instead of finding the object in the features,
+    and that prior misses after the agent's own approach. Shifted copies keep the object and its
+    label together but move them, so only the features tell where the target is. (Convolutional
+    features are close to translation-equivariant at cell granularity; the decoder state is left as
+    computed on the unshifted frame, i.e. the instruction and history are unchanged.)"""
+    import torch
+
+    out_f, out_m = torch.zeros_like(frames), torch.zeros_like(masks)
+    cells, side = frames.shape[-1], masks.shape[-1]
+    for i, (dy, dx) in enumerate(shifts.tolist()):
+        py, px = round(dy * side / cells), round(dx * side / cells)
+        out_f[i, :, max(dy, 0):cells + min(dy, 0), max(dx, 0):cells + min(dx, 0)] = \
+            frames[i, :, max(-dy, 0):cells - max(dy, 0), max(-dx, 0):cells - max(dx, 0)]
+        out_m[i, max(py, 0):side + min(py, 0), max(px, 0):side + min(px, 0)] = \
+            masks[i, max(-py, 0):side - max(py, 0), max(-px, 0):side - max(px, 0)]
+    return out_f, out_m
+
+
 def _held_out(trials: Sequence[str], episode: Any, frac: float, seed: int):
     """Row indices of train / held-out rollout steps, split by trajectory (a stable hash), so the
     annotations of one trajectory are on one side."""
@@ -270,7 +294,7 @@ def _held_out(trials: Sequence[str], episode: Any, frac: float, seed: int):
 
 def fit(checkpoint: Path, rollouts: Path, demos: Path, out: Path, steps: int = 3000, batch: int = 64,
         lr: float = 1e-4, seed: int = 0, demo_fraction: float = 0.5, held_out: float = 0.1,
-        demo_limit: Optional[int] = None, eval_every: int = 250) -> Dict[str, Any]:
+        demo_limit: Optional[int] = None, eval_every: int = 250, shift: int = 0) -> Dict[str, Any]:
     """Train the checkpoint's mask decoder on rollout labels + demonstration interactions (module
     doc) and save the new checkpoint at `out`. Returns the run's summary (also ``out``.json)."""
     import torch
@@ -327,6 +351,10 @@ def fit(checkpoint: Path, rollouts: Path, demos: Path, out: Path, steps: int = 3
         cont = torch.cat([cl["cont"][a], demo["cont"][d]])
         frames = torch.cat([cl["frames"][a], demo["frames"][d]]).float()
         gold = torch.cat([cl["masks"][a], demo["masks"][d]])
+        if shift:  # half of the batch moved by up to `shift` cells each way (`shift_cells`)
+            moved = torch.rand(len(gold), generator=gen) < 0.5
+            shifts = torch.randint(-shift, shift + 1, (len(gold), 2), generator=gen) * moved[:, None]
+            frames, gold = shift_cells(frames, gold, shifts)
         loss = balanced_mask_bce(mask_dec(cont, frames), gold)
         opt.zero_grad()
         loss.backward()
@@ -351,7 +379,7 @@ def fit(checkpoint: Path, rollouts: Path, demos: Path, out: Path, steps: int = 3
     with atomic_open(out, "wb") as f:
         torch.save(full, f)
     summary = {"checkpoint": str(checkpoint), "out": str(out), "rollouts": cl["files"], "demos": str(demos),
-               "steps": steps, "batch": batch, "lr": lr, "seed": seed, "demo_fraction": demo_fraction,
+               "steps": steps, "batch": batch, "lr": lr, "seed": seed, "demo_fraction": demo_fraction, "shift": shift,
                "held_out": held_out, "rollout_steps": {"train": len(tr), "held_out": len(ho)},
                "demo_steps": {"train": len(demo_tr), "held_out": len(demo_ho)},
                "rollout_episodes": len(cl["records"]), "curve": curve}
@@ -407,6 +435,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     f.add_argument("--batch", type=int, default=64)
     f.add_argument("--lr", type=float, default=1e-4)
     f.add_argument("--demo-fraction", type=float, default=0.5, help="share of each batch from the demonstrations")
+    f.add_argument("--shift", type=int, default=0,
+                   help="translate half of each batch by up to this many feature cells (see shift_cells)")
+    f.add_argument("--eval-every", type=int, default=250, help="held-out evaluation every N updates")
     f.add_argument("--seed", type=int, default=0)
     f.add_argument("--out", type=Path, required=True, help="the new checkpoint file")
     args = ap.parse_args(argv)
@@ -426,6 +457,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         else:
             check_int("--steps", args.steps, 1)
             check_int("--batch", args.batch, 2)
+            check_int("--shift", args.shift, 0)
+            check_int("--eval-every", args.eval_every, 1)
+            if args.shift > 6:
+                raise UsageError(f"--shift must be at most 6 (a 7×7 feature map), got {args.shift}")
             if not 0.0 <= args.demo_fraction < 1.0:
                 raise UsageError(f"--demo-fraction must be in [0, 1), got {args.demo_fraction}")
             if not args.lr > 0:
@@ -437,7 +472,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             check_output_file("--out", args.out)
             with stop_children_on_signals(ap.prog):
                 summary = fit(args.checkpoint, args.rollouts, args.demos, args.out, args.steps, args.batch, args.lr,
-                              args.seed, args.demo_fraction, demo_limit=args.demo_limit)
+                              args.seed, args.demo_fraction, demo_limit=args.demo_limit, eval_every=args.eval_every,
+                              shift=args.shift)
                 summary = {k: v for k, v in summary.items() if k != "curve"} | {"last": summary["curve"][-1],
                                                                                  "first": summary["curve"][0]}
     except (UsageError, FileNotFoundError, ValueError) as e:

@@ -190,3 +190,18 @@ def test_rollout_files_join_with_episode_ids_across_files(tmp_path):
     assert got["masks"].shape == (2, 100, 100) and bool(got["masks"].all())
     train, held = clm._held_out(got["trial_of"], got["episode"], 1.0, 0)
     assert train.tolist() == [] and held.tolist() == [0, 1]
+
+
+def test_shift_cells_moves_features_and_mask_together():
+    frames = torch.zeros(3, 2, 7, 7)
+    masks = torch.zeros(3, 70, 70)
+    frames[:, :, 3, 3] = 1.0  # the object in the centre cell ...
+    masks[:, 30:40, 30:40] = 1.0  # ... and its pixels
+    got_f, got_m = clm.shift_cells(frames, masks, torch.tensor([[0, 0], [1, -2], [-3, 3]]))
+    assert torch.equal(got_f[0], frames[0]) and torch.equal(got_m[0], masks[0])
+    assert got_f[1, :, 4, 1].eq(1).all() and got_f[1].sum() == 2
+    assert got_m[1, 40:50, 10:20].eq(1).all() and got_m[1].sum() == 100
+    assert got_f[2, :, 0, 6].eq(1).all() and got_m[2, 0:10, 60:70].eq(1).all() and got_m[2].sum() == 100
+    edge = torch.zeros(1, 1, 7, 7)
+    edge[0, 0, :, 6] = 1.0  # a column at the right edge leaves the view when moved right
+    assert clm.shift_cells(edge, torch.zeros(1, 70, 70), torch.tensor([[0, 1]]))[0].sum() == 0
