@@ -398,8 +398,10 @@ def _plot(curve: List[Dict[str, Any]], path: Path) -> None:
 
     steps = [r["step"] for r in curve]
     fig, ax = plt.subplots(1, 2, figsize=(10, 4))
-    for key, label in (("rollouts_held_out", "own-state steps (held out)"), ("demos_held_out", "demonstrations (held out)"),
-                       ("pickups_held_out", "own-state pickups (held out)")):
+    for key, label in (("rollouts_train", "own-state steps (fitted)"),
+                       ("rollouts_held_out", "own-state steps (held-out trajectories)"),
+                       ("pickups_held_out", "own-state pickups (held-out trajectories)"),
+                       ("demos_held_out", "demonstration steps (not fitted here)")):
         ax[0].plot(steps, [r[key]["bce"] for r in curve], label=label)
         ax[1].plot(steps, [r[key]["hit_rate"] for r in curve], label=label)
     ax[0].set(xlabel="update", ylabel="balanced mask BCE", title="mask loss")
