@@ -303,30 +303,37 @@ def report(summary: Dict[str, Dict[str, Any]], split: str, subgoal_types: Sequen
 
 
 def claims(summary: Dict[str, Dict[str, Any]], recs: Optional[Dict[str, Dict[str, list]]] = None,
-           seed: int = 0) -> List[Tuple[str, bool, bool, Optional[Tuple[float, Tuple[float, float]]]]]:
-    """The issue's must-show-3 comparisons (Seq2Seq+PM vs random / no-language): (claim, beyond
-    the per-evaluation CIs, beyond the trajectory-clustered CIs, the paired difference and its
-    trajectory-clustered 95 % CI when `recs` is given)."""
-    pm = summary.get("seq2seq_pm")
-    if pm is None:
-        return []
+           seed: int = 0, pairs: Sequence[Tuple[str, str]] = ()
+           ) -> List[Tuple[str, bool, bool, Optional[Tuple[float, Tuple[float, float]]]]]:
+    """The issue's must-show-3 comparisons (Seq2Seq+PM vs random / no-language), then ``a > b``
+    for each of `pairs` (e.g. a retrained agent against the shipped one): (claim, beyond the
+    per-evaluation CIs, beyond the trajectory-clustered CIs, the paired difference and its
+    trajectory-clustered 95 % CI when `recs` is given). Pairs with an agent absent are skipped."""
+    wanted = [("seq2seq_pm", other) for other in ("random", "no_language")] + list(pairs)
+    out = []
+    for a, b in wanted:
+        if a in summary and b in summary:
+            out += _comparison(summary, recs, seed, a, b)
+    return out
+
+
+def _comparison(summary: Dict[str, Dict[str, Any]], recs: Optional[Dict[str, Dict[str, list]]], seed: int,
+                name_a: str, name_b: str) -> list:
+    """`claims` rows of ``name_a > name_b``: GotoLocation and PickupObject subgoal SR, task GC."""
     success = (lambda r: 1.0 if r["success"] else 0.0, lambda r: 1.0)
     conditions = (lambda r: float(r["completed_goal_conditions"]), lambda r: float(r["total_goal_conditions"]))
+    pa, pb = summary[name_a], summary[name_b]
     out = []
-    for other in ("random", "no_language"):
-        if other not in summary:
-            continue
-        for sg in ("GotoLocation", "PickupObject"):
-            if sg in pm["subgoal"] and sg in summary[other]["subgoal"]:
-                a, b = pm["subgoal"][sg], summary[other]["subgoal"][sg]
-                paired = None if recs is None else paired_difference(
-                    [r for r in recs["seq2seq_pm"]["subgoal"] if r["subgoal_type"] == sg],
-                    [r for r in recs[other]["subgoal"] if r["subgoal_type"] == sg], *success, seed)
-                out.append((f"seq2seq_pm > {other}: {sg} subgoal SR", beats(a, b), beats(a, b, "ci_traj"), paired))
-        a, b = pm["task"]["gc"], summary[other]["task"]["gc"]
-        paired = None if recs is None else paired_difference(recs["seq2seq_pm"]["task"], recs[other]["task"],
-                                                              *conditions, seed)
-        out.append((f"seq2seq_pm > {other}: task GC", beats(a, b), beats(a, b, "ci_traj"), paired))
+    for sg in ("GotoLocation", "PickupObject"):
+        if sg in pa["subgoal"] and sg in pb["subgoal"]:
+            a, b = pa["subgoal"][sg], pb["subgoal"][sg]
+            paired = None if recs is None else paired_difference(
+                [r for r in recs[name_a]["subgoal"] if r["subgoal_type"] == sg],
+                [r for r in recs[name_b]["subgoal"] if r["subgoal_type"] == sg], *success, seed)
+            out.append((f"{name_a} > {name_b}: {sg} subgoal SR", beats(a, b), beats(a, b, "ci_traj"), paired))
+    a, b = pa["task"]["gc"], pb["task"]["gc"]
+    paired = None if recs is None else paired_difference(recs[name_a]["task"], recs[name_b]["task"], *conditions, seed)
+    out.append((f"{name_a} > {name_b}: task GC", beats(a, b), beats(a, b, "ci_traj"), paired))
     return out
 
 
@@ -409,6 +416,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--agent", action="append", default=[], metavar="NAME=PATH",
                     help="one more checkpoint to evaluate under its own NAME (not one of the variants; e.g. the "
                          "DAgger and imitation arms of must-show 4); repeatable")
+    ap.add_argument("--pair", action="append", default=[], metavar="A,B",
+                    help="also report A > B (GotoLocation, PickupObject, task GC; separate and paired intervals) "
+                         "for two agents of this run, e.g. a retrained checkpoint against the shipped one; repeatable")
     ap.add_argument("--agent-kwargs", default=None, metavar="JSON",
                     help="inference options for every learned agent (not random), e.g. "
                          "'{\"obstruction_evasion\": true}' (see alfred_task/models/agent.py); named in the report")
@@ -451,6 +461,13 @@ def _check(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         args.agent_kw = parse_json_object("--agent-kwargs", args.agent_kwargs)
         args.given = given_checkpoints(args.checkpoint)
         args.extra = given_checkpoints(args.agent, "--agent", variants=False)
+        names = (*VARIANTS, *args.extra, "random")
+        args.pairs = []
+        for spec in args.pair:
+            pair = tuple(spec.split(","))
+            if len(pair) != 2 or pair[0] == pair[1] or any(n not in names for n in pair):
+                raise UsageError(f"--pair {spec}: expected A,B, two different agents of {','.join(names)}")
+            args.pairs.append(pair)
         if args.evaluate is not None:
             args.evaluate = [a for a in args.evaluate.split(",") if a]
             known = (*VARIANTS, *args.extra, "random")
@@ -507,7 +524,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         summary = {name: {"task": task_summary(r["task"], args.seed),
                           "subgoal": subgoal_summary(r["subgoal"], args.seed)}
                    for name, r in recs.items()}
-        split_claims = claims(summary, recs, args.seed)
+        split_claims = claims(summary, recs, args.seed, args.pairs)
         result["splits"][split] = {"summary": summary, "claims": split_claims}
         lines += report(summary, split, [t for t in types if any(t in s["subgoal"] for s in summary.values())])
         lines += [claim_line(*c) for c in split_claims] + [""]

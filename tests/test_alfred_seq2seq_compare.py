@@ -126,3 +126,24 @@ def test_paired_difference_sees_a_consistent_gain_that_separate_intervals_miss()
     noisy = [dict(r, success=r["success"] if r["task"] != "t0/x" else True) for r in b]  # one trajectory better
     d, (lo, hi) = paired_difference(noisy, b, *succ, seed=0)
     assert d > 0 and lo == 0.0 < hi  # one trajectory better is not significant
+
+
+def test_claims_add_the_requested_pairs_after_the_must_show_ones():
+    """--pair A,B adds A > B rows (here task GC only: no subgoal records) after the must-show
+    comparisons, with the paired difference on the same episodes; pairs naming an absent agent are skipped."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from alfred_seq2seq_compare import claims, subgoal_summary, task_summary
+
+    from alfred_task.metrics import episode_record
+
+    def recs(done: int) -> list:  # `done` of 2 goal conditions in every episode of 10 trajectories x 3
+        return [episode_record(f"t{t}", "pick_two_obj_and_place", i, "g", done == 2, done, 2, 10, 10, 0.0,
+                               task=f"t{t}/x") for t in range(10) for i in range(3)]
+
+    by_agent = {"seq2seq_pm": recs(1), "random": recs(0), "pm_new": recs(2)}
+    recs_all = {k: {"task": v, "subgoal": []} for k, v in by_agent.items()}
+    summary = {k: {"task": task_summary(v, 0), "subgoal": subgoal_summary([], 0)} for k, v in by_agent.items()}
+    rows = claims(summary, recs_all, 0, pairs=[("pm_new", "seq2seq_pm"), ("pm_new", "absent")])
+    assert [r[0] for r in rows] == ["seq2seq_pm > random: task GC", "pm_new > seq2seq_pm: task GC"]
+    name, sep, sep_traj, (d, (lo, hi)) = rows[1]
+    assert sep and sep_traj and abs(d - 0.5) < 1e-9 and abs(lo - 0.5) < 1e-9 and abs(hi - 0.5) < 1e-9

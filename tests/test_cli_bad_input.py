@@ -127,6 +127,7 @@ CASES = [
     ("benchmarks/alfred_seq2seq_compare.py", "--data {tmp}/none --out {tmp}/o", "splits.json"),
     ("benchmarks/alfred_seq2seq_compare.py", "--data {alfred} --workers 0 --out {tmp}/o", "--workers"),
     ("benchmarks/alfred_seq2seq_compare.py", "--data {alfred} --variants pm --out {tmp}/o", "--variants"),
+    ("benchmarks/alfred_seq2seq_compare.py", "--data {alfred} --pair seq2seq_pm,nobody --out {tmp}/o", "--pair"),
     ("benchmarks/alfred_seq2seq_compare.py", "--data {alfred} --out {file}", "is a file"),
     ("benchmarks/alfred_seq2seq_compare.py", "--data {alfred} --evaluate rnd --out {tmp}/o", "--evaluate"),
     ("benchmarks/alfred_seq2seq_compare.py", "--data {alfred} --agent random={file} --out {tmp}/o", "--agent"),
