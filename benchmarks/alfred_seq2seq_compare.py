@@ -470,10 +470,9 @@ def _check(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
             args.pairs.append(pair)
         if args.evaluate is not None:
             args.evaluate = [a for a in args.evaluate.split(",") if a]
-            known = (*VARIANTS, *args.extra, "random")
-            bad = [a for a in args.evaluate if a not in known]
+            bad = [a for a in args.evaluate if a not in names]
             if bad:
-                raise UsageError(f"--evaluate: unknown {bad} (expected some of {','.join(known)})")
+                raise UsageError(f"--evaluate: unknown {bad} (expected some of {','.join(names)})")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
