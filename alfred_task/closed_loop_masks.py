@@ -53,6 +53,8 @@ MIN_TARGET_PIXELS = 25
 #: held-out hit rate counts a mask as on target when most of its 700 most confident pixels are
 HIT_TOP_K = 700
 ROLLOUT_GLOB = "rollouts_*of*.pt"
+#: where the mask decoder's tensors live in a checkpoint's ``model_state_dict``
+MASK_DECODER_PREFIX = "seq2seq.dec.mask_dec."
 
 
 class StepLabeller:
@@ -300,7 +302,7 @@ def fit(checkpoint: Path, rollouts: Path, demos: Path, out: Path, steps: int = 3
     import torch
     from tqdm import tqdm
 
-    from common.atomic_io import atomic_open, write_json_atomic
+    from common.atomic_io import write_json_atomic
 
     from .agents import CheckpointAgent
     from .models.losses import balanced_mask_bce
@@ -321,16 +323,10 @@ def fit(checkpoint: Path, rollouts: Path, demos: Path, out: Path, steps: int = 3
     gen = torch.Generator().manual_seed(seed)
     demo_ho = torch.randperm(len(demo["cont"]), generator=gen)[:len(ho)]
     demo_tr = torch.tensor(sorted(set(range(len(demo["cont"]))) - set(demo_ho.tolist())), dtype=torch.long)
-    mask_dec = model.dec.mask_dec
-    for p in model.parameters():
-        p.requires_grad_(False)
-    params = list(mask_dec.parameters())
-    for p in params:
-        p.requires_grad_(True)
-    opt = torch.optim.Adam(params, lr=lr)
+    mask_dec = _only_mask_decoder_trains(model)
+    opt = torch.optim.Adam(mask_dec.parameters(), lr=lr)
     n_demo = int(round(batch * demo_fraction))
     curve: List[Dict[str, Any]] = []
-
     tr_probe = tr[torch.randperm(len(tr), generator=gen)[:512]]
 
     def log(step: int) -> None:
@@ -365,10 +361,36 @@ def fit(checkpoint: Path, rollouts: Path, demos: Path, out: Path, steps: int = 3
             curve[-1]["train_bce"] = float(np.mean(train_losses[-eval_every:]))
     mask_dec.eval()
 
+    _write_checkpoint(checkpoint, out, mask_dec.state_dict())
+    summary = {"checkpoint": str(checkpoint), "out": str(out), "rollouts": cl["files"], "demos": str(demos),
+               "steps": steps, "batch": batch, "lr": lr, "seed": seed, "demo_fraction": demo_fraction, "shift": shift,
+               "held_out": held_out, "rollout_steps": {"train": len(tr), "held_out": len(ho)},
+               "demo_steps": {"train": len(demo_tr), "held_out": len(demo_ho)},
+               "rollout_episodes": len(cl["records"]), "curve": curve}
+    write_json_atomic(out.with_suffix(".json"), summary)
+    _plot(curve, out.with_suffix(".png"))
+    return summary
+
+
+def _only_mask_decoder_trains(model):
+    """Freeze every parameter of the Seq2Seq `model` but its mask decoder's; returns the decoder."""
+    for p in model.parameters():
+        p.requires_grad_(False)
+    for p in model.dec.mask_dec.parameters():
+        p.requires_grad_(True)
+    return model.dec.mask_dec
+
+
+def _write_checkpoint(checkpoint: Path, out: Path, mask_dec_state: Dict[str, Any]) -> None:
+    """`checkpoint` with its mask decoder's tensors replaced (each in the file's dtype), written
+    atomically to `out`; everything else (other weights, the evaluation record) as it was."""
+    import torch
+
+    from common.atomic_io import atomic_open
+
     full = torch.load(checkpoint, map_location="cpu", weights_only=False)
     state = dict(full["model_state_dict"])
-    prefix = "seq2seq.dec.mask_dec."
-    new = {prefix + k: v for k, v in mask_dec.state_dict().items()}
+    new = {MASK_DECODER_PREFIX + k: v for k, v in mask_dec_state.items()}
     missing = [k for k in new if k not in state]
     if missing:
         raise RuntimeError(f"{checkpoint}: mask decoder keys {missing[:3]} not in its state dict")
@@ -378,14 +400,6 @@ def fit(checkpoint: Path, rollouts: Path, demos: Path, out: Path, steps: int = 3
     out.parent.mkdir(parents=True, exist_ok=True)
     with atomic_open(out, "wb") as f:
         torch.save(full, f)
-    summary = {"checkpoint": str(checkpoint), "out": str(out), "rollouts": cl["files"], "demos": str(demos),
-               "steps": steps, "batch": batch, "lr": lr, "seed": seed, "demo_fraction": demo_fraction, "shift": shift,
-               "held_out": held_out, "rollout_steps": {"train": len(tr), "held_out": len(ho)},
-               "demo_steps": {"train": len(demo_tr), "held_out": len(demo_ho)},
-               "rollout_episodes": len(cl["records"]), "curve": curve}
-    write_json_atomic(out.with_suffix(".json"), summary)
-    _plot(curve, out.with_suffix(".png"))
-    return summary
 
 
 def _plot(curve: List[Dict[str, Any]], path: Path) -> None:

@@ -22,7 +22,7 @@ from alfred_task.subgoals import SubgoalTracker
 REPO = Path(__file__).resolve().parents[1]
 CKPT = REPO / "pretrained_model_ckpts" / "alfred_seq2seq_pm_gpu" / "alfred_seq2seq_pm_lite.pt"
 ALFRED = REPO / "data" / "alfred_lite"
-PREFIX = "seq2seq.dec.mask_dec."
+PREFIX = clm.MASK_DECODER_PREFIX
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
