@@ -294,8 +294,8 @@ def _held_out(trials: Sequence[str], episode: Any, frac: float, seed: int):
     return torch.nonzero(~rows_held).flatten(), torch.nonzero(rows_held).flatten()
 
 
-def fit(checkpoint: Path, rollouts: Path, demos: Path, out: Path, steps: int = 3000, batch: int = 64,
-        lr: float = 1e-4, seed: int = 0, demo_fraction: float = 0.5, held_out: float = 0.1,
+def fit(checkpoint: Path, rollouts: Path, demos: Path, out: Path, steps: int = 2000, batch: int = 32,
+        lr: float = 3e-4, seed: int = 0, demo_fraction: float = 0.5, held_out: float = 0.1,
         demo_limit: Optional[int] = None, eval_every: int = 250, shift: int = 0) -> Dict[str, Any]:
     """Train the checkpoint's mask decoder on rollout labels + demonstration interactions (module
     doc) and save the new checkpoint at `out`. Returns the run's summary (also ``out``.json)."""
@@ -447,9 +447,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     f.add_argument("--rollouts", type=Path, required=True, help="the folder `collect` wrote")
     f.add_argument("--demos", type=Path, required=True, help="dataset root whose train split holds the demonstrations")
     f.add_argument("--demo-limit", type=int, default=None, help="first N demonstration sequences only")
-    f.add_argument("--steps", type=int, default=3000)
-    f.add_argument("--batch", type=int, default=64)
-    f.add_argument("--lr", type=float, default=1e-4)
+    f.add_argument("--steps", type=int, default=2000)
+    f.add_argument("--batch", type=int, default=32)
+    f.add_argument("--lr", type=float, default=3e-4)
     f.add_argument("--demo-fraction", type=float, default=0.5, help="share of each batch from the demonstrations")
     f.add_argument("--shift", type=int, default=0,
                    help="translate half of each batch by up to this many feature cells (see shift_cells)")
