@@ -16,7 +16,7 @@ else is frozen, so actions, navigation and stopping are exactly the original che
     python -m alfred_task.closed_loop_masks collect --checkpoint CKPT --data out/alfred_s2s_thor520 \\
         --split train --episodes 700 --seed 0 --shard 0/2 --out DIR      # and --shard 1/2 beside it
     python -m alfred_task.closed_loop_masks fit --checkpoint CKPT --rollouts DIR \\
-        --demos out/alfred_s2s_thor520 --steps 3000 --seed 0 --out NEW_CKPT
+        --demos out/alfred_s2s_thor520 --seed 0 --out NEW_CKPT
 
 ``collect`` writes ``DIR/rollouts_<k>of<n>.pt`` (decoder features, frames, packed target masks,
 and the task records of the rollouts); ``fit`` writes the new checkpoint (the original's record,
