@@ -7,7 +7,9 @@
 # 1. data: train / valid_seen / valid_unseen demonstrations with the shipped thor_lite ResNet-18
 #    features, then the subgoal augmentation (the commands of the README's ALFRED section, one
 #    worker per core); reused when OUT/data already holds them;
-# 2. imitation: allenact alfred_seq2seq_pm_il.py on the GPU (IL_FRAMES teacher-forced frames);
+# 2. imitation: allenact alfred_seq2seq_pm_il.py on the GPU (IL_FRAMES teacher-forced frames), and
+#    beside it, on the same GPU with the same data, kwargs, seed and batch order, the ABLATIONS
+#    (seq2seq = no progress monitor, no_language); each ships at the newest update all runs reached;
 # 3. DAgger: allenact alfred_seq2seq_pm_dagger.py from the imitation checkpoint, SAMPLERS thor_lite
 #    samplers, the online expert labelling every step (DAGGER_FRAMES environment frames);
 # 4. OUT/ship/: the imitation and DAgger checkpoints without optimizer state (float16 weights, the
@@ -21,7 +23,8 @@
 # indices, IL_FRAMES (400000), DAGGER_FRAMES (65536), SPATIAL_MASK (false), SUBCELL_MASK (false),
 # AUG_PER_DEMO (3), IL_SECONDS (imitation's wall-clock limit for a short lease: at the deadline the
 # run is stopped and its newest checkpoint, saved every tenth of the run, is used; empty = none),
-# DAGGER_FRAMES=0 (no DAgger: only the imitation checkpoint ships), VALID=0 with SKIP_EVAL=1 (no
+# ABLATIONS (comma-separated, of seq2seq,no_language; empty = none), DAGGER_FRAMES=0 (no DAgger: only
+# the imitation checkpoints ship), VALID=0 with SKIP_EVAL=1 (no
 # valid splits, no evaluation here: evaluate the shipped file elsewhere), STOP_AFTER=data (stop once
 # the data is there, e.g. to give imitation what is left of a lease as IL_SECONDS on the rerun),
 # AGENT_KWARGS (the learned agents' inference options for evaluation, written into the shipped
@@ -73,6 +76,11 @@ else
 fi
 IL_SECONDS=${IL_SECONDS:-}
 case "$IL_SECONDS" in ""|*[!0-9]*) [ -z "$IL_SECONDS" ] || { echo "IL_SECONDS: '$IL_SECONDS' is not a whole number of seconds" >&2; exit 2; };; esac
+ABLATIONS=${ABLATIONS:-}
+IFS=, read -r -a ABLATION_LIST <<<"$ABLATIONS"
+for a in "${ABLATION_LIST[@]}"; do
+  case "$a" in seq2seq|no_language) ;; *) echo "ABLATIONS: '$a' is not one of seq2seq,no_language" >&2; exit 2;; esac
+done
 SKIP_EVAL=${SKIP_EVAL:-0}
 if [ "$VALID" = 0 ] && [ "$SKIP_EVAL" != 1 ]; then
   echo "VALID=0 leaves nothing to evaluate: set SKIP_EVAL=1 too" >&2; exit 2
@@ -130,28 +138,64 @@ last_ckpt() {  # newest AllenAct checkpoint of a run folder, empty before there 
   find "$1/checkpoints" -name '*.pt' -printf '%T@ %p\n' | sort -n | tail -1 | cut -d' ' -f2-
 }
 
-IL_CKPT=$(last_ckpt "$OUT/il")
-if [ -z "$IL_CKPT" ]; then
+# the imitation runs: Seq2Seq+PM and the ABLATIONS, side by side on the same GPU
+IL_RUNS=(seq2seq_pm "${ABLATION_LIST[@]}")
+il_dir() { if [ "$1" = seq2seq_pm ]; then echo "$OUT/il"; else echo "$OUT/il_$1"; fi; }
+il_cfg() { if [ "$1" = seq2seq ]; then echo alfred_seq2seq_il.py; else echo alfred_seq2seq_pm_il.py; fi; }
+il_kw() { if [ "$1" = no_language ]; then echo "${IL_KW%\}}, \"ablation\": \"no_language\"}"; else echo "$IL_KW"; fi; }
+ckpt_steps() {  # the step counts of a run folder's checkpoints, one per line
+  [ -d "$1/checkpoints" ] || return 0
+  find "$1/checkpoints" -name '*.pt' | sed -n 's/.*__steps_\([0-9]*\)\.pt$/\1/p' | sort -u
+}
+TODO=()
+for r in "${IL_RUNS[@]}"; do [ -n "$(last_ckpt "$(il_dir "$r")")" ] || TODO+=("$r"); done
+if [ ${#TODO[@]} -gt 0 ]; then
   if [ -n "$IL_SECONDS" ]; then
     # a checkpoint every tenth of the run, so stopping at the deadline keeps most of the work
     IL_KW="${IL_KW%\}}, \"save_interval\": $("$PY" -c 'import sys
 sys.argv = sys.argv[1:]
 from baseline_configs.alfred.alfred_seq2seq_pm_il import AlfredSeq2SeqPMILConfig as C
 import json; print(max(1, C(**json.loads(sys.argv[0])).training_updates // 10))' "$IL_KW")}"
-    log "imitation: $IL_FRAMES frames, stopped at the latest after $IL_SECONDS s"
-    bg_run "$ALLENACT" -b . baseline_configs/alfred/alfred_seq2seq_pm_il.py -o "$OUT/il" -s "$SEED" --config_kwargs "$IL_KW"
-    il_pid=$!
-    for ((t = 0; t < IL_SECONDS; t++)); do kill -0 "$il_pid" 2>/dev/null || break; sleep 1; done
-    if kill -0 "$il_pid" 2>/dev/null; then log "imitation: deadline, stopping"; kill -TERM "$il_pid"; fi
-    wait "$il_pid" || true
-    CHILDREN=()
+    log "imitation (${TODO[*]}): $IL_FRAMES frames, stopped at the latest after $IL_SECONDS s"
   else
-    log "imitation: $IL_FRAMES frames"
-    fg_run "$ALLENACT" -b . baseline_configs/alfred/alfred_seq2seq_pm_il.py -o "$OUT/il" -s "$SEED" --config_kwargs "$IL_KW"
+    log "imitation (${TODO[*]}): $IL_FRAMES frames"
   fi
-  IL_CKPT=$(last_ckpt "$OUT/il")
-  [ -n "$IL_CKPT" ] || { echo "train_alfred_gpu: imitation saved no checkpoint in $OUT/il" >&2; exit 1; }
+  for r in "${TODO[@]}"; do
+    bg_run "$ALLENACT" -b . "baseline_configs/alfred/$(il_cfg "$r")" -o "$(il_dir "$r")" -s "$SEED" \
+        --config_kwargs "$(il_kw "$r")"
+  done
+  if [ -n "$IL_SECONDS" ]; then
+    for ((t = 0; t < IL_SECONDS; t++)); do
+      alive=0; for p in "${CHILDREN[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+      [ "$alive" = 1 ] || break; sleep 1
+    done
+    for p in "${CHILDREN[@]}"; do
+      if kill -0 "$p" 2>/dev/null; then log "imitation: deadline, stopping $p"; kill -TERM "$p"; fi
+    done
+    for p in "${CHILDREN[@]}"; do wait "$p" || true; done
+  else
+    for i in "${!TODO[@]}"; do
+      rc=0; wait "${CHILDREN[$i]}" || rc=$?
+      [ "$rc" = 0 ] || { echo "train_alfred_gpu: imitation run ${TODO[$i]} failed (exit $rc)" >&2; stop_children 1; }
+    done
+  fi
+  CHILDREN=()
 fi
+# every run ships at the newest checkpoint step that all of them reached (same data, same batches)
+COMMON_STEP=""
+for r in "${IL_RUNS[@]}"; do
+  steps=$(ckpt_steps "$(il_dir "$r")")
+  [ -n "$steps" ] || { echo "train_alfred_gpu: imitation saved no checkpoint in $(il_dir "$r")" >&2; exit 1; }
+  if [ -z "$COMMON_STEP" ]; then COMMON_STEP=$steps; else COMMON_STEP=$(comm -12 <(echo "$COMMON_STEP") <(echo "$steps")); fi
+done
+COMMON_STEP=$(echo "$COMMON_STEP" | sort -n | tail -1)
+[ -n "$COMMON_STEP" ] || { echo "train_alfred_gpu: the imitation runs (${IL_RUNS[*]}) share no checkpoint step" >&2; exit 1; }
+declare -A IL_CKPTS=()
+for r in "${IL_RUNS[@]}"; do
+  IL_CKPTS[$r]=$(find "$(il_dir "$r")/checkpoints" -name "*__steps_${COMMON_STEP}.pt" | head -1)
+done
+IL_CKPT=${IL_CKPTS[seq2seq_pm]}
+[ ${#IL_RUNS[@]} = 1 ] || log "imitation: every run ships at step $COMMON_STEP"
 DAGGER_CKPT=$(last_ckpt "$OUT/dagger")
 if [ -z "$DAGGER_CKPT" ] && [ "$DAGGER_FRAMES" != 0 ]; then
   log "DAgger: $DAGGER_FRAMES frames, $SAMPLERS samplers, from $IL_CKPT"
@@ -163,7 +207,12 @@ fi
 # ---------------------------------------------------------------- 4. ship, 5. evaluation of the shipped files
 # float16 weights (a lite model with a frame-reading mask head is over 20 MB in float32) and the
 # inference options: the table is measured on exactly the files that ship
-"$PY" - "$OUT" "$IL_CKPT" "$DAGGER_CKPT" "$IL_KW" "$DAGGER_KW" "$OUT_ARG" "$AGENT_KWARGS" <<'PYEOF'
+ABLATION_CKPTS="{}"
+for a in "${ABLATION_LIST[@]}"; do
+  ABLATION_CKPTS=$("$PY" -c 'import json, sys; d = json.loads(sys.argv[1]); d[sys.argv[2]] = sys.argv[3]; print(json.dumps(d))' \
+      "$ABLATION_CKPTS" "$a" "${IL_CKPTS[$a]}")
+done
+"$PY" - "$OUT" "$IL_CKPT" "$DAGGER_CKPT" "$IL_KW" "$DAGGER_KW" "$OUT_ARG" "$AGENT_KWARGS" "$ABLATION_CKPTS" <<'PYEOF'
 import json, sys
 from pathlib import Path
 sys.path.insert(0, "benchmarks")
@@ -172,13 +221,16 @@ from alfred_seq2seq_compare import ship
 out, il, dagger, il_kw, dagger_kw = Path(sys.argv[1]), *sys.argv[2:6]
 dest = out / "ship"
 agent_kwargs = json.loads(sys.argv[7])
-for name, ckpt in (("imitation", il), ("dagger", dagger)):
+ablations = json.loads(sys.argv[8])  # the ablations' imitation checkpoints, at the same step
+arms = [("imitation", il), ("dagger", dagger)] + [(f"imitation_{a}", c) for a, c in ablations.items()]
+for name, ckpt in arms:
     if not ckpt:  # DAGGER_FRAMES=0
         continue
     ship(Path(ckpt), dest / name, half=True, agent_kwargs=agent_kwargs)
 (dest / "run.json").write_text(json.dumps({"command": "bash scripts/train_alfred_gpu.sh " + sys.argv[6],
                                            "agent_kwargs": agent_kwargs,
                                            "imitation_config_kwargs": json.loads(il_kw),
+                                           "ablations": {a: f"imitation_{a}" for a in ablations},
                                            "dagger_config_kwargs": json.loads(dagger_kw) if dagger else None},
                                           indent=2))
 PYEOF
@@ -188,9 +240,13 @@ if [ "$SKIP_EVAL" = 1 ]; then
 fi
 DAGGER_ARG=()
 [ -z "$DAGGER_CKPT" ] || DAGGER_ARG=(--agent "dagger=$OUT/ship/dagger/alfred_seq2seq_pm_lite.pt")
-log "evaluation: imitation, DAgger (the shipped files) and random on valid_seen, valid_unseen"
-fg_run "$PY" benchmarks/alfred_seq2seq_compare.py --data "$DATA" --encoder "$ENC" --variants seq2seq_pm \
-    --checkpoint "seq2seq_pm=$OUT/ship/imitation/alfred_seq2seq_pm_lite.pt" \
+log "evaluation: imitation (${IL_RUNS[*]}), DAgger (the shipped files) and random on valid_seen, valid_unseen"
+VARIANT_ARGS=(--checkpoint "seq2seq_pm=$OUT/ship/imitation/alfred_seq2seq_pm_lite.pt")
+for a in "${ABLATION_LIST[@]}"; do
+  VARIANT_ARGS+=(--checkpoint "$a=$OUT/ship/imitation_$a/alfred_seq2seq_pm_lite.pt")
+done
+fg_run "$PY" benchmarks/alfred_seq2seq_compare.py --data "$DATA" --encoder "$ENC" \
+    --variants "$(IFS=,; echo "${IL_RUNS[*]}")" "${VARIANT_ARGS[@]}" \
     "${DAGGER_ARG[@]}" --splits valid_seen,valid_unseen \
     "${EVAL[@]}" --workers "$WORKERS" --seed "$SEED" --agent-kwargs "$AGENT_KWARGS" --out "$OUT/compare"
 cp "$OUT/compare/compare.md" "$OUT/ship/compare.md"

@@ -35,6 +35,7 @@ def test_without_a_gpu_the_real_run_stops_at_once_in_one_line(tmp_path):
     ({"AGENT_KWARGS": "[true]"}, "AGENT_KWARGS: '[true]' is not a JSON object"),
     ({"IL_SECONDS": "5m"}, "IL_SECONDS: '5m' is not a whole number of seconds"),
     ({"VALID": "0"}, "VALID=0 leaves nothing to evaluate: set SKIP_EVAL=1 too"),
+    ({"ABLATIONS": "no_language,no_vision"}, "ABLATIONS: 'no_vision' is not one of seq2seq,no_language"),
 ], ids=lambda v: next(iter(v)) if isinstance(v, dict) else None)
 def test_a_bad_setting_is_one_line_and_writes_nothing(tmp_path, env, line):
     proc = _run(tmp_path / "run", 60, DRY_RUN="1", **env)
@@ -45,7 +46,7 @@ def test_a_bad_setting_is_one_line_and_writes_nothing(tmp_path, env, line):
 @pytest.mark.slow
 def test_dry_run_trains_both_arms_evaluates_and_ships(tmp_path):
     out = tmp_path / "run"
-    proc = _run(out, 900, DRY_RUN="1", SPATIAL_MASK="true", SUBCELL_MASK="true",
+    proc = _run(out, 900, DRY_RUN="1", SPATIAL_MASK="true", SUBCELL_MASK="true", ABLATIONS="no_language",
                 AGENT_KWARGS='{"obstruction_evasion": true}')
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
     ship = out / "ship"
@@ -68,7 +69,11 @@ def test_dry_run_trains_both_arms_evaluates_and_ships(tmp_path):
     assert run["imitation_config_kwargs"]["spatial_mask"] is True
     compare = json.loads((out / "compare" / "compare.json").read_text())
     for split in ("valid_seen", "valid_unseen"):
-        assert set(compare["splits"][split]["summary"]) == {"seq2seq_pm", "dagger", "random"}
+        assert set(compare["splits"][split]["summary"]) == {"seq2seq_pm", "no_language", "dagger", "random"}
+    ablation = torch.load(ship / "imitation_no_language" / "alfred_seq2seq_pm_lite.pt", weights_only=True)
+    assert ablation["model_state_dict"]["_extra_state"]["kwargs"]["model_kwargs"]["ablation"] == "no_language"
+    assert ablation["total_steps"] == torch.load(il, weights_only=True)["total_steps"]  # trained as far
+    assert str(ship / "imitation_no_language") in compare["checkpoints"]["no_language"]
     assert (ship / "compare.md").read_text() == (out / "compare" / "compare.md").read_text()
     assert str(il) in compare["checkpoints"]["seq2seq_pm"]  # the table measures the shipped files
 
@@ -103,3 +108,35 @@ def test_short_lease_knobs_data_first_then_imitation_only(tmp_path):
     assert not (out / "ship" / "dagger").exists() and not (out / "dagger").exists() and not (out / "compare").exists()
     run = json.loads((out / "ship" / "run.json").read_text())
     assert run["dagger_config_kwargs"] is None and run["imitation_config_kwargs"]["save_interval"] >= 1
+
+
+def _steps(run_dir: Path) -> list:
+    return sorted(int(p.stem.rsplit("__steps_", 1)[1]) for p in run_dir.glob("checkpoints/*/*/*.pt"))
+
+
+@pytest.mark.slow
+def test_ablations_train_beside_imitation_and_ship_at_the_step_all_reached(tmp_path):
+    """ABLATIONS train next to Seq2Seq+PM with the same kwargs and seed, and every run ships at the
+    newest checkpoint step that all of them hold: drop the no-PM run's newest checkpoint and the
+    rerun ships both at the one before."""
+    out = tmp_path / "run"
+    lease = dict(DRY_RUN="1", VALID="0", SKIP_EVAL="1", DAGGER_FRAMES="0", ABLATIONS="seq2seq",
+                 IL_FRAMES="6000", IL_SECONDS="600")
+    proc = _run(out, 900, **lease)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    pm_steps, nopm_steps = _steps(out / "il"), _steps(out / "il_seq2seq")
+    assert pm_steps == nopm_steps and len(pm_steps) >= 2  # same batches, same checkpoint steps
+    shipped = {name: torch.load(out / "ship" / name / "alfred_seq2seq_pm_lite.pt", weights_only=True)
+               for name in ("imitation", "imitation_seq2seq")}
+    assert {c["total_steps"] for c in shipped.values()} == {pm_steps[-1]}
+    assert not any("progress" in k for k in shipped["imitation_seq2seq"]["model_state_dict"])  # no PM head
+    assert any("progress" in k for k in shipped["imitation"]["model_state_dict"])
+
+    newest = max((out / "il_seq2seq").glob("checkpoints/*/*/*.pt"), key=lambda p: int(p.stem.rsplit("_", 1)[1]))
+    newest.unlink()
+    proc = _run(out, 600, **lease)  # reuses both runs, trains nothing
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    assert "imitation (" not in proc.stdout and f"ships at step {pm_steps[-2]:012d}" in proc.stdout
+    for name in ("imitation", "imitation_seq2seq"):
+        ckpt = torch.load(out / "ship" / name / "alfred_seq2seq_pm_lite.pt", weights_only=True)
+        assert ckpt["total_steps"] == pm_steps[-2]
