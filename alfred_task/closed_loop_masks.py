@@ -3,7 +3,8 @@
 Why: a Seq2Seq(+PM) trained on demonstrations sees interaction frames only from the expert's
 interaction poses. In ALFRED's task evaluation the agent's own GotoLocation ends elsewhere (the
 object smaller, off-centre), and there its pickup mask missed the target 64 of 73 times on
-valid_seen although the target was in view in 53 (README, session 20). Here the trained agent acts
+valid_seen although the target was in view in 53 (docs/alfred_seq2seq_experiments.md, session 20).
+Here the trained agent acts
 exactly as in the task evaluation (`eval_episodes.run_task_episode`, its inference options, the
 10-failure limit, a step cap) on *train* trajectories, and before every decision taken while the
 subgoal tracker is on an object interaction whose object is in view, the step is labelled with
