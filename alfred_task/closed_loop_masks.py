@@ -60,12 +60,15 @@ MASK_DECODER_PREFIX = "seq2seq.dec.mask_dec."
 
 class StepLabeller:
     """`run_task_episode`'s ``before_step``: records (subgoal, decoder features, frame features,
-    target mask) for the steps defined in the module doc. The agent's decoder step is repeated
-    here without changing its state (its features are memoised by frame)."""
+    target mask) for the steps defined in the module doc, and the target's object type (and, with
+    `keep_rgb`, the RGB frame: for probes of other visual inputs). The agent's decoder step is
+    repeated here without changing its state (its features are memoised by frame)."""
 
-    def __init__(self, env, agent) -> None:
-        self.env, self.agent = env, agent
+    def __init__(self, env, agent, keep_rgb: bool = False) -> None:
+        self.env, self.agent, self.keep_rgb = env, agent, keep_rgb
         self.rows: List[Tuple[str, Any, Any, np.ndarray, int]] = []
+        self.target_types: List[str] = []
+        self.rgb: List[Any] = []
 
     def __call__(self, tracker) -> None:
         import torch
@@ -84,6 +87,9 @@ class StepLabeller:
         with torch.no_grad():
             _lo, cont, _h, _c, feat = self.agent._decode(np.asarray(self.env.last_event.frame))  # noqa: SLF001
         self.rows.append((cur["action"], cont[0].clone(), feat[0].half(), np.packbits(mask), mask.shape[0]))
+        self.target_types.append(target.split("|")[0])
+        if self.keep_rgb:
+            self.rgb.append(torch.from_numpy(np.array(self.env.last_event.frame, dtype=np.uint8)))
 
 
 def _shard(text: str) -> Tuple[int, int]:
@@ -104,9 +110,9 @@ def _sample(entries: Sequence, episodes: int, seed: int) -> List[int]:
 
 def collect(checkpoint: Path, data: Path, split: str, episodes: int, seed: int, out: Path,
             shard: Tuple[int, int] = (0, 1), max_steps: int = 60,
-            agent_kwargs: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+            agent_kwargs: Optional[Dict[str, Any]] = None, keep_rgb: bool = False) -> Dict[str, Any]:
     """Roll the checkpoint's agent out on a seeded subset of `split` (this shard's part) and save
-    the labelled steps (module doc). Returns a summary."""
+    the labelled steps (module doc; `keep_rgb` adds their RGB frames, 270 kB each). Returns a summary."""
     import torch
     from tqdm import tqdm
 
@@ -123,7 +129,7 @@ def collect(checkpoint: Path, data: Path, split: str, episodes: int, seed: int, 
     entries = resolve_entries(data, data / "splits.json", split)
     picked = _sample(entries, episodes, seed)[shard[0]::shard[1]]
     env = _make_env("thor_lite", C.MASK_SHAPE[0])
-    labeller = StepLabeller(env, agent)
+    labeller = StepLabeller(env, agent, keep_rgb)
     records, episode_of_row = [], []
     for i in tqdm(picked, desc=f"rollouts {shard[0]}/{shard[1]}", unit="ep"):
         e = entries[i]
@@ -142,7 +148,10 @@ def collect(checkpoint: Path, data: Path, split: str, episodes: int, seed: int, 
             "episode": torch.tensor(episode_of_row, dtype=torch.long),
             "cont": torch.stack([r[1] for r in rows]) if rows else torch.zeros(0),
             "frames": torch.stack([r[2] for r in rows]) if rows else torch.zeros(0),
-            "masks": torch.from_numpy(np.stack([r[3] for r in rows])) if rows else torch.zeros(0, dtype=torch.uint8)}
+            "masks": torch.from_numpy(np.stack([r[3] for r in rows])) if rows else torch.zeros(0, dtype=torch.uint8),
+            "target_type": list(labeller.target_types)}
+    if keep_rgb:
+        blob["rgb"] = torch.stack(labeller.rgb) if rows else torch.zeros(0, dtype=torch.uint8)
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"rollouts_{shard[0]}of{shard[1]}.pt"
     with atomic_open(path, "wb") as f:
@@ -442,6 +451,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     c.add_argument("--shard", default="0/1", help="K/N: this process's share of the episodes")
     c.add_argument("--max-steps", type=int, default=60)
     c.add_argument("--agent-kwargs", default=None, metavar="JSON", help="inference options (default: the checkpoint's)")
+    c.add_argument("--keep-rgb", action="store_true", help="also store each labelled step's RGB frame")
     c.add_argument("--out", type=Path, required=True, help="folder for rollouts_<K>of<N>.pt")
     f = sub.add_parser("fit", help="train the mask decoder on the collected labels + demonstrations")
     f.add_argument("--checkpoint", type=Path, required=True)
@@ -470,7 +480,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             check_output_dir("--out", args.out)
             with stop_children_on_signals(ap.prog):
                 summary = collect(args.checkpoint, args.data, args.split, args.episodes, args.seed, args.out, shard,
-                                  args.max_steps, kwargs)
+                                  args.max_steps, kwargs, args.keep_rgb)
         else:
             check_int("--steps", args.steps, 1)
             check_int("--batch", args.batch, 2)

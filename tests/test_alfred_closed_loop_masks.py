@@ -64,7 +64,7 @@ def _at_first_pickup(env, agent):
 
 def test_labeller_records_the_target_mask_and_the_agents_own_decoder_features(env, agent):
     traj, tracker = _at_first_pickup(env, agent)
-    labeller = clm.StepLabeller(env, agent)
+    labeller = clm.StepLabeller(env, agent, keep_rgb=True)
     state = agent.snapshot()
     labeller(tracker)
     assert all(a is b for a, b in zip(agent.snapshot(), state))  # no state change
@@ -77,12 +77,15 @@ def test_labeller_records_the_target_mask_and_the_agents_own_decoder_features(en
     with torch.no_grad():
         _lo, cont_again, _h, _c, feat_again = agent._decode(np.asarray(env.last_event.frame))
     assert torch.equal(cont, cont_again[0]) and torch.equal(feat.float(), feat_again[0].half().float())
+    (rgb,) = labeller.rgb  # the frame the agent decided on, and the target's object type
+    assert rgb.dtype == torch.uint8 and np.array_equal(rgb.numpy(), np.asarray(env.last_event.frame))
+    assert labeller.target_types == [target.split("|")[0]] and target.startswith(labeller.target_types[0] + "|")
     # at the start the tracker is on a GotoLocation: nothing to label
     env.init_episode(traj)
     agent.reset(traj, 0, env)
     labeller(SubgoalTracker(traj, env))
     labeller(None)
-    assert len(labeller.rows) == 1
+    assert len(labeller.rows) == len(labeller.rgb) == len(labeller.target_types) == 1
 
 
 def test_before_step_hook_sees_every_decision_and_changes_nothing(env, agent):
@@ -146,6 +149,7 @@ def test_collect_then_fit_changes_only_the_mask_decoder_and_fits_its_labels(tmp_
     blob = torch.load(rolls / "rollouts_0of1.pt", weights_only=False)
     assert len(blob["records"]) == 12 and len(blob["subgoal"]) == len(blob["cont"]) == len(blob["masks"])
     assert set(blob["subgoal"]) <= set(clm.LABELLED_SUBGOALS)
+    assert len(blob["target_type"]) == len(blob["subgoal"]) and "rgb" not in blob  # frames only with keep_rgb
     assert int(blob["episode"].max()) < 12 and blob["episode"].tolist() == sorted(blob["episode"].tolist())
 
     demos = _random_feature_copy(tmp_path, 2)
