@@ -27,7 +27,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from _common import RESULTS_DIR, markdown_table, write_json, write_markdown
 
-HEADS = ("state", "state+f7", "state+f14", "type+f14")
+from alfred_task.models.fine_mask_head import KINDS as HEADS
 ENCODER = "pretrained_model_ckpts/alfred_thor_resnet18/thor_resnet18.pt"
 LABEL_SIZE = 100  # the lite model's mask resolution (pframe), as the collected labels are fitted
 
@@ -39,6 +39,7 @@ def load(rollouts: Path, encoder: str) -> Dict[str, Any]:
 
     from alfred_task.closed_loop_masks import ROLLOUT_GLOB, load_rollouts
     from alfred_task.features import ResnetFeatures
+    from alfred_task.models.fine_mask_head import layer3_features
     from common.cli import UsageError
 
     data = load_rollouts(rollouts, LABEL_SIZE)
@@ -52,52 +53,12 @@ def load(rollouts: Path, encoder: str) -> Dict[str, Any]:
             types += b["target_type"]
     rgb = torch.cat(rgb)
     enc = ResnetFeatures(encoder)
-    to_layer3 = enc.body[:7]  # conv1 .. layer3 of torchvision's resnet18: 256×14×14 at 224²
-    f14 = []
-    with torch.no_grad():
-        for i in tqdm(range(0, len(rgb), 32), desc="layer3 features", unit="batch"):
-            x = rgb[i:i + 32].permute(0, 3, 1, 2).float() / 255.0
-            x = torch.nn.functional.interpolate(x, size=(224, 224), mode="bilinear", align_corners=False)
-            f14.append(to_layer3((x - enc.mean) / enc.std).half())
+    f14 = [layer3_features(enc, rgb[i:i + 32]).half()
+           for i in tqdm(range(0, len(rgb), 32), desc="layer3 features", unit="batch")]
     names = sorted(set(types))
-    data.update(f14=torch.cat(f14), type_id=torch.tensor([names.index(t) for t in types]), type_names=names)
+    data.update(f14=torch.cat(f14), type_id=torch.tensor([names.index(t) for t in types]), type_names=names,
+                encoder=enc.encoder)
     return data
-
-
-def make_head(kind: str, state_dim: int, n_types: int):
-    """A mask head from the chosen inputs to [N, 56, 56] logits (module doc)."""
-    import torch
-    from torch import nn
-
-    class Head(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.kind = kind
-            cond_in = n_types if kind.startswith("type") else state_dim
-            self.cond = nn.Sequential(nn.Linear(cond_in, 128), nn.ReLU())
-            self.base = nn.Linear(128, 64 * 7 * 7)
-            self.f7 = nn.Conv2d(512, 64, 1) if kind == "state+f7" else None
-            self.f14 = nn.Conv2d(256, 64, 1) if kind.endswith("f14") else None
-            self.film = nn.Linear(128, 128)  # scale and shift of the feature skip
-            self.up = nn.ModuleList([nn.ConvTranspose2d(64, 64, 4, 2, 1) for _ in range(3)])
-            self.out = nn.Conv2d(64, 1, 3, padding=1)
-
-        def _skip(self, conv, feat, z):
-            gamma, beta = self.film(z).chunk(2, dim=1)
-            return conv(feat) * (1 + gamma[:, :, None, None]) + beta[:, :, None, None]
-
-        def forward(self, cond, f7, f14):
-            z = self.cond(cond)
-            x = self.base(z).view(-1, 64, 7, 7)
-            if self.f7 is not None:
-                x = x + self._skip(self.f7, f7, z)
-            x = torch.relu(self.up[0](torch.relu(x)))  # 14×14
-            if self.f14 is not None:
-                x = torch.relu(x + self._skip(self.f14, f14, z))
-            x = torch.relu(self.up[1](x))
-            return self.out(torch.relu(self.up[2](x)))[:, 0]  # 56×56
-
-    return Head()
 
 
 def _inputs(kind: str, data: Dict[str, Any], idx):
@@ -141,8 +102,10 @@ def train(kind: str, data: Dict[str, Any], tr, ho, steps: int, batch: int, lr: f
 
     from alfred_task.models.losses import balanced_mask_bce
 
+    from alfred_task.models.fine_mask_head import FineMaskHead
+
     torch.manual_seed(seed)
-    head = make_head(kind, data["cont"].shape[1], len(data["type_names"]))
+    head = FineMaskHead(kind, len(data["type_names"]) if kind.startswith("type") else data["cont"].shape[1])
     opt = torch.optim.Adam(head.parameters(), lr=lr)
     gen = torch.Generator().manual_seed(seed)
     probe = tr[torch.randperm(len(tr), generator=gen)[:len(ho)]]
@@ -185,6 +148,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     import torch
 
     from alfred_task.closed_loop_masks import _held_out
+    from alfred_task.models.fine_mask_head import AGENT_KINDS, save_head
     from common.cli import OneLineArgumentParser, UsageError, check_int, check_output_dir, report_usage_errors
 
     ap = OneLineArgumentParser(prog="alfred_mask_probe.py", description=__doc__,
@@ -198,6 +162,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--encoder", default=ENCODER, help="the encoder the rollouts' agent used")
     ap.add_argument("--out", type=Path, default=RESULTS_DIR / "alfred_mask_probe")
+    ap.add_argument("--save-heads", type=Path, default=None,
+                    help="write each agent-usable head here as <kind>.pt (the Seq2Seq agent's mask_head option)")
     args = ap.parse_args(argv)
     with report_usage_errors(ap.prog):
         heads = [h for h in args.heads.split(",") if h]
@@ -208,6 +174,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if not 0.0 < args.held_out < 1.0:
             raise UsageError(f"--held-out must be in (0, 1), got {args.held_out}")
         check_output_dir("--out", args.out)
+        if args.save_heads is not None:
+            check_output_dir("--save-heads", args.save_heads)
         torch.set_num_threads(1)
         data = load(args.rollouts, args.encoder)
     tr, ho = _held_out(data["trial_of"], data["episode"], args.held_out, args.seed)
@@ -218,6 +186,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         head, curves[kind] = train(kind, data, tr, ho, args.steps, args.batch, args.lr, args.seed)
         last = curves[kind][-1]
         picks = evaluate(head, kind, data, ho_pick)
+        if args.save_heads is not None and kind in AGENT_KINDS:
+            save_head(args.save_heads / f"{kind}.pt", head, data["encoder"],
+                      {"rollouts": str(args.rollouts), "steps": args.steps, "batch": args.batch, "lr": args.lr,
+                       "seed": args.seed, "held_out": args.held_out, "label_size": LABEL_SIZE,
+                       "held_out_hit_rate": last["held_out"]["hit_rate"]})
         curves[kind][-1]["held_out_pickups"] = picks
         rows.append([kind, f"{100 * last['fitted']['hit_rate']:.1f}", f"{100 * last['held_out']['hit_rate']:.1f}",
                      f"{100 * picks['hit_rate']:.1f}", f"{last['held_out']['bce']:.2f}"])

@@ -21,7 +21,9 @@ mask that excludes every pixel it already tried, instead of moving on as if the 
 hand (the demonstrations never show a failed interaction either); ``retry_actions`` limits it to
 some interactions (e.g. ``["PickupObject", "SliceObject"]``: a failed Put is better left to the
 policy, whose next view often succeeds, than retried on the untried rest of a receptacle-sized
-mask). `teacher_force` feeds the expert's step (subgoal evaluation): the
+mask). ``mask_head=<file>`` (none by default) takes the masks from a separately trained
+`fine_mask_head` (decoder state plus finer frame features) instead of the model's mask decoder.
+`teacher_force` feeds the expert's step (subgoal evaluation): the
 decoder reads the frame before the expert action and the expert action becomes the previous action.
 """
 from __future__ import annotations
@@ -53,7 +55,8 @@ class Seq2SeqAgent(Agent):
 
     def __init__(self, model_kwargs: dict, vocab: dict, visual_encoder: str = "imagenet",
                  mask_rule: str = DEFAULT_MASK_RULE, obstruction_evasion: bool = False,
-                 interaction_retry: int = 0, retry_actions: Optional[list[str]] = None) -> None:
+                 interaction_retry: int = 0, retry_actions: Optional[list[str]] = None,
+                 mask_head: Optional[str] = None) -> None:
         from ..features import ResnetFeatures
         from .actor_critic import build_actor_critic
 
@@ -79,10 +82,28 @@ class Seq2SeqAgent(Agent):
         except FileNotFoundError as e:
             raise ValueError(str(e)) from None
         self.visual_encoder = self.features.encoder
+        self.mask_head, self._mask_head_size = self._load_mask_head(mask_head) if mask_head else (None, 0)
         self.allowed = self.policy.task_to_vocab  # agent actions' ids in the action_low vocabulary
         self.state: Optional[StepState] = None
         self._frame: Optional[np.ndarray] = None
         self._cache: "OrderedDict[bytes, torch.Tensor]" = OrderedDict()
+
+    def _load_mask_head(self, path: str):
+        """(a `fine_mask_head` file's head, its label resolution), checked against this agent."""
+        from pathlib import Path
+
+        from .fine_mask_head import AGENT_KINDS, load_head
+
+        head, record = load_head(Path(path))
+        if head.kind not in AGENT_KINDS:
+            raise ValueError(f"mask_head {path}: kind {head.kind!r} is a probe's oracle, not one of {AGENT_KINDS}")
+        if record["encoder"] != self.features.encoder:
+            raise ValueError(f"mask_head {path}: trained on encoder {record['encoder']}, "
+                             f"this agent's is {self.features.encoder}")
+        if head.cond_dim != self.model.dec.cont_dim:
+            raise ValueError(f"mask_head {path}: reads a decoder state of width {head.cond_dim}, "
+                             f"this model's is {self.model.dec.cont_dim}")
+        return head, int(record["meta"]["label_size"])
 
     #: the episode state is (decoder state, last frame, last action); tensors are replaced, never
     #: changed in place
@@ -146,16 +167,25 @@ class Seq2SeqAgent(Agent):
                 scores[self.allowed == self.vocab.action_low.word2index(blocked)] = -float("inf")
             action = self.vocab.action_low.index2word(int(self.allowed[scores.argmax()]))
             if C.has_interaction(action):
-                mask = self.mask_rule(self._mask_logits(cont, feat), action)
+                mask = self.mask_rule(self._mask_logits(cont, feat, frame), action)
             self._tried, self._retries = mask, 0
         vocab_id = torch.tensor([self.vocab.action_low.word2index(action)])
         self.state = StepState(self.state.enc, self.state.valid, h, c, self.model.dec.emb(vocab_id))
         self._prev_action = action
         return action, mask
 
-    def _mask_logits(self, cont: torch.Tensor, feat: torch.Tensor) -> torch.Tensor:
-        """The mask decoder's logits at 300×300 for this step."""
-        return frame_logits(self.model.dec.decode_mask(cont, feat), C.MASK_SHAPE)[0]
+    def _mask_logits(self, cont: torch.Tensor, feat: torch.Tensor, frame: np.ndarray) -> torch.Tensor:
+        """The mask decoder's (or the `mask_head`'s) logits at 300×300 for this step."""
+        if self.mask_head is None:
+            return frame_logits(self.model.dec.decode_mask(cont, feat), C.MASK_SHAPE)[0]
+        from .fine_mask_head import layer3_features
+
+        f14 = None
+        if self.mask_head.f14 is not None:
+            f14 = layer3_features(self.features, torch.from_numpy(np.ascontiguousarray(frame))[None])
+        lo = self.mask_head(cont, feat, f14)  # resized as in its training: to its label side, then the frame
+        lo = frame_logits(lo, (self._mask_head_size, self._mask_head_size))
+        return frame_logits(lo, C.MASK_SHAPE)[0]
 
     def _retry(self, env, cont: torch.Tensor, feat: torch.Tensor) -> tuple[Optional[str], Optional[np.ndarray]]:
         """(the failed interaction again, a mask of untried pixels) when interaction retry applies,
@@ -165,7 +195,8 @@ class Seq2SeqAgent(Agent):
                 or self._tried is None or self._retries >= self.interaction_retry
                 or env.last_event.metadata.get("lastActionSuccess", True)):
             return None, None
-        mask = self.mask_rule(self._mask_logits(cont, feat), action, exclude=self._tried)
+        mask = self.mask_rule(self._mask_logits(cont, feat, np.asarray(env.last_event.frame)), action,
+                              exclude=self._tried)
         if not mask.any():
             return None, None
         self._tried, self._retries = self._tried | mask, self._retries + 1
