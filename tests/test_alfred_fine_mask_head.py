@@ -63,7 +63,7 @@ def test_a_saved_head_loads_to_the_same_function(tmp_path, agent):
 
 def test_the_agent_takes_its_masks_from_the_head(tmp_path, agent):
     path = _head_file(tmp_path, agent)
-    with_head = CheckpointAgent(CKPT, mask_head=str(path)).inner
+    with_head = CheckpointAgent(CKPT, mask_head=str(path), mask_head_actions=["PickupObject"]).inner
     head, _ = load_head(path)
     frame = _frame(1)
     cont = torch.randn(1, agent.model.dec.cont_dim)
@@ -71,10 +71,19 @@ def test_the_agent_takes_its_masks_from_the_head(tmp_path, agent):
     with torch.no_grad():
         want = frame_logits(frame_logits(head(cont, feat, layer3_features(agent.features, torch.from_numpy(frame)[None])),
                                           (100, 100)), (300, 300))[0]
-        got = with_head._mask_logits(cont, feat, frame)
-        plain = agent._mask_logits(cont, feat, frame)
+        got = with_head._mask_logits(cont, feat, frame, "PickupObject")
+        plain = agent._mask_logits(cont, feat, frame, "PickupObject")
+        put = with_head._mask_logits(cont, feat, frame, "PutObject")
     assert torch.allclose(got, want, atol=1e-6) and got.shape == (300, 300)
-    assert not torch.allclose(got, plain)  # the model's own decoder is no longer asked
+    assert not torch.allclose(got, plain)  # the model's own decoder is no longer asked for a pickup
+    assert torch.equal(put, agent._mask_logits(cont, feat, frame, "PutObject"))  # but still for the rest
+
+
+def test_mask_head_actions_must_name_interactions(tmp_path, agent):
+    path = _head_file(tmp_path, agent)
+    for bad in (["MoveAhead"], [], "PickupObject"):
+        with pytest.raises(Exception, match="mask_head_actions must be a non-empty list of interaction actions"):
+            CheckpointAgent(CKPT, mask_head=str(path), mask_head_actions=bad)
 
 
 @pytest.mark.parametrize("kind, encoder, cond_dim, message", [

@@ -22,7 +22,8 @@ hand (the demonstrations never show a failed interaction either); ``retry_action
 some interactions (e.g. ``["PickupObject", "SliceObject"]``: a failed Put is better left to the
 policy, whose next view often succeeds, than retried on the untried rest of a receptacle-sized
 mask). ``mask_head=<file>`` (none by default) takes the masks from a separately trained
-`fine_mask_head` (decoder state plus finer frame features) instead of the model's mask decoder.
+`fine_mask_head` (decoder state plus finer frame features) instead of the model's mask decoder,
+for every interaction or for ``mask_head_actions`` only (e.g. ``["PickupObject"]``).
 `teacher_force` feeds the expert's step (subgoal evaluation): the
 decoder reads the frame before the expert action and the expert action becomes the previous action.
 """
@@ -56,7 +57,7 @@ class Seq2SeqAgent(Agent):
     def __init__(self, model_kwargs: dict, vocab: dict, visual_encoder: str = "imagenet",
                  mask_rule: str = DEFAULT_MASK_RULE, obstruction_evasion: bool = False,
                  interaction_retry: int = 0, retry_actions: Optional[list[str]] = None,
-                 mask_head: Optional[str] = None) -> None:
+                 mask_head: Optional[str] = None, mask_head_actions: Optional[list[str]] = None) -> None:
         from ..features import ResnetFeatures
         from .actor_critic import build_actor_critic
 
@@ -83,6 +84,11 @@ class Seq2SeqAgent(Agent):
             raise ValueError(str(e)) from None
         self.visual_encoder = self.features.encoder
         self.mask_head, self._mask_head_size = self._load_mask_head(mask_head) if mask_head else (None, 0)
+        if mask_head_actions is not None and (not isinstance(mask_head_actions, list) or not mask_head_actions
+                                              or any(a not in C.INTERACT_ACTIONS for a in mask_head_actions)):
+            raise ValueError(f"mask_head_actions must be a non-empty list of interaction actions, "
+                             f"got {mask_head_actions!r}")
+        self.mask_head_actions = frozenset(mask_head_actions or C.INTERACT_ACTIONS)
         self.allowed = self.policy.task_to_vocab  # agent actions' ids in the action_low vocabulary
         self.state: Optional[StepState] = None
         self._frame: Optional[np.ndarray] = None
@@ -167,16 +173,16 @@ class Seq2SeqAgent(Agent):
                 scores[self.allowed == self.vocab.action_low.word2index(blocked)] = -float("inf")
             action = self.vocab.action_low.index2word(int(self.allowed[scores.argmax()]))
             if C.has_interaction(action):
-                mask = self.mask_rule(self._mask_logits(cont, feat, frame), action)
+                mask = self.mask_rule(self._mask_logits(cont, feat, frame, action), action)
             self._tried, self._retries = mask, 0
         vocab_id = torch.tensor([self.vocab.action_low.word2index(action)])
         self.state = StepState(self.state.enc, self.state.valid, h, c, self.model.dec.emb(vocab_id))
         self._prev_action = action
         return action, mask
 
-    def _mask_logits(self, cont: torch.Tensor, feat: torch.Tensor, frame: np.ndarray) -> torch.Tensor:
-        """The mask decoder's (or the `mask_head`'s) logits at 300×300 for this step."""
-        if self.mask_head is None:
+    def _mask_logits(self, cont: torch.Tensor, feat: torch.Tensor, frame: np.ndarray, action: str) -> torch.Tensor:
+        """The mask decoder's (or, for `mask_head_actions`, the `mask_head`'s) logits at 300×300."""
+        if self.mask_head is None or action not in self.mask_head_actions:
             return frame_logits(self.model.dec.decode_mask(cont, feat), C.MASK_SHAPE)[0]
         from .fine_mask_head import layer3_features
 
@@ -195,7 +201,7 @@ class Seq2SeqAgent(Agent):
                 or self._tried is None or self._retries >= self.interaction_retry
                 or env.last_event.metadata.get("lastActionSuccess", True)):
             return None, None
-        mask = self.mask_rule(self._mask_logits(cont, feat, np.asarray(env.last_event.frame)), action,
+        mask = self.mask_rule(self._mask_logits(cont, feat, np.asarray(env.last_event.frame), action), action,
                               exclude=self._tried)
         if not mask.any():
             return None, None
