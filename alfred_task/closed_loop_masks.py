@@ -108,11 +108,25 @@ def _sample(entries: Sequence, episodes: int, seed: int) -> List[int]:
     return sorted(random.Random(seed).sample(range(len(entries)), n))
 
 
+def _episodes_in(folder: Path) -> set:
+    """(trial, repeat_idx) of every episode the rollout files in `folder` hold."""
+    import torch
+
+    files = sorted(folder.glob(ROLLOUT_GLOB))
+    if not files:
+        raise UsageError(f"--exclude-from {folder}: no {ROLLOUT_GLOB} files")
+    return {(r["trial"], r["repeat_idx"]) for f in files
+            for r in torch.load(f, map_location="cpu", weights_only=False, mmap=True)["records"]}
+
+
 def collect(checkpoint: Path, data: Path, split: str, episodes: int, seed: int, out: Path,
             shard: Tuple[int, int] = (0, 1), max_steps: int = 60,
-            agent_kwargs: Optional[Dict[str, Any]] = None, keep_rgb: bool = False) -> Dict[str, Any]:
+            agent_kwargs: Optional[Dict[str, Any]] = None, keep_rgb: bool = False,
+            exclude_from: Optional[Path] = None) -> Dict[str, Any]:
     """Roll the checkpoint's agent out on a seeded subset of `split` (this shard's part) and save
-    the labelled steps (module doc; `keep_rgb` adds their RGB frames, 270 kB each). Returns a summary."""
+    the labelled steps (module doc; `keep_rgb` adds their RGB frames, 270 kB each). Episodes that
+    the rollouts in `exclude_from` already hold are left out (to add the rest of a split later).
+    Returns a summary."""
     import torch
     from tqdm import tqdm
 
@@ -127,7 +141,9 @@ def collect(checkpoint: Path, data: Path, split: str, episodes: int, seed: int, 
     torch.set_num_threads(1)
     agent = CheckpointAgent(checkpoint, **(agent_kwargs or {})).inner
     entries = resolve_entries(data, data / "splits.json", split)
-    picked = _sample(entries, episodes, seed)[shard[0]::shard[1]]
+    done = _episodes_in(exclude_from) if exclude_from is not None else set()
+    keep = [i for i, e in enumerate(entries) if (Path(e.path).parent.name, e.repeat_idx) not in done]
+    picked = [keep[i] for i in _sample([entries[k] for k in keep], episodes, seed)][shard[0]::shard[1]]
     env = _make_env("thor_lite", C.MASK_SHAPE[0])
     labeller = StepLabeller(env, agent, keep_rgb)
     records, episode_of_row = [], []
@@ -452,6 +468,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     c.add_argument("--max-steps", type=int, default=60)
     c.add_argument("--agent-kwargs", default=None, metavar="JSON", help="inference options (default: the checkpoint's)")
     c.add_argument("--keep-rgb", action="store_true", help="also store each labelled step's RGB frame")
+    c.add_argument("--exclude-from", type=Path, default=None,
+                   help="leave out the episodes of the rollouts in this folder (collect the rest of a split)")
     c.add_argument("--out", type=Path, required=True, help="folder for rollouts_<K>of<N>.pt")
     f = sub.add_parser("fit", help="train the mask decoder on the collected labels + demonstrations")
     f.add_argument("--checkpoint", type=Path, required=True)
@@ -480,7 +498,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             check_output_dir("--out", args.out)
             with stop_children_on_signals(ap.prog):
                 summary = collect(args.checkpoint, args.data, args.split, args.episodes, args.seed, args.out, shard,
-                                  args.max_steps, kwargs, args.keep_rgb)
+                                  args.max_steps, kwargs, args.keep_rgb, args.exclude_from)
         else:
             check_int("--steps", args.steps, 1)
             check_int("--batch", args.batch, 2)

@@ -168,6 +168,20 @@ def test_collect_then_fit_changes_only_the_mask_decoder_and_fits_its_labels(tmp_
     assert json.loads(out.with_suffix(".json").read_text())["steps"] == 40 and out.with_suffix(".png").is_file()
 
 
+@pytest.mark.slow
+def test_collect_exclude_from_takes_the_rest_of_the_split(tmp_path):
+    first = clm.collect(CKPT, ALFRED, "train", episodes=5, seed=0, out=tmp_path / "a", max_steps=5)
+    rest = clm.collect(CKPT, ALFRED, "train", episodes=10_000, seed=0, out=tmp_path / "b", max_steps=5,
+                       exclude_from=tmp_path / "a")
+    def eps(folder):
+        return [(r["trial"], r["repeat_idx"]) for r in torch.load(folder / "rollouts_0of1.pt", weights_only=False)["records"]]
+    a, b = eps(tmp_path / "a"), eps(tmp_path / "b")
+    assert first["episodes"] == 5 and rest["episodes"] == len(_train_entries()) - 5
+    assert not set(a) & set(b) and len(set(a) | set(b)) == len(_train_entries())
+    with pytest.raises(clm.UsageError, match="--exclude-from .*none: no rollouts"):
+        clm.collect(CKPT, ALFRED, "train", episodes=1, seed=0, out=tmp_path / "c", exclude_from=tmp_path / "none")
+
+
 def test_fit_refuses_rollouts_of_another_model(tmp_path):
     rolls = tmp_path / "r"
     rolls.mkdir()
