@@ -95,3 +95,26 @@ def test_a_head_that_does_not_fit_the_agent_is_refused(tmp_path, agent, kind, en
     path = _head_file(tmp_path, agent, kind, encoder, cond_dim)
     with pytest.raises(Exception, match=message):
         CheckpointAgent(CKPT, mask_head=str(path))
+
+
+@pytest.mark.slow
+def test_probe_trains_heads_on_collected_rollouts_and_the_agent_loads_them(tmp_path):
+    """End to end: own-state rollouts with RGB frames -> the probe's heads -> an agent that uses one."""
+    import json
+    import subprocess
+    import sys
+
+    from alfred_task import closed_loop_masks as clm
+
+    clm.collect(CKPT, REPO / "data" / "alfred_lite", "train", episodes=8, seed=0, out=tmp_path / "rolls",
+                max_steps=40, keep_rgb=True)
+    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "alfred_mask_probe.py"), "--rollouts",
+                           str(tmp_path / "rolls"), "--heads", "state+f14,type+f14", "--steps", "4", "--held-out", "0.3",
+                           "--save-heads", str(tmp_path / "heads"), "--out", str(tmp_path / "probe")],
+                          capture_output=True, text=True, timeout=600, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = json.loads((tmp_path / "probe" / "probe.json").read_text())
+    assert set(report["curves"]) == {"state+f14", "type+f14"} and report["rows"]["fitted"] > 0
+    assert (tmp_path / "probe" / "probe.png").is_file()
+    assert sorted(p.name for p in (tmp_path / "heads").iterdir()) == ["state+f14.pt"]  # the oracle is not saved
+    CheckpointAgent(CKPT, mask_head=str(tmp_path / "heads" / "state+f14.pt"))
