@@ -200,12 +200,14 @@ def load_rollouts(folder: Path, size: int) -> Dict[str, Any]:
     files = sorted(folder.glob(ROLLOUT_GLOB))
     if not files:
         raise UsageError(f"--rollouts {folder}: no {ROLLOUT_GLOB} files (run `collect` first)")
-    parts, records, offset = [], [], 0
+    parts, records, offset, extra = [], [], 0, {"target_type": [], "rgb": []}
     for f in files:
         b = torch.load(f, map_location="cpu", weights_only=False)
         if len(b["subgoal"]):
             parts.append((b["subgoal"], b["episode"] + offset, b["cont"], b["frames"],
                           _unpack(b["masks"].numpy(), b["meta"]["mask_side"], size)))
+            extra["target_type"].append(b.get("target_type"))
+            extra["rgb"].append(b.get("rgb"))
         offset += len(b["records"])
         records += b["records"]
     if not parts:
@@ -214,7 +216,11 @@ def load_rollouts(folder: Path, size: int) -> Dict[str, Any]:
     return {"subgoal": [s for p in parts for s in p[0]], "episode": torch.cat([p[1] for p in parts]),
             "cont": torch.cat([p[2] for p in parts]), "frames": torch.cat([p[3] for p in parts]),
             "masks": torch.cat([p[4] for p in parts]), "records": records, "files": [str(f) for f in files],
-            "trial_of": trial_of}
+            "trial_of": trial_of,
+            # only when every file has them (`collect --keep-rgb`; target types since session 22)
+            "target_type": (None if any(t is None for t in extra["target_type"])
+                            else [t for ts in extra["target_type"] for t in ts]),
+            "rgb": None if any(r is None for r in extra["rgb"]) else torch.cat(extra["rgb"])}
 
 
 def demo_interaction_steps(policy, data: Path, vocab, limit: Optional[int], batch_size: int = 16) -> Dict[str, Any]:

@@ -37,21 +37,15 @@ def load(rollouts: Path, encoder: str) -> Dict[str, Any]:
     import torch
     from tqdm import tqdm
 
-    from alfred_task.closed_loop_masks import ROLLOUT_GLOB, load_rollouts
+    from alfred_task.closed_loop_masks import load_rollouts
     from alfred_task.features import ResnetFeatures
     from alfred_task.models.fine_mask_head import layer3_features
     from common.cli import UsageError
 
     data = load_rollouts(rollouts, LABEL_SIZE)
-    rgb, types = [], []
-    for f in sorted(rollouts.glob(ROLLOUT_GLOB)):
-        b = torch.load(f, map_location="cpu", weights_only=False)
-        if len(b["subgoal"]) and "rgb" not in b:
-            raise UsageError(f"--rollouts {f}: no RGB frames (collect with --keep-rgb)")
-        if len(b["subgoal"]):
-            rgb.append(b["rgb"])
-            types += b["target_type"]
-    rgb = torch.cat(rgb)
+    if data["rgb"] is None:
+        raise UsageError(f"--rollouts {rollouts}: no RGB frames in some file (collect with --keep-rgb)")
+    rgb, types = data["rgb"], data["target_type"]
     enc = ResnetFeatures(encoder)
     f14 = [layer3_features(enc, rgb[i:i + 32]).half()
            for i in tqdm(range(0, len(rgb), 32), desc="layer3 features", unit="batch")]
