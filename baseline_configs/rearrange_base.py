@@ -16,7 +16,7 @@ command line, e.g. `allenact ... --config_kwargs '{"num_train_processes": 2, "tr
   `--distributed_ip_and_port <node0>:<port> --machine_id K -s <seed>`; the process counts
   above are per node, and each node runs the trainers of its own devices
 
-The AllenAct compatibility fixes (`allenact_compat.install_allenact_fixes`) are installed here,
+The AllenAct compatibility fixes (`allenact_ext.compat.install_allenact_fixes`) are installed here,
 when this module is imported, and not in `__init__`: allenact imports the config module in its
 main process and again in every forkserver/spawn worker (to unpickle the config), while
 `__init__` runs only in the main process. Workers need the numpy fixes (map builders,
@@ -42,8 +42,8 @@ from allenact.embodiedai.sensors.vision_sensors import IMAGENET_RGB_MEANS, IMAGE
 from allenact.utils.experiment_utils import Builder, LinearDecay, PipelineStage, TrainingPipeline
 
 from backends import DEFAULT_BACKEND, open_x_displays
-from baseline_configs.allenact_compat import install_allenact_fixes
-from baseline_configs.schedules import StepwiseLinearDecay
+from allenact_ext.compat import install_allenact_fixes
+from allenact_ext.schedules import StepwiseLinearDecay
 from rearrange.constants import (
     MAX_UNSHUFFLE_STEPS, MAX_WALKTHROUGH_STEPS, REARRANGE_ACTIONS, SCREEN_SIZE, default_controller_kwargs,
 )

@@ -17,7 +17,7 @@ from allenact.base_abstractions.sensor import SensorSuite
 from allenact.utils.experiment_utils import Builder
 from allenact.utils.system import get_logger
 
-from baseline_configs.visual_encoders import (
+from allenact_ext.visual_encoders import (
     CLIP_RGB_MEANS, CLIP_RGB_STDS, ENCODERS, check_pretrained_weights, feature_uuid, resnet_preprocessor_builders,
 )
 

@@ -16,6 +16,8 @@ from typing import Any, Dict, Mapping, Optional, Union
 import torch
 from allenact.embodiedai.mapping.mapping_models.active_neural_slam import ActiveNeuralSLAM
 
+from common.errors import PretrainedWeightsError
+
 from .map_settings import (
     DOWNLOAD_COMMAND, HEIGHT_MAP_CHANNELS, MAP_CHECKPOINT_NAME, MAP_FRAME_SIZE, MAP_RESOLUTION_CM, MAP_SIZE_CM,
     MAP_VISION_RANGE_CM, SEMANTIC_MAP_CHANNELS,
@@ -24,10 +26,6 @@ from .map_settings import (
 RESNET18_URL = "https://download.pytorch.org/models/resnet18-f37072fd.pth"  # torchvision IMAGENET1K_V1
 RANDOM_INIT_HINT = "or pass --config_kwargs '{\"pretrained\": false}' for a random init"
 MAP_PREFIX = "map."  # where the ANM lives inside the map baselines' state dicts
-
-
-class PretrainedWeightsError(RuntimeError):
-    """A weight file is missing or unreadable; the message names it and how to get it."""
 
 
 def default_resnet18_path() -> Path:

@@ -14,13 +14,13 @@ def _run(code: str) -> str:
 
 
 def test_importing_the_module_changes_nothing():
-    out = _run("import baseline_configs.allenact_compat; " + STATE)
+    out = _run("import allenact_ext.compat; " + STATE)
     assert out == ["False", "False"]
 
 
 def test_install_applies_every_fix_once():
     code = ("import logging, torch, numpy as np\n"
-            "from baseline_configs.allenact_compat import install_allenact_fixes\n"
+            "from allenact_ext.compat import install_allenact_fixes\n"
             "from allenact.algorithms.onpolicy_sync.runner import OnPolicyRunner\n"
             "install_allenact_fixes(); first = OnPolicyRunner.log_and_close\n"
             "install_allenact_fixes()\n"

@@ -74,7 +74,7 @@ def _py_files(package: str) -> List[Path]:
 
 def test_task_packages_do_not_import_each_other_or_thor_lite() -> None:
     forbidden = {"rearrange": {"alfred_task", "thor_lite"}, "alfred_task": {"rearrange", "thor_lite"},
-                 "baseline_configs": {"thor_lite"}}
+                 "baseline_configs": {"thor_lite"}, "allenact_ext": {"thor_lite", "baseline_configs"}}
     bad = []
     for package, banned in forbidden.items():
         for path in _py_files(package):
@@ -106,7 +106,7 @@ import importlib, json, pkgutil, sys
 skip = set(json.loads(sys.argv[1]))
 first_culprit = None
 modules = []
-for pkg in ("rearrange", "alfred_task", "baseline_configs"):
+for pkg in ("rearrange", "alfred_task", "allenact_ext", "baseline_configs"):
     root = importlib.import_module(pkg)
     names = [pkg] + [m.name for m in pkgutil.walk_packages(root.__path__, pkg + ".")]
     for name in names:
@@ -151,7 +151,8 @@ def test_real_thor_run_never_imports_thor_lite() -> None:
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-4000:]
     report = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert {"rearrange.environment", "alfred_task.environment", "baseline_configs.rearrange_base"} <= set(report["modules"])
+    assert {"rearrange.environment", "alfred_task.environment", "allenact_ext.compat",
+            "baseline_configs.rearrange_base"} <= set(report["modules"])
     expected = "started" if report["thor_here"] else "refused"
     assert report["outcomes"] == {"rearrange": expected, "alfred": expected}
     assert report["thor_lite"] == [], f"thor_lite loaded (first after {report['culprit']}): {report['thor_lite']}"

@@ -17,9 +17,10 @@ import torch
 from allenact.base_abstractions.misc import Memory
 from allenact.utils.tensor_utils import batch_observations
 
-from baseline_configs.visual_encoders import (
-    ENCODERS, PretrainedWeightsError, check_pretrained_weights, resnet_preprocessor_builder, weights_path,
+from allenact_ext.visual_encoders import (
+    ENCODERS, check_pretrained_weights, resnet_preprocessor_builder, weights_path,
 )
+from common.errors import PretrainedWeightsError
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIGS = {  # module under baseline_configs -> class

@@ -54,7 +54,7 @@ from alfred_task.models.actor_critic import PREV_ACTION_INPUTS
 from alfred_task.models.losses import LossWeights
 from alfred_task.models.seq2seq import ABLATIONS
 from backends import DEFAULT_BACKEND
-from baseline_configs.allenact_compat import install_allenact_fixes
+from allenact_ext.compat import install_allenact_fixes
 
 install_allenact_fixes()  # workers re-import this module (see rearrange_base's docstring)
 

@@ -38,7 +38,7 @@ from allenact.utils.experiment_utils import Builder, PipelineStage, StageCompone
 import torch
 
 from baseline_configs.alfred.alfred_seq2seq_base import AlfredSeq2SeqBaseConfig, ConfigError
-from baseline_configs.schedules import StepwiseLinearDecay
+from allenact_ext.schedules import StepwiseLinearDecay
 
 __all__ = ["AlfredSeq2SeqPMDaggerConfig"]
 

@@ -13,7 +13,7 @@ Importing this module changes nothing; `install_allenact_fixes()` applies every 
   `start_train`/`start_test` run, SIGTERM/SIGINT now stop every descendant
   (`common.procs.stop_children_on_signals`) and allenact exits with 128 + signum.
 
-`baseline_configs/rearrange_base.py` calls it (its docstring says why there).
+`baseline_configs/rearrange_base.py` and the ALFRED configs call it (rearrange_base's docstring says why there).
 """
 from __future__ import annotations
 

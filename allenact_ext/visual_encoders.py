@@ -6,7 +6,7 @@ features (ResNet-18: 512, ResNet-50 / CLIP-RN50: 2048; h = w = frame/32, 7 at 22
 
 Pretrained weights are never downloaded here (our machines reach PyPI only):
 `check_pretrained_weights` finds the file where torchvision / clip would read it, and raises
-`PretrainedWeightsError` (a `SystemExit`, so the `allenact` CLI prints one line and exits 1, no
+`common.errors.PretrainedWeightsError` (a `SystemExit`, so the `allenact` CLI prints one line and exits 1, no
 traceback) naming the file, its URL and the folder to put it in. With ``pretrained=False`` the
 same architecture is built randomly initialised from a fixed seed, identically in every train,
 valid and test process, so a checkpoint trained that way evaluates against the same encoder.
@@ -24,7 +24,9 @@ import torch.nn as nn
 from allenact.embodiedai.preprocessors.resnet import ResNetPreprocessor
 from allenact.utils.experiment_utils import Builder
 
-__all__ = ["ENCODERS", "EncoderSpec", "PretrainedWeightsError", "TorchvisionResNet", "check_pretrained_weights",
+from common.errors import PretrainedWeightsError
+
+__all__ = ["ENCODERS", "EncoderSpec", "TorchvisionResNet", "check_pretrained_weights",
            "weights_path", "resnet_preprocessor_builder", "resnet_preprocessor_builders", "feature_uuid",
            "CLIP_RGB_MEANS", "CLIP_RGB_STDS"]
 
@@ -55,10 +57,6 @@ ENCODERS: Dict[str, EncoderSpec] = {
         "afeb0e10f9e5a86da6080e35cf09123aca3b358a0c3e3b6c78a7b63bc04b6762/RN50.pt",
         "afeb0e10f9e5a86da6080e35cf09123aca3b358a0c3e3b6c78a7b63bc04b6762", "clip", "RN50"),
 }
-
-
-class PretrainedWeightsError(SystemExit):
-    """Pretrained weights missing or damaged; the message is one line saying what to do."""
 
 
 def _spec(kind: str) -> EncoderSpec:
@@ -136,7 +134,7 @@ def resnet_preprocessor_builder(kind: str, rgb_uuid: str, screen_size: int, pret
     if screen_size % 32:
         raise ValueError(f"screen_size must be a multiple of 32 for the {spec.name} encoder, not {screen_size}")
     if spec.source == "clip":
-        from baseline_configs.clip_preprocessor import SeededClipResNetPreprocessor
+        from allenact_ext.clip_preprocessor import SeededClipResNetPreprocessor
 
         return Builder(SeededClipResNetPreprocessor, {
             "rgb_input_uuid": rgb_uuid, "output_uuid": feature_uuid(rgb_uuid), "clip_model_type": spec.arch,
