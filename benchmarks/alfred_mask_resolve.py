@@ -26,9 +26,9 @@ from alfred_subgoal_diag import _agent_view
 
 
 def _wilson(k: int, n: int) -> List[float]:
-    from alfred_seq2seq_compare import wilson
+    from common.stats import wilson_interval
 
-    return [round(100 * v, 1) for v in wilson(k, n)]
+    return [round(100 * v, 1) for v in wilson_interval(k, n)]
 
 
 def trajectory_records(env, agent, traj: dict, thresholds: Sequence[float] = (),

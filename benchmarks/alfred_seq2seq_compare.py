@@ -171,23 +171,16 @@ def common_episodes(recs: Dict[str, Dict[str, list]]) -> Dict[str, Dict[str, lis
 # --- statistics ----------------------------------------------------------------------------------
 def wilson(k: int, n: int) -> Tuple[float, float]:
     """95 % Wilson interval of a success rate k/n ((0, 1) when n = 0)."""
-    from scipy.stats import binomtest
+    from common.stats import wilson_interval
 
-    if n == 0:
-        return 0.0, 1.0
-    ci = binomtest(int(k), int(n)).proportion_ci(confidence_level=0.95, method="wilson")
-    return float(ci.low), float(ci.high)
+    return wilson_interval(k, n)
 
 
 def ratio_ci(num: Sequence[float], den: Sequence[float], seed: int, n_boot: int = 2000) -> Tuple[float, float]:
     """95 % percentile-bootstrap interval of sum(num)/sum(den), resampling episodes (seeded)."""
-    num_a, den_a = np.asarray(num, float), np.asarray(den, float)
-    if len(num_a) == 0:
-        return 0.0, 1.0
-    idx = np.random.default_rng(seed).integers(0, len(num_a), size=(n_boot, len(num_a)))
-    d = den_a[idx].sum(1)
-    stats = np.divide(num_a[idx].sum(1), d, out=np.zeros(n_boot), where=d > 0)
-    return float(np.percentile(stats, 2.5)), float(np.percentile(stats, 97.5))
+    from common.stats import bootstrap_ratio_ci
+
+    return bootstrap_ratio_ci(num, den, seed, n_boot)
 
 
 def by_trajectory(recs: Sequence[dict], num: Sequence[float], den: Sequence[float]) -> Tuple[list, list]:
@@ -224,15 +217,9 @@ def paired_difference(recs_a: Sequence[dict], recs_b: Sequence[dict], num: Calla
     for k in keys:
         i = pos[k[0]]
         sums[:, i] += (num(a[k]), den(a[k]), num(b[k]), den(b[k]))
+    from common.stats import paired_bootstrap_difference
 
-    def diff(tot: np.ndarray) -> np.ndarray:
-        ra = np.divide(tot[0], tot[1], out=np.zeros_like(tot[0]), where=tot[1] > 0)
-        rb = np.divide(tot[2], tot[3], out=np.zeros_like(tot[2]), where=tot[3] > 0)
-        return ra - rb
-
-    idx = np.random.default_rng(seed).integers(0, len(trajs), size=(n_boot, len(trajs)))
-    boots = diff(sums[:, idx].sum(2))
-    return float(diff(sums.sum(1))), (float(np.percentile(boots, 2.5)), float(np.percentile(boots, 97.5)))
+    return paired_bootstrap_difference(*sums, seed=seed, n_boot=n_boot)
 
 
 def task_summary(recs: Sequence[dict], seed: int) -> Dict[str, Any]:

@@ -17,6 +17,7 @@ import numpy as np
 from tqdm import tqdm
 
 from common.procs import ignore_sigint
+from common.stats import wilson_interval
 
 from .dataset import load_dataset, save_dataset
 from .gen import EpisodeGenerator, stage_seed
@@ -176,16 +177,6 @@ def keep_short(config, episodes, max_expert_steps: int):
     return OrderedDict((s, v) for s, v in kept.items() if v)
 
 
-def wilson_ci(successes: int, n: int) -> Tuple[float, float]:
-    """95 % Wilson score interval of a proportion (scipy's binomtest)."""
-    from scipy.stats import binomtest
-
-    if n == 0:
-        return float("nan"), float("nan")
-    ci = binomtest(int(successes), int(n)).proportion_ci(confidence_level=0.95, method="wilson")
-    return float(ci.low), float(ci.high)
-
-
 def run_episodes(config, episodes, act: Callable[[Any, Dict[str, Any]], int], reset: Callable[[Any], None],
                  max_steps: int, desc: str, frames: Optional[List[np.ndarray]] = None) -> List[Dict[str, Any]]:
     """Play every episode once with `act(task, obs)`; per-episode metrics plus the episode kind.
@@ -218,12 +209,15 @@ def run_episodes(config, episodes, act: Callable[[Any, Dict[str, Any]], int], re
 
 
 def summarize_ci(results: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
-    """% Fixed Strict and % success with 95 % Wilson CIs (one object: Fixed Strict is 0 or 1)."""
+    """% Fixed Strict and % success with 95 % Wilson CIs (one object: Fixed Strict is 0 or 1).
+
+    With no results the rate and its interval are both NaN (an empty row, "-" in `ci_table`),
+    not `wilson_interval`'s "no evidence" (0, 1): results.json has always written it so."""
     n = len(results)
     out: Dict[str, Any] = {"episodes": n}
     for key in ("fixed_strict", "success"):
         k = int(round(sum(r[key] for r in results)))
-        lo, hi = wilson_ci(k, n)
+        lo, hi = wilson_interval(k, n) if n else (float("nan"), float("nan"))
         out[key] = {"pct": 100.0 * k / n if n else float("nan"), "ci": [100 * lo, 100 * hi], "count": k}
     out["mean_steps"] = float(np.mean([r["steps"] for r in results])) if n else float("nan")
     return out
@@ -376,6 +370,6 @@ def noop_reset(task) -> None:
     """Agents without per-task state."""
 
 
-__all__ = ["SliceSpec", "SliceDataError", "make_slice", "slice_episodes", "held_out_of", "load_slice", "wilson_ci", "run_episodes", "summarize_ci",
+__all__ = ["SliceSpec", "SliceDataError", "make_slice", "slice_episodes", "held_out_of", "load_slice", "run_episodes", "summarize_ci",
            "seeded_random_act", "done_act", "beats", "noop_reset", "episode_kind", "evaluate_agents", "evaluate_checkpoint", "ci_table", "load_agent", "keep_short", "expert_steps", "resnet18_features", "RESNET_UUIDS",
            "MODEL_UUIDS"]

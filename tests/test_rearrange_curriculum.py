@@ -1,7 +1,8 @@
-"""The curriculum slice is what it claims to be, and its confidence intervals are Wilson's."""
+"""The curriculum slice is what it claims to be, and its summaries use Wilson intervals."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -12,11 +13,10 @@ SLICE = Path(__file__).resolve().parents[1] / "data" / "rearrange_curriculum"
 OPEN_SLICE = SLICE.with_name("rearrange_curriculum_open")  # the shipped agent's slice (openness changes only)
 
 
-def test_wilson_interval_matches_the_formula():
-    lo, hi = cur.wilson_ci(0, 60)
-    assert lo == 0.0 and hi == pytest.approx(3.8415 / (60 + 3.8415), abs=1e-4)  # z^2 / (n + z^2)
-    lo, hi = cur.wilson_ci(10, 20)
-    assert (lo, hi) == (pytest.approx(0.2993, abs=1e-3), pytest.approx(0.7007, abs=1e-3))
+def test_an_empty_summary_has_no_rate_and_no_interval():
+    empty = cur.summarize_ci([])
+    assert empty["episodes"] == 0
+    assert all(math.isnan(v) for key in ("fixed_strict", "success") for v in (empty[key]["pct"], *empty[key]["ci"]))
 
 
 def test_summary_and_beats_use_the_intervals():
