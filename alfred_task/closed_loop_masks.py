@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sys
 import zlib
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -534,4 +533,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from common.cli import run_main
+
+    run_main(main)

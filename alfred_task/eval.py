@@ -44,7 +44,6 @@ from typing import Any, Dict, Optional, Sequence
 from backends import BACKENDS, DEFAULT_BACKEND
 from common.atomic_io import write_json_atomic
 from common.cli import OneLineArgumentParser, UsageError, check_int, check_output_dir, parse_json_object
-from common.procs import stop_children_on_signals
 
 from .agents import Agent, UnknownAgentError, agent_factory as _agent_factory, registered_agents
 from .constants import MAX_FAILS, MAX_STEPS, SCREEN_SIZE, TEST_SPLITS
@@ -197,6 +196,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 if __name__ == "__main__":
+    from common.cli import run_main
+
     # SIGTERM/SIGINT stop the worker pool (forkserver/spawn processes) too, exit 128 + signum.
-    with stop_children_on_signals("python -m alfred_task.eval"):
-        sys.exit(main())
+    run_main(main, stop_children_as="python -m alfred_task.eval")

@@ -290,4 +290,6 @@ __all__ = [
 ]
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from common.cli import run_main
+
+    run_main(main)

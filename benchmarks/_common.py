@@ -45,8 +45,6 @@ def run_cli(main: Callable[[], Any]) -> None:
     with every child process stopped (no KeyboardInterrupt traceback); `main`'s int is the exit code."""
     import sys
 
-    from common.procs import stop_children_on_signals
+    from common.cli import run_main
 
-    with stop_children_on_signals(f"benchmarks/{Path(sys.argv[0]).name}"):
-        rc = main()
-    sys.exit(rc if isinstance(rc, int) else 0)
+    run_main(main, stop_children_as=f"benchmarks/{Path(sys.argv[0]).name}")

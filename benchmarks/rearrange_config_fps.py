@@ -126,4 +126,6 @@ def main(argv: List[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    from common.cli import run_main
+
+    run_main(lambda: main(sys.argv[1:]))

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import multiprocessing as mp
 import os
-import sys
 import time
 from collections import OrderedDict, defaultdict
 from pathlib import Path
@@ -182,4 +181,6 @@ def taxonomy_lines(results: List[Dict[str, Any]], by_room: Dict[str, List[Dict[s
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from common.cli import run_main
+
+    run_main(main)

@@ -16,12 +16,12 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Iterator, NoReturn, Optional, Union
+from typing import Any, Callable, Iterator, NoReturn, Optional, Union
 
 PathLike = Union[str, os.PathLike]
 
-__all__ = ["UsageError", "OneLineArgumentParser", "print_error", "fail", "report_usage_errors", "check_output_file",
-           "check_output_dir", "check_input_file", "check_input_dir", "check_int"]
+__all__ = ["UsageError", "OneLineArgumentParser", "print_error", "fail", "report_usage_errors", "run_main",
+           "check_output_file", "check_output_dir", "check_input_file", "check_input_dir", "check_int"]
 
 EXIT_USAGE = 2
 
@@ -49,6 +49,23 @@ def report_usage_errors(prog: str, *extra: type) -> Iterator[None]:
         yield
     except (UsageError, *extra) as e:  # type: ignore[misc]
         fail(prog, str(e))
+
+
+def run_main(main: Callable[[], Any], stop_children_as: Optional[str] = None) -> NoReturn:
+    """The tail of every CLI module: run `main` and exit with its int (0 for anything else).
+
+    `main` reports its own usage errors (`report_usage_errors`). With `stop_children_as`,
+    `main` runs inside `common.procs.stop_children_on_signals(stop_children_as)`: Ctrl-C or
+    SIGTERM print one line naming that program, stop every child process and exit 128 + signum.
+    """
+    if stop_children_as is None:
+        rc = main()
+    else:
+        from common.procs import stop_children_on_signals
+
+        with stop_children_on_signals(stop_children_as):
+            rc = main()
+    sys.exit(rc if isinstance(rc, int) else 0)
 
 
 class OneLineArgumentParser(argparse.ArgumentParser):

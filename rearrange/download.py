@@ -15,7 +15,6 @@ download failed (one line on stderr), 2 a bad argument, 130 interrupted.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import List, Optional, Sequence, Tuple
 
@@ -121,4 +120,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from common.cli import run_main
+
+    run_main(main)

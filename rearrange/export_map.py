@@ -63,4 +63,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from common.cli import run_main
+
+    run_main(main)

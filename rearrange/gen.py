@@ -14,7 +14,6 @@ import hashlib
 import logging
 import multiprocessing as mp
 import random
-import sys
 from collections import Counter, OrderedDict
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -391,4 +390,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from common.cli import run_main
+
+    run_main(main)

@@ -25,7 +25,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import List, Optional, Sequence, Tuple
@@ -184,4 +183,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from common.cli import run_main
+
+    run_main(main)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import shutil
 import subprocess
-import sys
 
 from backends.launch import ThorUnavailableError, check_thor, open_x_displays, vulkan_icds
 
@@ -63,4 +62,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from common.cli import run_main
+
+    run_main(main)
