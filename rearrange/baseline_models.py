@@ -129,7 +129,7 @@ class _SimpleConvVisual:
     ReLU, and from random init Adam at lr >= 1e-3 scales those features up ~10^3-fold within
     ~10 updates; the GRU's gates then saturate, its output no longer depends on the frames, the
     encoder gets zero gradient and the policy is stuck at the expert's action marginal
-    (benchmarks/rearrange_fit_diagnosis.py). The norm has no parameters, so the state-dict
+    (experiments/rearrange_fit_diagnosis). The norm has no parameters, so the state-dict
     keys stay the official ones.
     """
 

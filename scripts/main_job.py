@@ -1,7 +1,7 @@
 """The README's main job: a shipped 1-phase DAgger agent beats random on held-out episodes.
 
 1. loads the shipped thor_lite checkpoint (pretrained_model_ckpts/one_phase_rgb_dagger/, trained
-   by benchmarks/rearrange_curriculum.py on the one-object slice it names) and plays its argmax
+   by scripts/train_rearrange_curriculum.py on the one-object slice it names) and plays its argmax
    policy on the slice's held-out episodes (held_out.pkl.gz next to it) next to a
    seeded random agent and "done at step 0": % Fixed Strict and % success with 95 % CIs
    (results.md, results.json) and a GIF of one episode (current view | goal view);
@@ -280,4 +280,6 @@ def _train_fps(log: Path):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from common.cli import run_main
+
+    run_main(main)

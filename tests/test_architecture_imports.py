@@ -84,6 +84,17 @@ def test_task_packages_do_not_import_each_other_or_thor_lite() -> None:
     assert not bad, "imports across package boundaries:\n" + "\n".join(sorted(set(bad)))
 
 
+LIBRARY_PACKAGES = ("common", "backends", "thor_lite", "rearrange", "alfred_task", "allenact_ext", "baseline_configs")
+
+
+def test_library_never_imports_experiments_benchmarks_or_scripts() -> None:
+    """Studies and tools build on the library, never the other way round."""
+    bad = [f"{path.relative_to(ROOT)}:{line} imports {target}"
+           for package in LIBRARY_PACKAGES for path in _py_files(package)
+           for target, line, _ in _imports(path) if _top(target) in ("experiments", "benchmarks", "scripts")]
+    assert not bad, "library imports a study or tool:\n" + "\n".join(sorted(set(bad)))
+
+
 def test_backends_load_simulators_only_on_demand() -> None:
     """thor_lite only inside make_controller; ai2thor never at module level."""
     bad = []

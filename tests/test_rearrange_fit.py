@@ -1,6 +1,6 @@
 """The 1-phase SimpleConv GRU, trained as `rearrange.imitation` trains it, must fit a few
 labelled frames: the regression test of the GRU-saturation failure (see
-benchmarks/rearrange_fit_diagnosis.py), where the encoder's unbounded features grew ~10^3-fold
+experiments/rearrange_fit_diagnosis), where the encoder's unbounded features grew ~10^3-fold
 under Adam, the GRU's output stopped depending on the frames and the loss stayed at the
 label marginal."""
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Can the 1-phase SimpleConv policy learn from expert data at all, given CPU-scale data?
 
-    python benchmarks/rearrange_il_probe.py --episodes 150 --updates 400 --screen-size 64
+    python -m experiments.rearrange_il_probe.probe --episodes 150 --updates 400 --screen-size 64
 
 Plays `--episodes` expert episodes of the shipped train subset (the expert acts; frames and
 expert actions are kept), then trains the config's model with plain supervised BPTT (Adam, 8
@@ -13,6 +13,7 @@ visual learning; CE at the marginal means the budget is too small for this encod
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from pathlib import Path
 
@@ -20,9 +21,11 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from common.atomic_io import write_text_atomic
 from rearrange.eval import load_config
 
-from _common import REPO, RESULTS_DIR, write_json
+REPO = Path(__file__).resolve().parents[2]
+RESULTS_DIR = REPO / "benchmarks" / "results"  # where this study has always written (git-ignored)
 
 CONFIG = REPO / "baseline_configs" / "one_phase" / "one_phase_rgb_dagger.py"
 
@@ -114,13 +117,13 @@ def main(argv=None) -> int:
             print(curve[-1], flush=True)
     result = {"marginal_entropy": entropy, "expert_steps": int(len(acts)), "curve": curve, "args": {
         k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}}
-    write_json(args.out, result)
+    write_text_atomic(args.out, json.dumps(result, indent=2))
     print(f"marginal {entropy:.3f} nats | final train CE {curve[-1]['train_ce']:.3f} | "
           f"held-out CE {curve[-1]['held_out_ce']:.3f} -> {args.out}")
     return 0
 
 
 if __name__ == "__main__":
-    from _common import run_cli
+    from common.cli import run_main
 
-    run_cli(main)
+    run_main(main, stop_children_as="python -m experiments.rearrange_il_probe.probe")
