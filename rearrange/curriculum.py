@@ -114,14 +114,14 @@ def slice_episodes(spec: SliceSpec, out_dir: Path):
         return None
     if len(present) == 1:
         raise SliceDataError(f"{present[0]} exists without its partner {(set(paths.values()) - set(present)).pop()}; "
-                             f"generate the slice into a new folder (benchmarks/rearrange_curriculum.py --data-dir)")
+                             f"generate the slice into a new folder (scripts/train_rearrange_curriculum.py --data-dir)")
     found = []
     for part, per_scene in (("train", spec.train_per_scene), ("val", spec.held_out_per_scene)):
         data = load_dataset(paths[part])
         why = _shortfall(data, spec, per_scene)
         if why is not None:
             raise SliceDataError(f"{paths[part]}: {why}; existing slice files are never overwritten: generate this "
-                                 f"slice into a new folder (benchmarks/rearrange_curriculum.py --data-dir)")
+                                 f"slice into a new folder (scripts/train_rearrange_curriculum.py --data-dir)")
         found.append(_select(data, spec, per_scene))
     return found[0], found[1]
 
@@ -181,7 +181,7 @@ def run_episodes(config, episodes, act: Callable[[Any, Dict[str, Any]], int], re
                  max_steps: int, desc: str, frames: Optional[List[np.ndarray]] = None) -> List[Dict[str, Any]]:
     """Play every episode once with `act(task, obs)`; per-episode metrics plus the episode kind.
     `frames`, when given, receives the first episode's (current view | goal view) frames."""
-    from .eval import side_by_side
+    from .harness import play_episode
     from .imitation import sampler_for
 
     sampler = sampler_for(config, episodes, stage="val", max_steps=max_steps)
@@ -192,15 +192,8 @@ def run_episodes(config, episodes, act: Callable[[Any, Dict[str, Any]], int], re
             task = sampler.next_task()
             kind = kinds[episode_key(task)]
             reset(task)
-            obs = task.get_observations()
             record = frames is not None and not results
-            while not task.is_done():
-                if record:
-                    frames.append(side_by_side(task))
-                obs = task.step(act(task, obs)).observation
-            if record:
-                frames.append(side_by_side(task))
-            m = task.metrics()
+            m = play_episode(task, act, frames if record else None)
             results.append({"kind": kind, "fixed_strict": float(m["unshuffle/prop_fixed_strict"]),
                             "success": float(m["unshuffle/success"]), "steps": float(m["unshuffle/ep_length"])})
     finally:
@@ -352,7 +345,7 @@ def resnet18_features(screen_size: int, seed: int):
 
 
 def load_agent(checkpoint: Path, repo: Path):
-    """(config, model, metadata) from a checkpoint written by benchmarks/rearrange_curriculum.py
+    """(config, model, metadata) from a checkpoint written by scripts/train_rearrange_curriculum.py
     --ship: the config file and kwargs it names, its model with the weights loaded strictly."""
     import torch
 

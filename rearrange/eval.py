@@ -17,7 +17,6 @@ import inspect
 import json
 import pickle
 import random
-import sys
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
@@ -32,6 +31,7 @@ from common.cli import (
 )
 from common.procs import stop_children_on_signals
 
+from .harness import play_episode
 from .official_files import YEARS
 
 HEADLINE = ("unshuffle/prop_fixed_strict", "unshuffle/success", "unshuffle/prop_fixed",
@@ -128,15 +128,8 @@ def run_agent(config, agent: Agent, stage: str, episodes_per_scene: Optional[int
                 if task is None:
                     break
                 agent.reset(task)
-                obs = task.get_observations()
                 record = gif_path is not None and not frames and hasattr(task, "unshuffle_env")
-                while not task.is_done():
-                    if record:
-                        frames.append(side_by_side(task))
-                    obs = task.step(agent.act(task, obs)).observation
-                if record:
-                    frames.append(side_by_side(task))
-                m = task.metrics()
+                m = play_episode(task, agent.act, frames if record else None)
                 if m:
                     results.append(m)
                 bar.update(1)
@@ -145,12 +138,6 @@ def run_agent(config, agent: Agent, stage: str, episodes_per_scene: Optional[int
     if gif_path is not None and frames:
         write_gif(frames, gif_path)
     return results
-
-
-def side_by_side(task) -> np.ndarray:
-    cur = task.unshuffle_env.last_event.frame
-    goal = task.walkthrough_env.last_event.frame
-    return np.concatenate([cur, np.full((cur.shape[0], 4, 3), 255, np.uint8), goal], axis=1)
 
 
 def write_gif(frames: List[np.ndarray], path: Path, fps: int = 4) -> None:
@@ -308,4 +295,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from common.cli import run_main
+
+    run_main(main)
