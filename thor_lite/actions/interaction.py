@@ -146,13 +146,13 @@ def put(w: World, objectId=None, x=None, y=None, forceAction=False, placeStation
         region = physics.microwave_cavity(rec)
     else:
         region = physics.open_drawer_region(rec)  # where an open drawer is drawn, slid out
-    pose = physics.find_placement(
-        w, held, region, agent_xz=np.array([a.x, a.z]),
+    pose = physics.find_placement(w, held, region, physics.PlacementSearch(
+        agent_xz=np.array([a.x, a.z]),
         max_dist=None if anywhere else w.visibility_distance + 0.5, rng=None,
         yaws=[(a.yaw + k * 90.0) % 360 for k in range(4)], tilt=True, seen=seen,
         upright_first=thor2 and rec.object_type in BASIN_FIXTURES, thor_grid_fallback=thor2,
         held_yaw_first=w.profile.thor2_rules,
-        shelves=shelves)
+        shelves=shelves))
     if pose is None:
         raise ActionFailed("No valid positions to place object found")
     _place(w, held, rec, *pose)

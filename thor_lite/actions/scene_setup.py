@@ -435,9 +435,9 @@ def initial_random_spawn(w: World, randomSeed=0, forceVisible=False, numPlacemen
             else:
                 if r.flags.get("openable") and r.object_type in ("Box",) and not r.is_open:
                     continue
-                pose = physics.find_placement(
-                    w, m, r, agent_xz=None, max_dist=None, rng=rng, attempts=int(numPlacementAttempts),
-                    yaws=[m.rotation[1] + 90.0 * k for k in rng.permutation(4)], spawn=True)
+                pose = physics.find_placement(w, m, r, physics.PlacementSearch(
+                    agent_xz=None, max_dist=None, rng=rng, attempts=int(numPlacementAttempts),
+                    yaws=[m.rotation[1] + 90.0 * k for k in rng.permutation(4)], spawn=True))
             if pose is None:
                 continue
             physics.move_with_contents(w, m.object_id, pose[0], pose[1], parents=(r.object_id,))
