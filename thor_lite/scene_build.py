@@ -34,8 +34,9 @@ def build_world(scene: SceneRecord, grid_size: float = GRID_SIZE,
     thor2_types = layout_object_types(scene.name) if profile.layout_clears_moveables else None
     if thor2_types:  # ALFRED's THOR 2.1.0 scenes: its names for renamed furniture
         objs = with_thor2_types(objs, thor2_types)
-    w = World(scene.name, objs, object_visibility, grid_size=grid_size, visibility_distance=visibility_distance,
-              fov=fov, width=width, height=height, layout_dilation=layout_dilation, profile=profile)
+    w = World(scene.name, objs, object_visibility, grid_size=grid_size,
+              visibility_distance=visibility_distance, fov=fov, width=width, height=height,
+              layout_dilation=layout_dilation, profile=profile)
     init_openable_fronts(w)
     for oid, d in proud_distances(w.objects.values()).items():
         w.objects[oid] = w.objects[oid].with_changes(proud=d)
