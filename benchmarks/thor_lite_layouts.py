@@ -24,9 +24,9 @@ from _common import RESULTS_DIR, SHARED, markdown_table, write_markdown
 
 def reachable(scene: str) -> set:
     from thor_lite.scene_data import all_scene_records
-    from thor_lite.world import World
+    from thor_lite.scene_build import build_world
 
-    return set(World(all_scene_records()[scene]).reachable_cells())
+    return set(build_world(all_scene_records()[scene]).reachable_cells())
 
 
 def run(layouts: Path, episodes: Path) -> list:

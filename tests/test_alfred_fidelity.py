@@ -443,7 +443,7 @@ def test_a_held_object_hangs_from_the_hand_in_thor2_episodes(layout_mode):
     in both."""
     from backends.launch import make_controller
     from thor_lite.constants import HELD_TOP_ABOVE_HAND
-    from thor_lite.shapes import drawn_held_box
+    from thor_lite.world import drawn_held_box
 
     c = make_controller(scene="FloorPlan1", width=64, height=64, layout_clears_moveables=True)
     c.set_held_objects_hang(layout_mode)

@@ -167,3 +167,35 @@ def test_real_thor_run_never_imports_thor_lite() -> None:
     expected = "started" if report["thor_here"] else "refused"
     assert report["outcomes"] == {"rearrange": expected, "alfred": expected}
     assert report["thor_lite"] == [], f"thor_lite loaded (first after {report['culprit']}): {report['thor_lite']}"
+
+
+def test_thor_lite_has_no_import_cycles() -> None:
+    """thor_lite's modules import downhill only: every import counts, lazy ones inside
+    functions and annotation-only ones included (a package's own `__init__` is no edge)."""
+    files = _py_files("thor_lite")
+    modules = {_module_name(p) for p in files}
+    graph = {}
+    for path in files:
+        src = _module_name(path)
+        ancestors = {".".join(src.split(".")[:k]) for k in range(1, src.count(".") + 1)}
+        graph[src] = sorted({t for t, _, _ in _imports(path) if t in modules and t != src and t not in ancestors})
+    state, stack = {}, []
+
+    def cycle_from(node: str):
+        state[node] = "open"
+        stack.append(node)
+        for nxt in graph[node]:
+            if state.get(nxt) == "open":
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state:
+                found = cycle_from(nxt)
+                if found:
+                    return found
+        state[node] = "done"
+        stack.pop()
+        return None
+
+    for module in sorted(graph):
+        if module not in state:
+            cycle = cycle_from(module)
+            assert cycle is None, "thor_lite import cycle: " + " -> ".join(cycle)

@@ -21,11 +21,12 @@ from .constants import (
     VISIBILITY_DISTANCE,
 )
 from .event import Event, LazyMetadata
+from .fidelity import profile_for
 from .geometry import Box
 from .metadata import agent_metadata, held_object_pose, objects_metadata, scene_bounds
 from .scene_data import layout_dilation, layouts_dir, normalize_scene_name, scene_record
-from .shapes import drawn_held_box
-from .world import World
+from .scene_build import build_world
+from .world import World, drawn_held_box
 
 _LOG = logging.getLogger(__name__)
 _TOLERATED = PHYSICS_KWARGS | {"forceVisible"}
@@ -118,9 +119,9 @@ class Controller:
                bool(p.get(LAYOUT_CLEARS_MOVEABLES, False)), layout_dilation())
         base = _BASE_WORLDS.get(key)
         if base is None:
-            base = World(scene_record(name), grid_size=key[1],
-                         visibility_distance=key[2] if key[2] > 0 else VISIBILITY_DISTANCE, fov=key[3],
-                         width=key[4], height=key[5], layout_dilation=key[8], layout_clears_moveables=key[7])
+            base = build_world(scene_record(name), grid_size=key[1],
+                               visibility_distance=key[2] if key[2] > 0 else VISIBILITY_DISTANCE, fov=key[3],
+                               width=key[4], height=key[5], layout_dilation=key[8], profile=profile_for(key[7]))
             base.free_cells(), base.reachable_cells()
             base.house_bounds = compute_house_bounds(base)  # fixed at load; see actions.guard
             _BASE_WORLDS[key] = base

@@ -5,6 +5,7 @@ dropped, and appliances change their contents' state as soon as they are switche
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -113,20 +114,33 @@ def open_drawer_region(rec: SimObject) -> SimObject:
     return rec.with_changes(local_box=Box(r.T @ (centre - np.asarray(rec.position)), b.half, r.T @ b.rot))
 
 
-def find_placement(w: World, obj: SimObject, rec: SimObject, *, agent_xz: Optional[np.ndarray],
-                   max_dist: Optional[float], rng: Optional[np.random.Generator],
-                   yaws: Optional[Sequence[float]] = None, ignore: Iterable[str] = (),
-                   attempts: Optional[int] = None,
-                   tilt: bool = False, seen: Optional[Callable[[Box], bool]] = None,
-                   max_unseen: int = 60,
-                   spawn: bool = False,
-                   upright_first: bool = False,
-                   held_yaw_first: bool = False,
-                   thor_grid_fallback: bool = False,
-                   shelves: Optional[Tuple[Sequence[float], np.ndarray, Callable[[np.ndarray], bool]]] = None,
+@dataclass(frozen=True)
+class PlacementSearch:
+    """How `find_placement` searches: PutObject sets the agent-side options (`tilt`, `seen`,
+    `upright_first`, `held_yaw_first`, `thor_grid_fallback`, `shelves`), InitialRandomSpawn
+    the spawn ones (`rng`, `attempts`, `spawn`); the defaults change nothing."""
+
+    agent_xz: Optional[np.ndarray] = None
+    max_dist: Optional[float] = None
+    rng: Optional[np.random.Generator] = None
+    yaws: Optional[Sequence[float]] = None
+    ignore: Iterable[str] = ()
+    attempts: Optional[int] = None
+    tilt: bool = False
+    seen: Optional[Callable[[Box], bool]] = None
+    max_unseen: int = 60
+    spawn: bool = False
+    upright_first: bool = False
+    held_yaw_first: bool = False
+    thor_grid_fallback: bool = False
+    shelves: Optional[Tuple[Sequence[float], np.ndarray, Callable[[np.ndarray], bool]]] = None
+
+
+def find_placement(w: World, obj: SimObject, rec: SimObject, search: PlacementSearch,
                    ) -> Optional[Tuple[Tuple[float, float, float], Tuple[float, float, float]]]:
-    """A collision-free resting pose for `obj` in/on `rec`, nearest to the agent first;
-    `tilt` adds PutObject's sideways orientations (InitialRandomSpawn stays upright).
+    """A collision-free resting pose for `obj` in/on `rec`, nearest to the agent first.
+    The options are `search`'s fields: `tilt` adds PutObject's sideways orientations
+    (InitialRandomSpawn stays upright).
     With `seen`, the first free pose the camera sees wins; the first free one if none of
     `max_unseen` spots (one orientation each) is seen. `upright_first`: every spot is tried
     upright before any spot is tried on its side. THOR tries the tilts per spot too, but its
@@ -144,26 +158,28 @@ def find_placement(w: World, obj: SimObject, rec: SimObject, *, agent_xz: Option
     """
     rb = rec.box
     rlo, rhi = rec.aabb
-    base_y = surface_height(w, rec, spawn)
+    base_y = surface_height(w, rec, search.spawn)
     rx, rz = rb.rot[:, 0], rb.rot[:, 2]
     hx, hz = rb.half[0], rb.half[2]
     if abs(rb.rot[1, 1]) < 0.99:  # tilted receptacle: use its AABB footprint
         rx, rz = np.array([1.0, 0, 0]), np.array([0, 0, 1.0])
         hx, hz = (rhi - rlo)[0] / 2, (rhi - rlo)[2] / 2
     centre = (rlo + rhi) / 2
-    rotations = _candidate_rotations(obj, yaws, tilt)
+    rotations = _candidate_rotations(obj, search.yaws, search.tilt)
     # The receptacle itself is NOT ignored: resting on it must not intersect its walls.
-    ignore_set = set(ignore) | {obj.object_id} | set(w.descendants(obj.object_id))
-    passes = _passes(rotations, len(_candidate_rotations(obj, yaws, False)), upright_first, held_yaw_first)
-    for thor_grid in ((False, True) if thor_grid_fallback else (False,)):
+    ignore_set = set(search.ignore) | {obj.object_id} | set(w.descendants(obj.object_id))
+    passes = _passes(rotations, len(_candidate_rotations(obj, search.yaws, False)), search.upright_first,
+                     search.held_yaw_first)
+    seen = search.seen
+    for thor_grid in ((False, True) if search.thor_grid_fallback else (False,)):
         grid = _spots(centre, rx, rz, hx, hz, thor_grid)
-        if shelves is not None:
-            grid, seen = _shelf_spots(grid, *shelves), None
+        if search.shelves is not None:
+            grid, seen = _shelf_spots(grid, *search.shelves), None
         else:
-            grid = _order_spots(grid, agent_xz, max_dist, rng, attempts)
+            grid = _order_spots(grid, search.agent_xz, search.max_dist, search.rng, search.attempts)
             grid[:, 1] = base_y
         for rots in passes:
-            pose = _first_pose(w, obj, rec, grid, rots, ignore_set, seen, max_unseen) if rots else None
+            pose = _first_pose(w, obj, rec, grid, rots, ignore_set, seen, search.max_unseen) if rots else None
             if pose is not None:
                 return pose
     return None

@@ -9,7 +9,7 @@ import numpy as np
 
 from .constants import (AGENT_RADIUS, BOWL_BASIN_TYPES, COUNTER_OVERHANG, COUNTER_TABLE_REACH, LAYOUT_CELL_SIZE,
                         OPEN_FURNITURE_TYPES, OPEN_MESH_TYPES, ROUND_TYPES_THOR2,
-                        HELD_TOP_ABOVE_HAND, TABLE_TOPS, TOILET_HALF_SIZE_THOR2, TOILET_MAX_HALF_WIDTH_THOR2,
+                        TABLE_TOPS, TOILET_HALF_SIZE_THOR2, TOILET_MAX_HALF_WIDTH_THOR2,
                         WINDOW_PANE_MIN_DEPTH)
 from .geometry import Box
 from .objects import SimObject
@@ -158,7 +158,7 @@ def window_panes(w: "World") -> None:
     the corner of the room, down over the counter and sink below it) is drawn as two panes,
     the box faces on the walls' side (away from the free floor), so what stands in that
     corner shows (a sink basin ALFRED's PutObject mask was recorded on). THOR 2.1.0 mode."""
-    if not w.layout_clears_moveables:
+    if not w.profile.layout_clears_moveables:
         return
     free = w.free_cells()
     if not free:
@@ -180,7 +180,7 @@ def open_mesh_shapes(w: "World") -> None:
     Laptop is a keyboard and a screen (as a solid box it hid a book behind it), a DeskLamp's
     shade is higher and its base narrower (a mug behind a shade, a pencil beside a base).
     THOR 2.1.0 mode only (today's mode keeps its shapes)."""
-    if not w.layout_clears_moveables:
+    if not w.profile.layout_clears_moveables:
         return
     for o in list(w.objects.values()):
         if o.object_type in OPEN_MESH_TYPES:
@@ -193,7 +193,7 @@ def open_enclosing_furniture(w: "World") -> None:
     dresser under a loft bed) is open there: drawn as a top on legs (`shape_type`), so what
     rests on that inner furniture is not hidden in a solid box. THOR 2.1.0 mode only
     (ALFRED's poses put things on those levels)."""
-    if not w.layout_clears_moveables:
+    if not w.profile.layout_clears_moveables:
         return
     inner = [o for o in w.objects.values() if not o.pickupable and o.flags.get("receptacle")
              and not o.flags.get("openable") and o.box.upright() is not None]
@@ -207,19 +207,6 @@ def open_enclosing_furniture(w: "World") -> None:
                     and np.all(shi[[0, 2]] <= hi[[0, 2]] + 0.02) and slo[1] >= lo[1] - 0.02 and shi[1] <= hi[1] - 0.05:
                 w.objects[o.object_id] = o.with_changes(shape_type="SideTable")
                 break
-
-
-def drawn_held_box(w: "World", o: SimObject) -> Box:
-    """Where the held object is drawn (and occludes). With `w.held_hangs` (every AlfredEnv
-    episode: `Controller.set_held_objects_hang`) it hangs from the hand, its box top at most
-    HELD_TOP_ABOVE_HAND above the hand point, since THOR 2.1.0 held an object near its top, not
-    its centre (ALFRED's recorded masks run where a centred plunger, box or laptop would stand:
-    38 of 591 interactions while holding had over 20 % of their mask on such a centred box)."""
-    b = w.held_box(o)
-    if not w.held_hangs:
-        return b
-    drop = float(b.aabb()[1][1] - b.center[1]) - HELD_TOP_ABOVE_HAND
-    return b if drop <= 0 else Box(b.center - np.array([0.0, drop, 0.0]), b.half, b.rot)
 
 
 def narrow_toilets(objs: Dict[str, SimObject]) -> Dict[str, SimObject]:

@@ -7,9 +7,11 @@ rules it was made with and `data/alfred_lite` regenerates byte for byte.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from .constants import AGENT_RADIUS, LAYOUT_CELL_SIZE, MOVEABLE_LAYOUT_REACH, THOR2_BOX_OVERLAP
+from .constants import AGENT_RADIUS, LAYOUT_CELL_SIZE
+from .fidelity import THOR_2_1_0
 from .shapes import bowl_basins, narrow_toilets, open_counters_over_tables, round_produce
 from .fronts import proud_distances
 from .furniture_sides import with_furniture_sides
@@ -22,11 +24,12 @@ if TYPE_CHECKING:
 
 
 def use_thor2_rules(w: "World") -> None:
-    """In layout mode: cells beside furniture join the room (`furniture_sides`), moveable
-    furniture a layout cell comes within MOVEABLE_LAYOUT_REACH of blocks nothing and the body
-    may overlap a box by THOR2_BOX_OVERLAP off the layout; openables
+    """The world takes the `fidelity.THOR_2_1_0` profile and its shapes. In layout mode:
+    cells beside furniture join the room (`furniture_sides`), moveable furniture a layout cell
+    comes within MOVEABLE_LAYOUT_REACH of blocks nothing and the body may overlap a box by
+    THOR2_BOX_OVERLAP off the layout; openables
     take fronts and door hinges from ALFRED's recorded opening poses (`open_poses`); held
-    objects are drawn hanging from the hand as THOR 2.1.0 gripped them (`shapes.drawn_held_box`);
+    objects are drawn hanging from the hand as THOR 2.1.0 gripped them (`world.drawn_held_box`);
     PutObject on a Sink/Bathtub fixture puts into its *Basin child (`basin_child_for_put`); a
     visibility ray stops at the first box it enters (`World.visibility`), as THOR's raycast;
     an oversized Toilet box is drawn at the bowl-and-tank size (`shapes.narrow_toilets`); a
@@ -34,14 +37,12 @@ def use_thor2_rules(w: "World") -> None:
     table that a 2.1.0 receptacle id names under another type takes it (`thor2_renames`); sink
     basins have low side walls (`shapes.bowl_basins`); round produce is drawn round
     (`shapes.round_produce`)."""
-    w.held_hangs = True
-    w.thor2_rules = True
-    w.first_hit_visibility = True
-    if w.layout_clears_moveables:
-        w.moveable_layout_reach = MOVEABLE_LAYOUT_REACH
-        w.box_overlap = THOR2_BOX_OVERLAP
-        w._cache.clear()
+    if w.profile.layout_clears_moveables:
+        w.profile = THOR_2_1_0
+        w.clear_cache()
         _add_furniture_sides(w)
+    else:
+        w.profile = replace(w.profile, held_hangs=True, thor2_rules=True, first_hit_visibility=True)
     poses = layout_open_poses(w.scene_name)
     _rename_tables(w, poses)
     objs = dict(w.objects)
@@ -53,7 +54,7 @@ def use_thor2_rules(w: "World") -> None:
         objs[oid] = objs[oid].with_changes(proud=d)
     w.objects = round_produce(bowl_basins(open_counters_over_tables(narrow_toilets(objs))))
     w.version += 1
-    w._cache.clear()
+    w.clear_cache()
 
 
 def _add_furniture_sides(w: "World") -> None:
@@ -61,10 +62,10 @@ def _add_furniture_sides(w: "World") -> None:
     an L-shaped counter, stands in the room too)."""
     if w.room_cells is None:
         return
-    feet = [f[:3] for f in w._box_footprints() if f[3]]
+    feet = [f[:3] for f in w.box_footprints() if f[3]]
     w.room_cells = with_furniture_sides(w.room_cells, feet, LAYOUT_CELL_SIZE, AGENT_RADIUS,
                                         max(w.layout_dilation, 0), w.room_lo[[0, 2]], w.room_hi[[0, 2]])
-    w._cache.clear()
+    w.clear_cache()
 
 
 def _rename_tables(w: "World", thor2_ids) -> None:
@@ -74,4 +75,4 @@ def _rename_tables(w: "World", thor2_ids) -> None:
         return
     w.objects = renamed(w.objects, renames)
     new = {oid: renames[oid] + oid[len(oid.split("|")[0]):] for oid in renames}
-    w._scene_poses = {new.get(k, k): v for k, v in w._scene_poses.items()}
+    w.rename_scene_poses(new)

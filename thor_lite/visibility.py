@@ -4,7 +4,7 @@ variant ALFRED's trajectories were recorded with.
 THOR casts a ray from the camera to each visibility point of an object; the object is visible when
 the first collider the ray hits is the object. Today's rule (rearrangement, data generated here)
 counts a point hidden by any other box its segment crosses. In THOR 2.1.0 mode
-(`World.first_hit_visibility`, set by `thor2_rules.use_thor2_rules`) only boxes entered before
+(the profile's `first_hit_visibility`, set by `thor2_rules.use_thor2_rules`) only boxes entered before
 the segment enters the object's own boxes hide it, and a pickupable's points reach its surface
 (`with_top_point`): 2.1.0's points lie on the mesh.
 """
@@ -36,6 +36,27 @@ def with_top_point(o: SimObject) -> np.ndarray:
     return np.vstack([o.vis_lattice(SURFACE_POINT_REACH), top[None]])
 
 
+def visibility_points(w: "World"):
+    """All rendered objects' visibility points, packed, and whether each owner is static
+    furniture (cached per world version)."""
+
+    def build():
+        ids, pts, owner, static = [], [], [], []
+        for o in w.objects.values():
+            if not o.rendered:
+                continue
+            ids.append(o.object_id)
+            static.append(o.is_static)
+            vp = with_top_point(o) if w.profile.first_hit_visibility and o.pickupable else o.vis_points
+            pts.append(vp)
+            owner.append(np.full(len(vp), len(ids) - 1))
+        if not pts:
+            return (), np.zeros((0, 3)), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
+        return tuple(ids), np.vstack(pts), np.concatenate(owner), np.asarray(static, dtype=bool)
+
+    return w.cached("vis_points", build)
+
+
 def own_entry(w: "World", cam: np.ndarray, points: np.ndarray, near: np.ndarray,
               own: np.ndarray) -> np.ndarray:
     """Per point, where its segment first enters its own object's drawn boxes (at most 0.999),
@@ -62,7 +83,7 @@ def object_visibility(w: "World", object_ids: Optional[Sequence[str]] = None,
     cam = w.camera_position(a)
     wanted = list(w.objects) if object_ids is None else list(object_ids)
     result: Dict[str, Tuple[bool, bool]] = {oid: (False, False) for oid in wanted}
-    ids, pts, owner, static = w._visibility_points()
+    ids, pts, owner, static = visibility_points(w)
     if len(pts) == 0:
         return result
     want_idx = np.zeros(len(ids), dtype=bool)
@@ -94,7 +115,7 @@ def object_visibility(w: "World", object_ids: Optional[Sequence[str]] = None,
     occ_index = {oid: i for i, oid in enumerate(occ.ids)}
     tgt = np.array([occ_index.get(ids[k], -1) for k in owner[sel]])
     own = owners[None, :] == tgt[:, None]
-    reach = own_entry(w, cam, pts[sel], near, own) if w.first_hit_visibility else 0.999
+    reach = own_entry(w, cam, pts[sel], near, own) if w.profile.first_hit_visibility else 0.999
     t[own] = np.inf  # a point is never hidden by its own object
     hit = t < reach
     seen = ~(hit & ~see_through[None, :]).any(1)

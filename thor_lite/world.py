@@ -7,27 +7,27 @@ whenever an object changes.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from dataclasses import dataclass, replace
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import networkx as nx
 import numpy as np
 
 from .constants import (
     AGENT_RADIUS, AGENT_Y_OFFSET, BASIN_FIXTURES, CAMERA_CROUCH_OFFSET, CAMERA_STANDING_OFFSET,
-    FLOOR_EXTENDED_TYPES, GRID_SIZE, HAND_LOCAL_POSITION, IN_RECEPTACLES, LAYOUT_CELL_SIZE, LAYOUT_MODE_BOX_OVERLAP, NON_BLOCKING_TYPES,
-    OPEN_TOP_RECEPTACLES,
+    FLOOR_EXTENDED_TYPES, GRID_SIZE, HAND_LOCAL_POSITION, HELD_TOP_ABOVE_HAND, IN_RECEPTACLES,
+    LAYOUT_CELL_SIZE, NON_BLOCKING_TYPES, OPEN_TOP_RECEPTACLES,
     SEE_THROUGH_TYPES, START_BRIDGE_CELLS, VISIBILITY_DISTANCE, WALL_GLASS_TYPES,
 )
+from .fidelity import THOR_5, FidelityProfile
 from .geometry import Box, camera_tan_aspect, euler_to_matrix, pack_boxes
 from .objects import SimObject
-from .scene_data import SceneRecord, layout_cells, layout_dilation as scene_layout_dilation, layout_object_types
-from .fronts import proud_distances
-from .open_poses import free_space_fronts
-from .shapes import (cut_counter_holes, cut_table_holes, drawn_held_box, lower_basin_cabinets,
-                     open_enclosing_furniture, open_mesh_shapes, window_panes)
-from .thor2_types import with_thor2_types
-from .visibility import object_visibility, with_top_point
+from .scene_data import layout_cells, layout_dilation as scene_layout_dilation
+
+#: `visibility.object_visibility`'s signature: (world, object_ids, agent, max_distance) ->
+#: object_id -> (visible, interactable); the build hands it in (it reads the world)
+VisibilityRule = Callable[["World", Optional[Sequence[str]], Optional["AgentState"], Optional[float]],
+                          Dict[str, Tuple[bool, bool]]]
 
 
 def _dilate(cells: Optional[frozenset], k: int) -> Optional[frozenset]:
@@ -115,24 +115,39 @@ class Occluders:
             t[:, walls] = sub
 
 
+def _profile_field(name: str) -> property:
+    """One rule of `World.profile`, read and set as an attribute (a caller toggling one rule)."""
+
+    def get(self: "World"):
+        return getattr(self.profile, name)
+
+    def set_(self: "World", value) -> None:
+        self.profile = replace(self.profile, **{name: value})
+
+    return property(get, set_, doc=f"`FidelityProfile.{name}` of this world's profile.")
+
+
 class World:
-    def __init__(self, scene: SceneRecord, grid_size: float = GRID_SIZE,
+    """Scene state and the queries on it; `scene_build.build_world` makes a ready one."""
+
+    def __init__(self, scene_name: str, objs: Sequence[SimObject], visibility_rule: VisibilityRule,
+                 grid_size: float = GRID_SIZE,
                  visibility_distance: float = VISIBILITY_DISTANCE, fov: float = 90.0, width: int = 300,
                  height: int = 300, layout_dilation: Optional[int] = None,
-                 layout_clears_moveables: bool = False) -> None:
+                 profile: FidelityProfile = THOR_5) -> None:
         """`layout_dilation`: cells the room may extend beyond the recorded layout (None: the
         THOR_LITE_LAYOUT_DILATION setting, see `scene_data.layout_dilation`).
-        `layout_clears_moveables`: recorded layout cells ignore moveable furniture too (the
-        layout's own build placed it elsewhere); by default only static furniture."""
-        self.scene_name = scene.name
+        `profile`: the THOR build's rules (`fidelity`); with `layout_clears_moveables`, recorded
+        layout cells ignore moveable furniture too (the layout's own build placed it
+        elsewhere); by default only static furniture. The agent stands nowhere until
+        `start_agent`."""
+        self.scene_name = scene_name
         self.grid_size = grid_size
         self.visibility_distance = visibility_distance
         self.fov = fov
         self.width, self.height = width, height
-        objs = [SimObject.from_record(r) for r in scene.objects]
-        thor2_types = layout_object_types(scene.name) if layout_clears_moveables else None
-        if thor2_types:  # ALFRED's THOR 2.1.0 scenes: its names for renamed furniture
-            objs = with_thor2_types(objs, thor2_types)
+        self.visibility_rule = visibility_rule
+        objs = list(objs)
         # where the scene puts each object (again after settling): the recorded layouts were
         # made with the furniture there
         self._scene_poses = {o.object_id: (o.position, o.rotation) for o in objs}
@@ -143,39 +158,45 @@ class World:
         self._cache: Dict[str, Tuple[int, object]] = {}
         floor = next((o for o in objs if o.object_type == "Floor"), None)
         if floor is None:
-            raise ValueError(f"{scene.name}: scene has no Floor object")
+            raise ValueError(f"{scene_name}: scene has no Floor object")
         lo, hi = floor.aabb
         self.floor_y = float(hi[1])
         self.room_lo, self.room_hi = lo, hi
         # Walls come from the real reachable grid of an older THOR build (ALFRED's layouts):
         # its cells are trusted as free of static furniture; cells up to `dilation` away
         # (rooms grew a little in later builds) must also pass the full geometric test.
-        self.layout = layout_cells(scene.name)
+        self.layout = layout_cells(scene_name)
         self.layout_dilation = scene_layout_dilation() if layout_dilation is None else int(layout_dilation)
         self.room_cells = _dilate(self.layout, self.layout_dilation)
-        self.layout_clears_moveables = bool(layout_clears_moveables)
-        # per episode: the held object hangs from the hand (drawn_held_box); THOR 2.1.0 rules (thor2_rules)
-        self.held_hangs = self.thor2_rules = False
+        self.profile = profile
         self._layout_xz: Optional[np.ndarray] = None  # layout cell centres, built when first needed
-        self.moveable_layout_reach = 0.0  # see use_thor2_rules
-        self.box_overlap = LAYOUT_MODE_BOX_OVERLAP  # in layout mode; see use_thor2_rules
-        self.first_hit_visibility = False  # see use_thor2_rules and `visibility`
-        self._init_openable_fronts()
-        for oid, d in proud_distances(self.objects.values()).items():
-            self.objects[oid] = self.objects[oid].with_changes(proud=d)
-        self._init_surfaces()
-        cut_counter_holes(self)
-        lower_basin_cabinets(self)
-        self._settle_all()
-        cut_table_holes(self)
-        open_enclosing_furniture(self)
-        open_mesh_shapes(self)
-        window_panes(self)
-        self._scene_poses = {o.object_id: (o.position, o.rotation) for o in self.objects.values()}
-        start = self._default_start()
-        self.agent = AgentState(start[0], self.floor_y + AGENT_Y_OFFSET, start[1], 0.0, 0.0, True)
         self.name_aliases: Dict[str, str] = {}  # objectId -> dataset name adopted by it
         self.posed_configs: Tuple = ()  # poses SetObjectPoses put objects in (see posed_configs)
+
+    # the profile's rules, as attributes (per episode: `thor2_rules.use_thor2_rules`)
+    layout_clears_moveables = _profile_field("layout_clears_moveables")
+    thor2_rules = _profile_field("thor2_rules")
+    held_hangs = _profile_field("held_hangs")
+    first_hit_visibility = _profile_field("first_hit_visibility")
+    moveable_layout_reach = _profile_field("moveable_layout_reach")
+    box_overlap = _profile_field("box_overlap")
+
+    def start_agent(self) -> None:
+        """Stand the agent on the reachable cell nearest the room's centre, looking ahead."""
+        start = self._default_start()
+        self.agent = AgentState(start[0], self.floor_y + AGENT_Y_OFFSET, start[1], 0.0, 0.0, True)
+
+    def record_scene_poses(self) -> None:
+        """Take every object's pose now as where the scene puts it (`obstacle_footprints`)."""
+        self._scene_poses = {o.object_id: (o.position, o.rotation) for o in self.objects.values()}
+
+    def rename_scene_poses(self, new_ids: Dict[str, str]) -> None:
+        """Objects renamed (`thor2_renames`) keep their scene poses under the new ids."""
+        self._scene_poses = {new_ids.get(k, k): v for k, v in self._scene_poses.items()}
+
+    def clear_cache(self) -> None:
+        """Forget every cached query (the rules they were computed under changed)."""
+        self._cache.clear()
 
     # --- mutation ----------------------------------------------------------------------
     def update(self, object_id: str, **changes) -> SimObject:
@@ -203,7 +224,8 @@ class World:
         if not untouched:  # caches keyed on the old version must not be reused
             self.version += 1
 
-    def _cached(self, key: str, fn, version: Optional[int] = None):
+    def cached(self, key: str, fn, version: Optional[int] = None):
+        """`fn()`, computed once per world version (or the given `version`) under `key`."""
         v = self.version if version is None else version
         hit = self._cache.get(key)
         if hit is not None and hit[0] == v:
@@ -262,35 +284,6 @@ class World:
     def hand_position(self, agent: Optional[AgentState] = None) -> np.ndarray:
         return self.camera_position(agent) + self.camera_rotation(agent) @ np.array(HAND_LOCAL_POSITION)
 
-    # --- static setup ------------------------------------------------------------------
-    def _init_openable_fronts(self) -> None:
-        """Pick the door side of each openable: the face looking into the most free space."""
-        for oid, front in free_space_fronts(self.objects.values(), self.free_cells(), self.grid_size).items():
-            self.objects[oid] = self.objects[oid].with_changes(front=front)
-
-    def _init_surfaces(self) -> None:
-        """Resting height on each receptacle, learned from where THOR put its contents."""
-        bottoms: Dict[str, List[float]] = {}
-        for o in self.objects.values():
-            if o.parents:
-                bottoms.setdefault(o.parents[-1] if len(o.parents) > 1 else o.parents[0], []).append(float(o.aabb[0][1]))
-        for rid, ys in bottoms.items():
-            r = self.objects.get(rid)
-            if r is None or (r.object_type in IN_RECEPTACLES and r.object_type != "Fridge") or r.object_type == "Floor":
-                continue
-            lo, hi = r.aabb
-            y = float(np.median(ys))
-            if lo[1] - 0.01 <= y <= hi[1] - 0.03:
-                self.objects[rid] = r.with_changes(surface_offset=float(hi[1] - y))
-
-    def _settle_all(self) -> None:
-        from .physics import settle
-
-        for oid, o in sorted(self.objects.items(), key=lambda kv: kv[1].aabb[0][1]):
-            if o.pickupable or o.moveable:  # lowest first, so supports settle before their loads
-                settle(self, oid)
-        self.version = 0
-
     # --- navigation --------------------------------------------------------------------
     def obstacle_footprints(self) -> List[Tuple[np.ndarray, np.ndarray, np.ndarray, bool]]:
         """(centre_xz, half_xz, rot2, in_layout) of everything the agent's body can bump into.
@@ -301,14 +294,14 @@ class World:
         """
 
         def build():
-            out = self._box_footprints()
-            if self.layout_clears_moveables and self.layout:
-                out = [f for f in out if not self._layout_contradicts(*f[:3], 0.0 if f[4] else self.moveable_layout_reach)]
+            out = self.box_footprints()
+            if self.profile.layout_clears_moveables and self.layout:
+                out = [f for f in out if not self._layout_contradicts(*f[:3], 0.0 if f[4] else self.profile.moveable_layout_reach)]
             return [f[:4] for f in out]
 
-        return self._cached("footprints", build, self._obstacle_version())
+        return self.cached("footprints", build, self._obstacle_version())
 
-    def _box_footprints(self) -> List[Tuple[np.ndarray, np.ndarray, np.ndarray, bool, bool]]:
+    def box_footprints(self) -> List[Tuple[np.ndarray, np.ndarray, np.ndarray, bool, bool]]:
         """`obstacle_footprints` before the layout drops any box it contradicts, each with
         whether its object is static furniture last."""
 
@@ -331,7 +324,7 @@ class World:
                                      o.is_static)
             return out
 
-        return self._cached("box_footprints", build, self._obstacle_version())
+        return self.cached("box_footprints", build, self._obstacle_version())
 
     def _layout_contradicts(self, centre: np.ndarray, half: np.ndarray, rot: np.ndarray, reach: float = 0.0) -> bool:
         """Does the recorded layout hold a cell whose centre lies inside this footprint (or
@@ -370,9 +363,9 @@ class World:
             return False
         trusted = self.layout is not None and cell in self.layout
         p = np.array([x, z])
-        clear = r - (self.box_overlap if self.layout_clears_moveables else 1e-3)
+        clear = r - (self.profile.box_overlap if self.profile.layout_clears_moveables else 1e-3)
         for c, h, rot, in_layout in self.obstacle_footprints():
-            if trusted and (in_layout or self.layout_clears_moveables):
+            if trusted and (in_layout or self.profile.layout_clears_moveables):
                 continue  # furniture where the scene puts it is already carved out of the layout
             local = rot.T @ (p - c)
             q = np.maximum(np.abs(local) - h, 0.0)
@@ -390,7 +383,7 @@ class World:
             return frozenset((int(i), int(k)) for i in xs for k in zs
                              if self.position_free(i * g, k * g))
 
-        return self._cached("free_cells", build, self._obstacle_version())
+        return self.cached("free_cells", build, self._obstacle_version())
 
     def reachable_cells(self) -> frozenset:
         """The connected free region THOR's BFS would find (largest component)."""
@@ -414,7 +407,7 @@ class World:
                     return frozenset(comp)
             return frozenset(comps[0])
 
-        return self._cached("reachable", build, self._obstacle_version())
+        return self.cached("reachable", build, self._obstacle_version())
 
     def _near_start_cell(self, x: float, z: float) -> bool:
         """Within half a cell of a cell a forced teleport made walkable (so the moves between
@@ -487,7 +480,7 @@ class World:
                              np.asarray(see, dtype=bool), ext, np.asarray(porous, dtype=bool),
                              np.asarray(occludes, dtype=bool), blo, bhi)
 
-        return self._cached("occluders", build, self.version * 1000003 + self._agent_key())
+        return self.cached("occluders", build, self.version * 1000003 + self._agent_key())
 
     def basin_box(self, o: SimObject) -> Tuple[np.ndarray, np.ndarray]:
         """AABB of a basin fixture together with its *Basin child or parent (one bowl), 1 cm
@@ -500,7 +493,7 @@ class World:
             hi = np.max([x.aabb[1] for x in group], axis=0)
             return lo - 0.01, hi + 0.01
 
-        return self._cached("basin:" + o.object_id, build, 0)
+        return self.cached("basin:" + o.object_id, build, 0)
 
     def _agent_key(self) -> int:
         # Held objects move with the agent, so occluders depend on the pose while holding.
@@ -527,32 +520,12 @@ class World:
             v = local[..., 1] / (z * tan_v)
         return (z > 0.1) & (np.abs(u) < 1) & (np.abs(v) < 1)
 
-    def _visibility_points(self):
-        """All rendered objects' visibility points, packed, and whether each owner is static
-        furniture (cached per world version)."""
-
-        def build():
-            ids, pts, owner, static = [], [], [], []
-            for o in self.objects.values():
-                if not o.rendered:
-                    continue
-                ids.append(o.object_id)
-                static.append(o.is_static)
-                vp = with_top_point(o) if self.first_hit_visibility and o.pickupable else o.vis_points
-                pts.append(vp)
-                owner.append(np.full(len(vp), len(ids) - 1))
-            if not pts:
-                return (), np.zeros((0, 3)), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
-            return tuple(ids), np.vstack(pts), np.concatenate(owner), np.asarray(static, dtype=bool)
-
-        return self._cached("vis_points", build)
-
     def visibility(self, object_ids: Optional[Sequence[str]] = None,
                    agent: Optional[AgentState] = None,
                    max_distance: Optional[float] = None) -> Dict[str, Tuple[bool, bool]]:
         """object_id -> (visible, interactable) from the agent's (or a given) pose
-        (`visibility.object_visibility`)."""
-        return object_visibility(self, object_ids, agent, max_distance)
+        (`visibility_rule`: `visibility.object_visibility`)."""
+        return self.visibility_rule(self, object_ids, agent, max_distance)
 
     # --- placement helpers -------------------------------------------------------------
     def infer_parents(self, obj: SimObject, box: Optional[Box] = None) -> Tuple[str, ...]:
@@ -652,3 +625,16 @@ class World:
         if not hit.any():
             return None
         return self.objects[occ.ids[int(occ.owners[idx[int(np.argmax(hit))]])]]
+
+
+def drawn_held_box(w: World, o: SimObject) -> Box:
+    """Where the held object is drawn (and occludes). With `w.held_hangs` (every AlfredEnv
+    episode: `Controller.set_held_objects_hang`) it hangs from the hand, its box top at most
+    HELD_TOP_ABOVE_HAND above the hand point, since THOR 2.1.0 held an object near its top, not
+    its centre (ALFRED's recorded masks run where a centred plunger, box or laptop would stand:
+    38 of 591 interactions while holding had over 20 % of their mask on such a centred box)."""
+    b = w.held_box(o)
+    if not w.profile.held_hangs:
+        return b
+    drop = float(b.aabb()[1][1] - b.center[1]) - HELD_TOP_ABOVE_HAND
+    return b if drop <= 0 else Box(b.center - np.array([0.0, drop, 0.0]), b.half, b.rot)

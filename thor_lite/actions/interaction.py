@@ -136,7 +136,7 @@ def put(w: World, objectId=None, x=None, y=None, forceAction=False, placeStation
     # THOR 2.1.0 (ALFRED, forced puts): spawn points come from raycasts onto the receptacle's
     # real surface, and its data only ever shows objects the camera saw land; nearest-first
     # on our boxes can pick a spot a rim hides (a soap bar under a sink's front edge).
-    thor2 = forceAction and w.layout_clears_moveables
+    thor2 = forceAction and w.profile.layout_clears_moveables
     seen = camera_sees(w, held.object_id) if thor2 else None
     shelves = None
     if thor2 and rec.object_type == "Fridge":  # THOR's spawn points on every shelf it can see
@@ -146,13 +146,13 @@ def put(w: World, objectId=None, x=None, y=None, forceAction=False, placeStation
         region = physics.microwave_cavity(rec)
     else:
         region = physics.open_drawer_region(rec)  # where an open drawer is drawn, slid out
-    pose = physics.find_placement(
-        w, held, region, agent_xz=np.array([a.x, a.z]),
+    pose = physics.find_placement(w, held, region, physics.PlacementSearch(
+        agent_xz=np.array([a.x, a.z]),
         max_dist=None if anywhere else w.visibility_distance + 0.5, rng=None,
         yaws=[(a.yaw + k * 90.0) % 360 for k in range(4)], tilt=True, seen=seen,
         upright_first=thor2 and rec.object_type in BASIN_FIXTURES, thor_grid_fallback=thor2,
-        held_yaw_first=w.thor2_rules,
-        shelves=shelves)
+        held_yaw_first=w.profile.thor2_rules,
+        shelves=shelves))
     if pose is None:
         raise ActionFailed("No valid positions to place object found")
     _place(w, held, rec, *pose)
@@ -163,7 +163,7 @@ def basin_child_for_put(w: World, rec: SimObject) -> SimObject:
     child, so ALFRED's PutObject masks over a sink only ever named the basin; our fixture's
     drawn walls and rim take some of those pixels (a cup or kettle then landed in the Sink,
     never in the SinkBasin the goal and the faucet's cleaning test ask for)."""
-    if not w.thor2_rules or rec.object_type not in ("Sink", "Bathtub"):
+    if not w.profile.thor2_rules or rec.object_type not in ("Sink", "Bathtub"):
         return rec
     child = w.objects.get(f"{rec.object_id}|{rec.object_type}Basin")
     return child if child is not None and child.enabled and child.flags.get("receptacle") else rec

@@ -120,7 +120,7 @@ def set_object_poses(w: World, objectPoses, placeStationary=True, skipMoveable=F
                      **_) -> None:
     if not isinstance(objectPoses, (list, tuple)) or any(not isinstance(p, dict) for p in objectPoses):
         raise ActionFailed("objectPoses was not initialized correctly. Please make sure each element in the objectPoses list is initialized.")
-    if thor2Poses and w.layout_clears_moveables:  # a THOR 2.1.0 trajectory's poses (thor2_rules)
+    if thor2Poses and w.profile.layout_clears_moveables:  # a THOR 2.1.0 trajectory's poses (thor2_rules)
         use_thor2_rules(w)
     errors: List[str] = []
     placed: Dict[str, int] = {}
@@ -137,7 +137,7 @@ def set_object_poses(w: World, objectPoses, placeStationary=True, skipMoveable=F
             continue
         pos = vec(entry.get("position", obj.position), "position")
         rot = vec(entry.get("rotation", obj.rotation), "rotation")
-        if w.layout_clears_moveables:
+        if w.profile.layout_clears_moveables:
             rot = thor2_pose_rotation(obj.object_type, obj.rotation, rot, thor2=bool(thor2Poses))
         count = placed.get(obj.object_id, 0)
         placed[obj.object_id] = count + 1
@@ -172,7 +172,7 @@ def set_object_poses(w: World, objectPoses, placeStationary=True, skipMoveable=F
     for oid, _ in sorted(placed_ids, key=lambda e: e[1][1]):  # lowest first: supports settle first
         physics.settle(w, oid)
     _refresh_parents(w, [oid for oid, _ in placed_ids])
-    if w.layout_clears_moveables:  # poses from THOR 2.1.0 (ALFRED), not today's scene files
+    if w.profile.layout_clears_moveables:  # poses from THOR 2.1.0 (ALFRED), not today's scene files
         lowered = expose_resting_surfaces(w, [oid for oid, _ in placed_ids], floor_shows_none=thor2Poses,
                                           bottoms=posed_bottoms)
         if thor2Poses:
@@ -435,9 +435,9 @@ def initial_random_spawn(w: World, randomSeed=0, forceVisible=False, numPlacemen
             else:
                 if r.flags.get("openable") and r.object_type in ("Box",) and not r.is_open:
                     continue
-                pose = physics.find_placement(
-                    w, m, r, agent_xz=None, max_dist=None, rng=rng, attempts=int(numPlacementAttempts),
-                    yaws=[m.rotation[1] + 90.0 * k for k in rng.permutation(4)], spawn=True)
+                pose = physics.find_placement(w, m, r, physics.PlacementSearch(
+                    agent_xz=None, max_dist=None, rng=rng, attempts=int(numPlacementAttempts),
+                    yaws=[m.rotation[1] + 90.0 * k for k in rng.permutation(4)], spawn=True))
             if pose is None:
                 continue
             physics.move_with_contents(w, m.object_id, pose[0], pose[1], parents=(r.object_id,))
