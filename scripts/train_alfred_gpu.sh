@@ -2,64 +2,76 @@
 # The longer ALFRED Seq2Seq+PM run for one GPU node (the policy on the GPU, thor_lite samplers and
 # data generation on the CPU cores; written for one GPU with 16 cores and about 10 minutes):
 #
-#   bash scripts/train_alfred_gpu.sh OUT
+#   bash scripts/train_alfred_gpu.sh OUT [OPTIONS.json]
 #
 # 1. data: train / valid_seen / valid_unseen demonstrations with the shipped thor_lite ResNet-18
 #    features, then the subgoal augmentation (the commands of the README's ALFRED section, one
 #    worker per core); reused when OUT/data already holds them;
-# 2. imitation: allenact alfred_seq2seq_pm_il.py on the GPU (IL_FRAMES teacher-forced frames), and
-#    beside it, on the same GPU with the same data, kwargs, seed and batch order, the ABLATIONS
+# 2. imitation: allenact alfred_seq2seq_pm_il.py on the GPU (il_frames teacher-forced frames), and
+#    beside it, on the same GPU with the same data, kwargs, seed and batch order, the ablations
 #    (seq2seq = no progress monitor, no_language); each ships at the newest update all runs reached;
-# 3. DAgger: allenact alfred_seq2seq_pm_dagger.py from the imitation checkpoint, SAMPLERS thor_lite
-#    samplers, the online expert labelling every step (DAGGER_FRAMES environment frames);
+# 3. DAgger: allenact alfred_seq2seq_pm_dagger.py from the imitation checkpoint, `samplers` thor_lite
+#    samplers, the online expert labelling every step (dagger_frames environment frames);
 # 4. OUT/ship/: the imitation and DAgger checkpoints without optimizer state (float16 weights, the
-#    AGENT_KWARGS inference options in their records), with this run's command and config kwargs
+#    agent_kwargs inference options in their records), with this run's command and config kwargs
 #    (what pretrained_model_ckpts/ takes);
 # 5. evaluation of both shipped files and the random agent on valid_seen and valid_unseen with
 #    ALFRED's evaluator (benchmarks/alfred_seq2seq_compare.py: 95 % CIs), table in
 #    OUT/compare/compare.md, copied next to them.
 #
-# Environment: SEED (0), SAMPLERS (16), WORKERS (cores), TRAIN (260) / VALID (40) demonstration
-# indices, IL_FRAMES (400000), DAGGER_FRAMES (65536), SPATIAL_MASK (false), SUBCELL_MASK (false),
-# AUG_PER_DEMO (3), IL_SECONDS (imitation's wall-clock limit for a short lease: at the deadline the
-# run is stopped and its newest checkpoint, saved every tenth of the run, is used; empty = none),
-# ABLATIONS (comma-separated, of seq2seq,no_language; empty = none), DAGGER_FRAMES=0 (no DAgger: only
-# the imitation checkpoints ship), VALID=0 with SKIP_EVAL=1 (no
-# valid splits, no evaluation here: evaluate the shipped file elsewhere), STOP_AFTER=data (stop once
-# the data is there, e.g. to give imitation what is left of a lease as IL_SECONDS on the rerun),
-# AGENT_KWARGS (the learned agents' inference options for evaluation, written into the shipped
-# checkpoints; JSON, default '{}' = ALFRED's agent; see alfred_task/models/agent.py), SKIP_SETUP=1 (the
-# environment is already set up), DRY_RUN=1 (a tiny version on the CPU: what CI runs, so the
-# script cannot rot). Without a CUDA device and without DRY_RUN it stops at once.
+# What the run trains comes from OPTIONS.json, a JSON object read and checked by
+# baseline_configs/alfred/gpu_run.py (one line naming a bad field and value; absent keys keep
+# their defaults): seed (0), train (260) / valid (40) demonstration indices, aug_per_demo (3),
+# il_frames (400000), dagger_frames (65536; 0 = no DAgger: only the imitation checkpoints ship),
+# samplers (16), spatial_mask / subcell_mask (false), ablations (a list of seq2seq, no_language;
+# [] = none), agent_kwargs (the learned agents' inference options for evaluation, written into the
+# shipped checkpoints; {} = ALFRED's agent; see alfred_task/models/agent.py).
+# baseline_configs/alfred/alfred_seq2seq_pm_lite_gpu_run.json holds the options of the run that made
+# pretrained_model_ckpts/alfred_seq2seq_pm_gpu/ (its imitation recipe is the leaf config
+# baseline_configs/alfred/alfred_seq2seq_pm_lite_gpu.py).
+#
+# The environment keeps what belongs to the machine and the call: WORKERS (cores), IL_SECONDS
+# (imitation's wall-clock limit for a short lease: at the deadline the run is stopped and its
+# newest checkpoint, saved every tenth of the run, is used; empty = none), STOP_AFTER=data (stop
+# once the data is there, e.g. to give imitation what is left of a lease as IL_SECONDS on the
+# rerun), SKIP_EVAL=1 (no evaluation here: evaluate the shipped file elsewhere; required with
+# valid 0), SKIP_SETUP=1 (the environment is already set up), PYTHON / ALLENACT (interpreters),
+# DRY_RUN=1 (a tiny version on the CPU, the options file's values over tiny defaults: what CI
+# runs, so the script cannot rot). The former option variables (SEED, TRAIN, VALID, IL_FRAMES,
+# DAGGER_FRAMES, SAMPLERS, SPATIAL_MASK, SUBCELL_MASK, AUG_PER_DEMO, ABLATIONS, AGENT_KWARGS) are
+# refused with one line naming the option that replaced them. Without a CUDA device and without
+# DRY_RUN it stops at once.
 set -euo pipefail
-if [ $# -ne 1 ]; then
-  echo "usage: bash scripts/train_alfred_gpu.sh OUT" >&2
+if [ $# -lt 1 ] || [ $# -gt 2 ]; then
+  echo "usage: bash scripts/train_alfred_gpu.sh OUT [OPTIONS.json]" >&2
   exit 2
 fi
+for v in SEED TRAIN VALID IL_FRAMES DAGGER_FRAMES SAMPLERS SPATIAL_MASK SUBCELL_MASK AUG_PER_DEMO ABLATIONS AGENT_KWARGS; do
+  if [ -n "${!v+x}" ]; then
+    echo "$v: set $(echo "$v" | tr '[:upper:]' '[:lower:]') in the options file instead (bash scripts/train_alfred_gpu.sh OUT OPTIONS.json)" >&2
+    exit 2
+  fi
+done
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT_ARG=$1
 OUT=$(realpath -m "$OUT_ARG")
+OPTIONS_ARG=${2:-}
+OPTIONS_FILE=${2:+$(realpath -m "$2")}
 cd "$ROOT"
 [ "${SKIP_SETUP:-0}" = 1 ] || bash scripts/setup_env.sh
 PY=${PYTHON:-$ROOT/.venv/bin/python}
 ALLENACT=${ALLENACT:-$(dirname "$PY")/allenact}
 export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 ENC=pretrained_model_ckpts/alfred_thor_resnet18/thor_resnet18.pt
-SEED=${SEED:-0}
 WORKERS=${WORKERS:-$(nproc)}
-SPATIAL_MASK=${SPATIAL_MASK:-false}
-case "$SPATIAL_MASK" in true|false) ;; *) echo "SPATIAL_MASK: '$SPATIAL_MASK' is not true or false" >&2; exit 2;; esac
-SUBCELL_MASK=${SUBCELL_MASK:-false}
-case "$SUBCELL_MASK" in true|false) ;; *) echo "SUBCELL_MASK: '$SUBCELL_MASK' is not true or false" >&2; exit 2;; esac
-AGENT_KWARGS=${AGENT_KWARGS:-"{}"}
-if ! "$PY" -c 'import json, sys; assert isinstance(json.loads(sys.argv[1]), dict)' \
-    "$AGENT_KWARGS" 2>/dev/null; then
-  echo "AGENT_KWARGS: '$AGENT_KWARGS' is not a JSON object" >&2; exit 2
-fi
+DRY_ARG=()
+[ "${DRY_RUN:-0}" != 1 ] || DRY_ARG=(--dry-run)
+# the options as shell variables (SEED, TRAIN, ..., AGENT_KWARGS: gpu_run.py's shell()), or its one line
+ASSIGN=$("$PY" -m baseline_configs.alfred.gpu_run ${OPTIONS_FILE:+"$OPTIONS_FILE"} "${DRY_ARG[@]}") || exit 2
+eval "$ASSIGN"
 
 if [ "${DRY_RUN:-0}" = 1 ]; then  # seconds on a CPU: every stage, tiny sizes
-  TRAIN=${TRAIN:-2} VALID=${VALID:-1} IL_FRAMES=${IL_FRAMES:-60} DAGGER_FRAMES=${DAGGER_FRAMES:-32}
-  SAMPLERS=${SAMPLERS:-1} WORKERS=1 AUG_PER_DEMO=1
+  WORKERS=1
   DIMS='"model_size": "lite", "demb": 16, "dhid": 24, "dframe": 32, "pframe": 50'
   DAGGER_EXTRA='"num_steps": 16, "max_steps": 20'
   EVAL=(--limit 1 --subgoal-limit 1 --max-steps 5 --subgoal-max-steps 5 --subgoals GotoLocation)
@@ -68,22 +80,16 @@ else
     echo "train_alfred_gpu: no CUDA device here (DRY_RUN=1 runs a tiny CPU version)" >&2
     exit 1
   fi
-  TRAIN=${TRAIN:-260} VALID=${VALID:-40} IL_FRAMES=${IL_FRAMES:-400000} DAGGER_FRAMES=${DAGGER_FRAMES:-65536}
-  SAMPLERS=${SAMPLERS:-16} AUG_PER_DEMO=${AUG_PER_DEMO:-3}
   DIMS='"model_size": "lite"'
   DAGGER_EXTRA='"num_steps": 64'
   EVAL=(--max-steps 60 --subgoals all --subgoal-max-steps 30 --subgoal-limit 45)
 fi
 IL_SECONDS=${IL_SECONDS:-}
 case "$IL_SECONDS" in ""|*[!0-9]*) [ -z "$IL_SECONDS" ] || { echo "IL_SECONDS: '$IL_SECONDS' is not a whole number of seconds" >&2; exit 2; };; esac
-ABLATIONS=${ABLATIONS:-}
 IFS=, read -r -a ABLATION_LIST <<<"$ABLATIONS"
-for a in "${ABLATION_LIST[@]}"; do
-  case "$a" in seq2seq|no_language) ;; *) echo "ABLATIONS: '$a' is not one of seq2seq,no_language" >&2; exit 2;; esac
-done
 SKIP_EVAL=${SKIP_EVAL:-0}
 if [ "$VALID" = 0 ] && [ "$SKIP_EVAL" != 1 ]; then
-  echo "VALID=0 leaves nothing to evaluate: set SKIP_EVAL=1 too" >&2; exit 2
+  echo "valid: 0 leaves nothing to evaluate: set SKIP_EVAL=1 too" >&2; exit 2
 fi
 mkdir -p "$OUT"
 # every stage runs as a child the script waits for, so Ctrl-C / SIGTERM reach the running stage at
@@ -212,7 +218,7 @@ for a in "${ABLATION_LIST[@]}"; do
   ABLATION_CKPTS=$("$PY" -c 'import json, sys; d = json.loads(sys.argv[1]); d[sys.argv[2]] = sys.argv[3]; print(json.dumps(d))' \
       "$ABLATION_CKPTS" "$a" "${IL_CKPTS[$a]}")
 done
-"$PY" - "$OUT" "$IL_CKPT" "$DAGGER_CKPT" "$IL_KW" "$DAGGER_KW" "$OUT_ARG" "$AGENT_KWARGS" "$ABLATION_CKPTS" <<'PYEOF'
+"$PY" - "$OUT" "$IL_CKPT" "$DAGGER_CKPT" "$IL_KW" "$DAGGER_KW" "$OUT_ARG${OPTIONS_ARG:+ $OPTIONS_ARG}" "$AGENT_KWARGS" "$ABLATION_CKPTS" <<'PYEOF'
 import json, sys
 from pathlib import Path
 sys.path.insert(0, "benchmarks")
@@ -224,7 +230,7 @@ agent_kwargs = json.loads(sys.argv[7])
 ablations = json.loads(sys.argv[8])  # the ablations' imitation checkpoints, at the same step
 arms = [("imitation", il), ("dagger", dagger)] + [(f"imitation_{a}", c) for a, c in ablations.items()]
 for name, ckpt in arms:
-    if not ckpt:  # DAGGER_FRAMES=0
+    if not ckpt:  # dagger_frames 0
         continue
     ship(Path(ckpt), dest / name, half=True, agent_kwargs=agent_kwargs)
 (dest / "run.json").write_text(json.dumps({"command": "bash scripts/train_alfred_gpu.sh " + sys.argv[6],

@@ -185,7 +185,9 @@ def test_bad_kwargs_fail_in_one_line(dataset, tmp_path, monkeypatch):
              ({"prev_action_input": "gold"}, "prev_action_input"),
              ({"mask_dice_weight": -1}, "mask_dice_weight"),
              ({"mask_dice_weight": "lots"}, "mask_dice_weight"),
-             ({"spatial_mask": "yes"}, "spatial_mask"), ({"subcell_mask": 1}, "subcell_mask")]
+             ({"spatial_mask": "yes"}, "spatial_mask"), ({"subcell_mask": 1}, "subcell_mask"),
+             ({"lr": "fast"}, "lr: 'fast' is not a number"), ({"bogus": 1}, "unknown option 'bogus'"),
+             ({"bc_tf1_steps": 0}, "unknown option 'bc_tf1_steps'")]  # a DAgger option, not imitation's
     for extra, needle in cases:
         with pytest.raises(SystemExit) as e:
             AlfredSeq2SeqILConfig(**{**_kwargs(dataset), **extra})

@@ -1,6 +1,7 @@
-"""scripts/train_alfred_gpu.sh, the prepared GPU-node run of issue 10: its DRY_RUN (tiny, CPU) goes
-through every stage (data, imitation, DAgger from the imitation checkpoint, evaluation, ship), and
-without a GPU the real run stops at once with one line."""
+"""scripts/train_alfred_gpu.sh, the prepared GPU-node run: its DRY_RUN (tiny, CPU) goes through
+every stage (data, imitation, DAgger from the imitation checkpoint, evaluation, ship), its options
+come from a checked JSON file (`baseline_configs.alfred.gpu_run`), and without a GPU the real run
+stops at once with one line."""
 from __future__ import annotations
 
 import json
@@ -16,9 +17,20 @@ REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "train_alfred_gpu.sh"
 
 
-def _run(out: Path, timeout: int, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["bash", str(SCRIPT), str(out)], cwd=REPO, capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, "SKIP_SETUP": "1", "PYTHON": sys.executable, **env})
+RETIRED = ("SEED", "TRAIN", "VALID", "IL_FRAMES", "DAGGER_FRAMES", "SAMPLERS", "SPATIAL_MASK", "SUBCELL_MASK",
+           "AUG_PER_DEMO", "ABLATIONS", "AGENT_KWARGS")
+
+
+def _run(out: Path, timeout: int, options: dict = None, **env: str) -> subprocess.CompletedProcess:
+    """The script on `out`, with `options` written to an options file next to it when given."""
+    args = ["bash", str(SCRIPT), str(out)]
+    if options is not None:
+        path = out.parent / f"{out.name}_options.json"
+        path.write_text(json.dumps(options))
+        args.append(str(path))
+    base = {k: v for k, v in os.environ.items() if k not in RETIRED}
+    return subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=timeout,
+                          env={**base, "SKIP_SETUP": "1", "PYTHON": sys.executable, **env})
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the refusal on a machine without a GPU")
@@ -29,25 +41,51 @@ def test_without_a_gpu_the_real_run_stops_at_once_in_one_line(tmp_path):
     assert not (tmp_path / "run").exists()
 
 
-@pytest.mark.parametrize("env, line", [
-    ({"SPATIAL_MASK": "yes"}, "SPATIAL_MASK: 'yes' is not true or false"),
-    ({"SUBCELL_MASK": "1"}, "SUBCELL_MASK: '1' is not true or false"),
-    ({"AGENT_KWARGS": "[true]"}, "AGENT_KWARGS: '[true]' is not a JSON object"),
-    ({"IL_SECONDS": "5m"}, "IL_SECONDS: '5m' is not a whole number of seconds"),
-    ({"VALID": "0"}, "VALID=0 leaves nothing to evaluate: set SKIP_EVAL=1 too"),
-    ({"ABLATIONS": "no_language,no_vision"}, "ABLATIONS: 'no_vision' is not one of seq2seq,no_language"),
-], ids=lambda v: next(iter(v)) if isinstance(v, dict) else None)
-def test_a_bad_setting_is_one_line_and_writes_nothing(tmp_path, env, line):
-    proc = _run(tmp_path / "run", 60, DRY_RUN="1", **env)
+@pytest.mark.parametrize("options, env, line", [
+    ({"spatial_mask": "yes"}, {}, "spatial_mask: 'yes' is not true or false"),
+    ({"subcell_mask": 1}, {}, "subcell_mask: 1 is not true or false"),
+    ({"agent_kwargs": [True]}, {}, "agent_kwargs: [true] is not a JSON object"),
+    ({"il_frames": -5}, {}, "il_frames: -5 is not a whole number >= 0"),
+    ({}, {"IL_SECONDS": "5m"}, "IL_SECONDS: '5m' is not a whole number of seconds"),
+    ({"valid": 0}, {}, "valid: 0 leaves nothing to evaluate: set SKIP_EVAL=1 too"),
+    ({"ablations": ["no_language", "no_vision"]}, {}, "ablations: 'no_vision' is not one of seq2seq,no_language"),
+    ({"IL_FRAMES": 5}, {}, "unknown option 'IL_FRAMES' (options: seed, train, valid, aug_per_demo, il_frames, "
+                           "dagger_frames, samplers, spatial_mask, subcell_mask, ablations, agent_kwargs)"),
+    ({}, {"SUBCELL_MASK": "true"}, "SUBCELL_MASK: set subcell_mask in the options file instead "
+                                   "(bash scripts/train_alfred_gpu.sh OUT OPTIONS.json)"),
+], ids=lambda v: next(iter(v), None) if isinstance(v, dict) else None)
+def test_a_bad_setting_is_one_line_and_writes_nothing(tmp_path, options, env, line):
+    proc = _run(tmp_path / "run", 60, options, DRY_RUN="1", **env)
     assert proc.returncode == 2 and proc.stderr.strip() == line
     assert not (tmp_path / "run").exists()
+
+
+def test_options_file_defaults_and_the_shipped_runs_options():
+    """Absent keys keep the script's historical defaults (tiny ones for DRY_RUN); the shipped
+    run's options file is what its README's commands set."""
+    from baseline_configs.alfred.gpu_run import AlfredGpuRunOptions
+
+    assert AlfredGpuRunOptions.load(None).shell() == [
+        "SEED=0", "TRAIN=260", "VALID=40", "AUG_PER_DEMO=3", "IL_FRAMES=400000", "DAGGER_FRAMES=65536",
+        "SAMPLERS=16", "SPATIAL_MASK=false", "SUBCELL_MASK=false", "ABLATIONS=''", "AGENT_KWARGS='{}'"]
+    dry = AlfredGpuRunOptions.load(None, dry_run=True)
+    assert (dry.train, dry.valid, dry.il_frames, dry.dagger_frames, dry.samplers, dry.aug_per_demo) == (2, 1, 60, 32, 1, 1)
+    shipped = AlfredGpuRunOptions.load(REPO / "baseline_configs" / "alfred" / "alfred_seq2seq_pm_lite_gpu_run.json")
+    assert (shipped.train, shipped.valid, shipped.il_frames, shipped.dagger_frames, shipped.subcell_mask) == \
+        (520, 0, 1_000_000, 0, True)
+    run = REPO / "pretrained_model_ckpts" / "alfred_seq2seq_pm_gpu" / "run.json"
+    if run.is_file():
+        record = json.loads(run.read_text())
+        assert dict(shipped.agent_kwargs) == record["agent_kwargs"]
+        assert record["imitation_config_kwargs"]["subcell_mask"] is shipped.subcell_mask
+        assert record["imitation_config_kwargs"]["training_frames"] == shipped.il_frames
 
 
 @pytest.mark.slow
 def test_dry_run_trains_both_arms_evaluates_and_ships(tmp_path):
     out = tmp_path / "run"
-    proc = _run(out, 900, DRY_RUN="1", SPATIAL_MASK="true", SUBCELL_MASK="true", ABLATIONS="no_language",
-                AGENT_KWARGS='{"obstruction_evasion": true}')
+    proc = _run(out, 900, {"spatial_mask": True, "subcell_mask": True, "ablations": ["no_language"],
+                           "agent_kwargs": {"obstruction_evasion": True}}, DRY_RUN="1")
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
     ship = out / "ship"
     il, dagger = ship / "imitation" / "alfred_seq2seq_pm_lite.pt", ship / "dagger" / "alfred_seq2seq_pm_lite.pt"
@@ -56,10 +94,10 @@ def test_dry_run_trains_both_arms_evaluates_and_ships(tmp_path):
         ckpt = torch.load(path, weights_only=True)
         assert "optimizer_state_dict" not in ckpt  # slim, as pretrained_model_ckpts/ holds them
         states[name] = ckpt["model_state_dict"]
-        assert "seq2seq.dec.mask_dec.vis_conv.weight" in states[name]  # SPATIAL_MASK reached the model
-        assert "seq2seq.dec.mask_dec.sub_key.weight" in states[name]  # and SUBCELL_MASK
+        assert "seq2seq.dec.mask_dec.vis_conv.weight" in states[name]  # spatial_mask reached the model
+        assert "seq2seq.dec.mask_dec.sub_key.weight" in states[name]  # and subcell_mask
         assert states[name]["seq2seq.dec.mask_dec.sub_key.weight"].dtype == torch.float16  # shipped in half
-        assert states[name]["_extra_state"]["kwargs"]["obstruction_evasion"] is True  # AGENT_KWARGS rode along
+        assert states[name]["_extra_state"]["kwargs"]["obstruction_evasion"] is True  # agent_kwargs rode along
     # DAgger started from the imitation weights and then changed them
     assert states["imitation"].keys() == states["dagger"].keys()
     assert any(not torch.equal(states["imitation"][k], states["dagger"][k])
@@ -81,11 +119,12 @@ def test_dry_run_trains_both_arms_evaluates_and_ships(tmp_path):
 @pytest.mark.slow
 def test_short_lease_knobs_data_first_then_imitation_only(tmp_path):
     """STOP_AFTER=data stops before training; the rerun reuses the data, trains imitation only
-    (DAGGER_FRAMES=0), ships it and evaluates nothing (VALID=0, SKIP_EVAL=1); an IL_SECONDS
+    (dagger_frames 0), ships it and evaluates nothing (valid 0, SKIP_EVAL=1); an IL_SECONDS
     deadline that comes before the first checkpoint is one line, not a run without weights."""
     out = tmp_path / "run"
-    lease = dict(DRY_RUN="1", VALID="0", SKIP_EVAL="1", DAGGER_FRAMES="0")
-    proc = _run(out, 600, STOP_AFTER="data", **lease)
+    lease = dict(DRY_RUN="1", SKIP_EVAL="1")
+    options = {"valid": 0, "dagger_frames": 0}
+    proc = _run(out, 600, options, STOP_AFTER="data", **lease)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
     assert "(STOP_AFTER=data)" in proc.stdout
     assert (out / "data" / "alfred_s2s_thor_aug" / "splits.json").is_file() and not (out / "il").exists()
@@ -93,14 +132,14 @@ def test_short_lease_knobs_data_first_then_imitation_only(tmp_path):
     assert splits["train"] and not splits.get("valid_seen") and not splits.get("valid_unseen")
 
     # a deadline long before the first of ten checkpoints of a huge run
-    proc = _run(out, 600, IL_SECONDS="20", IL_FRAMES="100000000", **lease)
+    proc = _run(out, 600, {**options, "il_frames": 100_000_000}, IL_SECONDS="20", **lease)
     assert proc.returncode == 1
     assert proc.stderr.strip().splitlines()[-1] == f"train_alfred_gpu: imitation saved no checkpoint in {out / 'il'}"
     assert not (out / "ship").exists()
 
     import shutil
     shutil.rmtree(out / "il")
-    proc = _run(out, 600, IL_SECONDS="500", **lease)  # the tiny run ends well before its deadline
+    proc = _run(out, 600, options, IL_SECONDS="500", **lease)  # the tiny run ends well before its deadline
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
     assert "deadline" not in proc.stdout and "no evaluation here" in proc.stdout
     ckpt = torch.load(out / "ship" / "imitation" / "alfred_seq2seq_pm_lite.pt", weights_only=True)
@@ -116,13 +155,13 @@ def _steps(run_dir: Path) -> list:
 
 @pytest.mark.slow
 def test_ablations_train_beside_imitation_and_ship_at_the_step_all_reached(tmp_path):
-    """ABLATIONS train next to Seq2Seq+PM with the same kwargs and seed, and every run ships at the
+    """Ablations train next to Seq2Seq+PM with the same kwargs and seed, and every run ships at the
     newest checkpoint step that all of them hold: drop the no-PM run's newest checkpoint and the
     rerun ships both at the one before."""
     out = tmp_path / "run"
-    lease = dict(DRY_RUN="1", VALID="0", SKIP_EVAL="1", DAGGER_FRAMES="0", ABLATIONS="seq2seq",
-                 IL_FRAMES="6000", IL_SECONDS="600")
-    proc = _run(out, 900, **lease)
+    lease = dict(DRY_RUN="1", SKIP_EVAL="1", IL_SECONDS="600")
+    options = {"valid": 0, "dagger_frames": 0, "ablations": ["seq2seq"], "il_frames": 6000}
+    proc = _run(out, 900, options, **lease)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
     pm_steps, nopm_steps = _steps(out / "il"), _steps(out / "il_seq2seq")
     assert pm_steps == nopm_steps and len(pm_steps) >= 2  # same batches, same checkpoint steps
@@ -134,7 +173,7 @@ def test_ablations_train_beside_imitation_and_ship_at_the_step_all_reached(tmp_p
 
     newest = max((out / "il_seq2seq").glob("checkpoints/*/*/*.pt"), key=lambda p: int(p.stem.rsplit("_", 1)[1]))
     newest.unlink()
-    proc = _run(out, 600, **lease)  # reuses both runs, trains nothing
+    proc = _run(out, 600, options, **lease)  # reuses both runs, trains nothing
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
     assert "imitation (" not in proc.stdout and f"ships at step {pm_steps[-2]:012d}" in proc.stdout
     for name in ("imitation", "imitation_seq2seq"):

@@ -2,7 +2,9 @@
 
 Concrete configs: ``alfred_seq2seq_il.py`` / ``alfred_seq2seq_pm_il.py`` (pure imitation on
 teacher-forced demonstrations) and ``alfred_seq2seq_pm_dagger.py`` (online, expert labels).
-Construction arguments (``--config_kwargs '{...}'``):
+Construction arguments (``--config_kwargs '{...}'`` or ``--config_kwargs options.json``), typed,
+defaulted and checked in `baseline_configs.alfred.options` (an unknown key is one line); named
+recipes fix some of them in leaf configs (``alfred_seq2seq_pm_lite_gpu.py``, ``..._cpu.py``):
 
 - data_root: a generated dataset (``bash scripts/gen_alfred_dataset.sh OUT ENCODER``) or real
   ALFRED json tree; splits: its split file (default ``<data_root>/splits.json``); vocab: a
@@ -32,16 +34,16 @@ Construction arguments (``--config_kwargs '{...}'``):
   are the decoder state's queries against each 7×7 cell's features (same module; two extra modules)
 
 Evaluation: ``allenact -b . <cfg> --eval -c <ckpt> --deterministic_agents`` (argmax actions and
-the model's own masks at sigmoid > 0.5, as ALFRED's agent) runs the test split; per-episode numerators/denominators land in AllenAct's metrics file and
+the model's own masks at sigmoid > 0.5, as ALFRED's agent; AllenAct's test mode, see
+`eval_storage`) runs the test split; per-episode numerators/denominators land in AllenAct's metrics file and
 ``python -m alfred_task.allenact_metrics <metrics json>`` turns them into ALFRED's SR/GC/PLW.
 """
 from __future__ import annotations
 
 import os
-import sys
 from abc import abstractmethod
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, ClassVar, Dict, List, Mapping, Optional, Sequence, Type
 
 import gym
 import torch
@@ -49,24 +51,13 @@ from allenact.base_abstractions.experiment_config import ExperimentConfig, Machi
 from allenact.base_abstractions.sensor import Sensor
 from allenact.utils.experiment_utils import Builder, TrainingPipeline
 
-from alfred_task import constants as C
-from alfred_task.models.actor_critic import PREV_ACTION_INPUTS
 from alfred_task.models.losses import LossWeights
-from alfred_task.models.seq2seq import ABLATIONS
-from backends import DEFAULT_BACKEND
+from baseline_configs.alfred.options import MODEL_SIZES, AlfredSeq2SeqOptions, ConfigError
 from allenact_ext.compat import install_allenact_fixes
 
 install_allenact_fixes()  # workers re-import this module (see rearrange_base's docstring)
 
-MODEL_SIZES = {"official": dict(demb=100, dhid=512, dframe=2500, pframe=300),
-               "lite": dict(demb=64, dhid=128, dframe=256, pframe=100)}
-
-
-class ConfigError(SystemExit):
-    """Bad config kwargs: allenact prints the one-line message and exits 1 (no traceback)."""
-
-    def __init__(self, msg: str) -> None:
-        super().__init__(f"alfred config: {msg}")
+__all__ = ["AlfredSeq2SeqBaseConfig", "ConfigError", "MODEL_SIZES"]
 
 
 class AlfredSeq2SeqBaseConfig(ExperimentConfig):
@@ -76,61 +67,60 @@ class AlfredSeq2SeqBaseConfig(ExperimentConfig):
     #: DAgger config turns it on, offline imitation batches are diverse enough for batch statistics
     freeze_batchnorm = False
 
-    def __init__(self, data_root: str = "out/alfred_s2s", splits: Optional[str] = None, vocab: Optional[str] = None,
-                 visual_encoder: str = "imagenet", model_size: str = "official", demb: Optional[int] = None,
-                 dhid: Optional[int] = None, dframe: Optional[int] = None, pframe: Optional[int] = None,
-                 ablation: str = "none", lr: float = 1e-4, batch_size: int = 8, training_frames: int = 200_000,
-                 save_interval: Optional[int] = None, num_train_processes: Optional[int] = None,
-                 num_test_processes: Optional[int] = None, test_split: str = "valid_seen",
-                 test_limit: Optional[int] = None, max_steps: int = C.MAX_STEPS, backend: str = DEFAULT_BACKEND,
-                 planner: str = "template", metric_accumulate_interval: Optional[int] = None,
-                 eval_storage: Optional[bool] = None, sampler_torch_threads: int = 1,
-                 trainer_torch_threads: Optional[int] = None, prev_action_input: str = "argmax",
-                 mask_dice_weight: float = 0.0, spatial_mask: bool = False, subcell_mask: bool = False) -> None:
-        self.data_root = Path(data_root)
-        self.splits = Path(splits) if splits else self.data_root / "splits.json"
+    #: the options this config takes (``--config_kwargs``), checked before anything is built
+    OPTIONS: ClassVar[Type[AlfredSeq2SeqOptions]] = AlfredSeq2SeqOptions
+    #: a named recipe's fixed options (leaf configs); kwargs may add the others, not change these
+    RECIPE: ClassVar[Mapping[str, Any]] = {}
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.options = self.OPTIONS.from_kwargs(self.with_recipe(kwargs))
+        o = self.options
+        self.data_root = Path(o.data_root)
+        self.splits = Path(o.splits) if o.splits else self.data_root / "splits.json"
         if not self.splits.is_file():
             raise ConfigError(f"splits: {self.splits} not found (generate a dataset with "
-                              f"bash scripts/gen_alfred_dataset.sh {data_root} ENCODER, or pass data_root/splits)")
-        self.vocab_path = vocab
-        self.visual_encoder = visual_encoder
-        self.encoder_record = self._check_encoder(visual_encoder)
-        if model_size not in MODEL_SIZES:
-            raise ConfigError(f"model_size: {model_size!r} is not one of {sorted(MODEL_SIZES)}")
-        given = dict(demb=demb, dhid=dhid, dframe=dframe, pframe=pframe)
-        self.dims = {k: int(v if v is not None else MODEL_SIZES[model_size][k]) for k, v in given.items()}
-        if ablation not in ABLATIONS:
-            raise ConfigError(f"ablation: {ablation!r} is not one of {sorted(ABLATIONS)}")
-        self.model_size, self.ablation = model_size, ablation
-        if prev_action_input not in PREV_ACTION_INPUTS:
-            raise ConfigError(f"prev_action_input: {prev_action_input!r} is not one of {list(PREV_ACTION_INPUTS)}")
-        self.prev_action_input = prev_action_input
-        self.mask_dice_weight = self._check_nonneg("mask_dice_weight", mask_dice_weight)
-        if not isinstance(spatial_mask, bool):
-            raise ConfigError(f"spatial_mask: {spatial_mask!r} must be true or false")
-        self.spatial_mask = spatial_mask
-        if not isinstance(subcell_mask, bool):
-            raise ConfigError(f"subcell_mask: {subcell_mask!r} must be true or false")
-        self.subcell_mask = subcell_mask
-        self.lr, self.batch_size, self.training_frames = float(lr), int(batch_size), int(training_frames)
-        self.save_interval = save_interval
+                              f"bash scripts/gen_alfred_dataset.sh {o.data_root} ENCODER, or pass data_root/splits)")
+        self.vocab_path = o.vocab
+        self.visual_encoder = o.visual_encoder
+        self.encoder_record = self._check_encoder(o.visual_encoder)
+        self.dims = o.dims
+        self.model_size, self.ablation = o.model_size, o.ablation
+        self.prev_action_input = o.prev_action_input
+        self.mask_dice_weight = o.mask_dice_weight
+        self.spatial_mask, self.subcell_mask = o.spatial_mask, o.subcell_mask
+        self.lr, self.batch_size, self.training_frames = o.lr, o.batch_size, o.training_frames
+        self.save_interval = o.save_interval
         self.cuda = torch.cuda.is_available()
         cpus = os.cpu_count() or 1
-        self.num_train_processes = int(num_train_processes or (16 if self.cuda else max(1, min(cpus, 4))))
-        self.num_test_processes = int(num_test_processes or (8 if self.cuda else max(1, min(cpus, 4))))
-        self.test_split, self.test_limit, self.max_steps = test_split, test_limit, int(max_steps)
-        self.backend, self.planner = backend, planner
-        self.metric_accumulate_interval = metric_accumulate_interval
-        # AllenAct's test stage needs a rollout storage, pure offline training must not have one
-        # (it would step simulators for nothing); `allenact --eval` is the one run that tests, and
-        # there the policy hands the task its own masks with its actions (`emit_masks`).
-        self.eval_storage = ("--eval" in sys.argv) if eval_storage is None else bool(eval_storage)
-        self.sampler_torch_threads = int(sampler_torch_threads)
-        self.trainer_torch_threads = None if trainer_torch_threads is None else int(trainer_torch_threads)
-        if self.sampler_torch_threads < 1 or (self.trainer_torch_threads is not None and self.trainer_torch_threads < 1):
-            raise ConfigError(f"sampler_torch_threads / trainer_torch_threads must be >= 1, got "
-                              f"{sampler_torch_threads!r} / {trainer_torch_threads!r}")
+        self.num_train_processes = int(o.num_train_processes or (16 if self.cuda else max(1, min(cpus, 4))))
+        self.num_test_processes = int(o.num_test_processes or (8 if self.cuda else max(1, min(cpus, 4))))
+        self.test_split, self.test_limit, self.max_steps = o.test_split, o.test_limit, o.max_steps
+        self.backend, self.planner = o.backend, o.planner
+        self.metric_accumulate_interval = o.metric_accumulate_interval
+        self.sampler_torch_threads = o.sampler_torch_threads
+        self.trainer_torch_threads = o.trainer_torch_threads
+        self._mode: Optional[str] = None  # the mode of AllenAct's last machine_params call
         self._vocab = None
+
+    @classmethod
+    def with_recipe(cls, kwargs: Mapping[str, Any]) -> Dict[str, Any]:
+        """`kwargs` on top of `RECIPE`: an option the recipe fixes may only be repeated, not changed."""
+        for k, v in kwargs.items():
+            if k in cls.RECIPE and v != cls.RECIPE[k]:
+                raise ConfigError(f"{k}: {v!r} differs from {cls.RECIPE[k]!r}, fixed by the {cls.__name__} recipe "
+                                  f"(its base config takes any value)")
+        return {**cls.RECIPE, **kwargs}
+
+    @property
+    def eval_storage(self) -> bool:
+        """AllenAct's test stage needs a rollout storage, pure offline training must not have one
+        (it would step simulators for nothing); ``allenact --eval`` is the one run that tests, and
+        there the policy hands the task its own masks with its actions (`emit_masks`). AllenAct's
+        engines call `machine_params` with their mode before `create_model` and
+        `training_pipeline`, so the mode says it (the ``eval_storage`` option overrides)."""
+        if self.options.eval_storage is not None:
+            return self.options.eval_storage
+        return self._mode == "test"
 
     # --- inputs -----------------------------------------------------------------------------
     @staticmethod
@@ -225,16 +215,6 @@ class AlfredSeq2SeqBaseConfig(ExperimentConfig):
                                           freeze_batchnorm=self.freeze_batchnorm, emit_masks=self.eval_storage,
                                           **self.model_kwargs())
 
-    @staticmethod
-    def _check_nonneg(name: str, value: Any) -> float:
-        try:
-            v = float(value)
-        except (TypeError, ValueError):
-            v = float("nan")
-        if not v >= 0.0:
-            raise ConfigError(f"{name}: {value!r} must be a number >= 0")
-        return v
-
     def loss_weights(self) -> LossWeights:
         """ALFRED's README command: action 1, mask 1, subgoal and progress aux 0.1 (PM only)."""
         aux = 0.1 if self.PROGRESS_MONITOR else 0.0
@@ -251,6 +231,7 @@ class AlfredSeq2SeqBaseConfig(ExperimentConfig):
             n, devices = self.num_test_processes, gpus[:1] or ["cpu"]
         else:
             raise ValueError(f"unknown mode {mode!r} (expected train, valid or test)")
+        self._mode = mode  # see eval_storage
         return MachineParams(nprocesses=n, devices=devices)
 
     def train_processes(self) -> int:

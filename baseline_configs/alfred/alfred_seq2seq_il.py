@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List
 
 from allenact.algorithms.onpolicy_sync.storage import RolloutBlockStorage
 from allenact.base_abstractions.sensor import Sensor
 from allenact.utils.experiment_utils import Builder, PipelineStage, StageComponent, TrainingPipeline, TrainingSettings
 import torch
 
-from baseline_configs.alfred.alfred_seq2seq_base import AlfredSeq2SeqBaseConfig, ConfigError
+from baseline_configs.alfred.alfred_seq2seq_base import AlfredSeq2SeqBaseConfig
+from baseline_configs.alfred.options import AlfredSeq2SeqILOptions, ConfigError
 
 __all__ = ["AlfredSeq2SeqILConfig", "HalfwayDecay"]
 
@@ -41,9 +42,11 @@ class AlfredSeq2SeqILConfig(AlfredSeq2SeqBaseConfig):
     PROGRESS_MONITOR = False
     TAG = "alfred_seq2seq_il"
 
-    def __init__(self, train_split: str = "train", max_examples: Optional[int] = None, **kwargs: Any) -> None:
+    OPTIONS = AlfredSeq2SeqILOptions
+
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.train_split, self.max_examples = train_split, max_examples
+        self.train_split, self.max_examples = self.options.train_split, self.options.max_examples
         self.check_dataset_encoder(self.data_root)
         self.training_updates = self._updates_for(self.training_frames)
 

@@ -30,14 +30,15 @@ frames. Its features must come from ``visual_encoder``; when it is not ``data_ro
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List
 
 from allenact.algorithms.onpolicy_sync.storage import RolloutBlockStorage
 from allenact.base_abstractions.sensor import Sensor
 from allenact.utils.experiment_utils import Builder, PipelineStage, StageComponent, TrainingPipeline, TrainingSettings
 import torch
 
-from baseline_configs.alfred.alfred_seq2seq_base import AlfredSeq2SeqBaseConfig, ConfigError
+from baseline_configs.alfred.alfred_seq2seq_base import AlfredSeq2SeqBaseConfig
+from baseline_configs.alfred.options import AlfredSeq2SeqDaggerOptions, ConfigError
 from allenact_ext.schedules import StepwiseLinearDecay
 
 __all__ = ["AlfredSeq2SeqPMDaggerConfig"]
@@ -47,31 +48,28 @@ class AlfredSeq2SeqPMDaggerConfig(AlfredSeq2SeqBaseConfig):
     PROGRESS_MONITOR = True
     TAG = "alfred_seq2seq_dagger"
 
-    def __init__(self, train_split: str = "train", bc_tf1_steps: Optional[int] = None,
-                 dagger_steps: Optional[int] = None, num_steps: int = 32, freeze_batchnorm: bool = True,
-                 demo_data_root: Optional[str] = None, demo_splits: Optional[str] = None, demo_split: str = "train",
-                 **kwargs: Any) -> None:
-        if not torch.cuda.is_available():  # CPU: the policy steps between the samplers' ResNet calls
+    OPTIONS = AlfredSeq2SeqDaggerOptions
+
+    def __init__(self, **kwargs: Any) -> None:
+        if not torch.cuda.is_available() and "trainer_torch_threads" not in self.RECIPE:
+            # CPU: the policy steps between the samplers' ResNet calls
             kwargs.setdefault("trainer_torch_threads", 1)
         super().__init__(**kwargs)
-        if not isinstance(freeze_batchnorm, bool):
-            raise ConfigError(f"freeze_batchnorm: {freeze_batchnorm!r} is not true or false")
-        self.freeze_batchnorm = freeze_batchnorm
-        self.train_split, self.num_steps = train_split, int(num_steps)
-        t = self.training_frames
-        self.bc_tf1_steps = int(bc_tf1_steps if bc_tf1_steps is not None else 0.1 * t)
-        self.dagger_steps = int(dagger_steps if dagger_steps is not None else 0.5 * t)
-        self.demo_data_root = Path(demo_data_root) if demo_data_root else None
+        o = self.options
+        self.freeze_batchnorm = o.freeze_batchnorm
+        self.train_split, self.num_steps = o.train_split, o.num_steps
+        self.bc_tf1_steps, self.dagger_steps = o.teacher_forcing_steps()
+        self.demo_data_root = Path(o.demo_data_root) if o.demo_data_root else None
         if self.demo_data_root is not None:
-            self.demo_splits = Path(demo_splits) if demo_splits else self.demo_data_root / "splits.json"
+            self.demo_splits = Path(o.demo_splits) if o.demo_splits else self.demo_data_root / "splits.json"
             if not self.demo_splits.is_file():
                 raise ConfigError(f"demo_splits: {self.demo_splits} not found")
             if self.vocab_path is None and self.demo_data_root.resolve() != self.data_root.resolve():
-                raise ConfigError(f"demo_data_root: {demo_data_root} and data_root {self.data_root} must share one "
+                raise ConfigError(f"demo_data_root: {o.demo_data_root} and data_root {self.data_root} must share one "
                                   f"vocabulary: pass vocab, a pp.vocab covering both (python -m alfred_task.preprocess "
-                                  f"--data {demo_data_root} --splits {self.demo_splits} --out DIR writes DIR/pp.vocab)")
+                                  f"--data {o.demo_data_root} --splits {self.demo_splits} --out DIR writes DIR/pp.vocab)")
             self.check_dataset_encoder(self.demo_data_root)
-            self.demo_split = demo_split
+            self.demo_split = o.demo_split
 
     def train_sensors(self) -> List[Sensor]:
         from alfred_task.sensors import (AlfredExpertActionSensor, ExpertHighIdxSensor, ExpertMaskSensor,
