@@ -16,7 +16,7 @@
 #    AGENT_KWARGS inference options in their records), with this run's command and config kwargs
 #    (what pretrained_model_ckpts/ takes);
 # 5. evaluation of both shipped files and the random agent on valid_seen and valid_unseen with
-#    ALFRED's evaluator (benchmarks/alfred_seq2seq_compare.py: 95 % CIs), table in
+#    ALFRED's evaluator (experiments/alfred_seq2seq/compare.py: 95 % CIs), table in
 #    OUT/compare/compare.md, copied next to them.
 #
 # Environment: SEED (0), SAMPLERS (16), WORKERS (cores), TRAIN (260) / VALID (40) demonstration
@@ -215,8 +215,7 @@ done
 "$PY" - "$OUT" "$IL_CKPT" "$DAGGER_CKPT" "$IL_KW" "$DAGGER_KW" "$OUT_ARG" "$AGENT_KWARGS" "$ABLATION_CKPTS" <<'PYEOF'
 import json, sys
 from pathlib import Path
-sys.path.insert(0, "benchmarks")
-from alfred_seq2seq_compare import ship
+from alfred_task.ship_checkpoint import ship
 
 out, il, dagger, il_kw, dagger_kw = Path(sys.argv[1]), *sys.argv[2:6]
 dest = out / "ship"
@@ -245,7 +244,7 @@ VARIANT_ARGS=(--checkpoint "seq2seq_pm=$OUT/ship/imitation/alfred_seq2seq_pm_lit
 for a in "${ABLATION_LIST[@]}"; do
   VARIANT_ARGS+=(--checkpoint "$a=$OUT/ship/imitation_$a/alfred_seq2seq_pm_lite.pt")
 done
-fg_run "$PY" benchmarks/alfred_seq2seq_compare.py --data "$DATA" --encoder "$ENC" \
+fg_run "$PY" -m experiments.alfred_seq2seq.compare --data "$DATA" --encoder "$ENC" \
     --variants "$(IFS=,; echo "${IL_RUNS[*]}")" "${VARIANT_ARGS[@]}" \
     "${DAGGER_ARG[@]}" --splits valid_seen,valid_unseen \
     "${EVAL[@]}" --workers "$WORKERS" --seed "$SEED" --agent-kwargs "$AGENT_KWARGS" --out "$OUT/compare"

@@ -1,4 +1,4 @@
-"""`alfred_task.closed_loop_masks`: labels on the agent's own states, and a mask-decoder-only fit.
+"""`experiments.alfred_masks.closed_loop_masks`: labels on the agent's own states, and a mask-decoder-only fit.
 
 Real episodes of the shipped checkpoint on the shipped `data/alfred_lite` trajectories; the
 demonstration features of the fit are random (the fit's mechanics, not its numbers, are tested)."""
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from alfred_task import closed_loop_masks as clm
+from experiments.alfred_masks import closed_loop_masks as clm
 from alfred_task.agents import CheckpointAgent, expert_steps
 from alfred_task.eval_episodes import _prefix_end, _replay, run_task_episode
 from alfred_task.eval_inputs import load_traj, resolve_entries

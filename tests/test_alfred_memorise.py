@@ -1,7 +1,7 @@
 """A tiny Seq2Seq+PM must memorise one demonstration and then replay it closed-loop to the goal.
 
 Why: before blaming capacity or compute for a model that does not learn, the pipeline has to be
-able to overfit. This trains through the IL config's own pieces (`alfred_task.il_fit`: policy,
+able to overfit. This trains through the IL config's own pieces (`experiments.alfred_seq2seq.il_fit`: policy,
 teacher-forced batches, ALFRED's losses), saves an AllenAct-layout checkpoint and evaluates it with
 ALFRED's evaluator on the same episode, so any train/eval mismatch (features, language ids, the
 previous-action input, stop handling, mask decoding and resize, mask -> object) makes it fail. The
@@ -24,7 +24,7 @@ def memorised(tmp_path_factory, one_torch_thread):
     (seed 0, template planner: pick_and_place_simple, 46 low actions)."""
     from alfred_task.gen import generate
     from alfred_task.il_dataset import AlfredILDataset
-    from alfred_task.il_fit import fit, save_policy
+    from experiments.alfred_seq2seq.il_fit import fit, save_policy
     from alfred_task.models.allenact_losses import AlfredSeq2SeqOfflineLoss
     from alfred_task.online import ACTION_NAMES
     from baseline_configs.alfred.alfred_seq2seq_pm_il import AlfredSeq2SeqPMILConfig
@@ -124,7 +124,7 @@ def test_fit_stops_at_the_frame_budget(memorised):
     """`max_frames` ends imitation once that many teacher-forced frames were served (the budget of
     the DAgger-vs-imitation comparison), whatever `updates` allows."""
     from alfred_task.il_dataset import AlfredILDataset
-    from alfred_task.il_fit import fit
+    from experiments.alfred_seq2seq.il_fit import fit
     from alfred_task.models.allenact_losses import AlfredSeq2SeqOfflineLoss
     from alfred_task.online import ACTION_NAMES
     from baseline_configs.alfred.alfred_seq2seq_pm_il import AlfredSeq2SeqPMILConfig

@@ -155,3 +155,14 @@ def test_real_thor_run_never_imports_thor_lite() -> None:
     expected = "started" if report["thor_here"] else "refused"
     assert report["outcomes"] == {"rearrange": expected, "alfred": expected}
     assert report["thor_lite"] == [], f"thor_lite loaded (first after {report['culprit']}): {report['thor_lite']}"
+
+
+LIBRARY_PACKAGES = ("common", "backends", "thor_lite", "rearrange", "alfred_task", "baseline_configs")
+
+
+def test_the_library_never_imports_experiments() -> None:
+    """Studies build on the library, never the other way round (lazy imports included)."""
+    bad = [f"{path.relative_to(ROOT)}:{line} imports {target}"
+           for package in LIBRARY_PACKAGES for path in _py_files(package)
+           for target, line, _ in _imports(path) if _top(target) == "experiments"]
+    assert not bad, "\n".join(bad)

@@ -1,6 +1,6 @@
 """How often a checkpoint's predicted interaction mask resolves to the expert's target object.
 
-    python benchmarks/alfred_mask_resolve.py --checkpoint out/learn/seq2seq_pm_taken.pt \\
+    python -m experiments.alfred_masks.mask_resolve --checkpoint out/learn/seq2seq_pm_taken.pt \\
         --data out/alfred_s2s_big --split valid_seen --trajectories 20 [--tag NAME]
 
 Why: session 8 found PickupObject subgoals fail on the mask (a blob that ALFRED's IoU rule resolves
@@ -21,12 +21,12 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
-from _common import RESULTS_DIR, markdown_table, write_json, write_markdown
-from alfred_subgoal_diag import _agent_view
+from benchmarks._common import RESULTS_DIR, markdown_table, write_json, write_markdown
+from experiments.alfred_seq2seq.subgoal_diag import _agent_view
 
 
 def _wilson(k: int, n: int) -> List[float]:
-    from alfred_seq2seq_compare import wilson
+    from experiments.alfred_seq2seq.compare import wilson
 
     return [round(100 * v, 1) for v in wilson(k, n)]
 
@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
 def main(argv: Optional[List[str]] = None) -> int:
     from common.cli import OneLineArgumentParser, check_input_file, check_int, report_usage_errors
 
-    ap = OneLineArgumentParser(prog="benchmarks/alfred_mask_resolve.py", description=__doc__,
+    ap = OneLineArgumentParser(prog="python -m experiments.alfred_masks.mask_resolve", description=__doc__,
                                formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--checkpoint", type=Path, required=True)
     ap.add_argument("--data", type=Path, default=Path("out/alfred_s2s_big"))
@@ -164,6 +164,6 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    from _common import run_cli
+    from benchmarks._common import run_cli
 
     run_cli(main)

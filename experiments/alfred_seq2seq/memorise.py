@@ -1,11 +1,11 @@
 """Can the lite Seq2Seq+PM memorise a few demonstrations and replay them closed-loop?
 
-    python benchmarks/alfred_seq2seq_memorise.py --data out/alfred_s2s_mem --examples 3 \\
+    python -m experiments.alfred_seq2seq.memorise --data out/alfred_s2s_mem --examples 3 \\
         [--updates 200] [--lr 1e-3] [--max-steps 200]
 
 The project's rule before blaming capacity or compute: the pipeline must overfit a few episodes.
 Trains the lite Seq2Seq+PM of ``baseline_configs/alfred/alfred_seq2seq_pm_il.py`` in-process
-(`alfred_task.il_fit`: the config's policy, teacher-forced batches, ALFRED's losses, Adam) on the
+(`experiments.alfred_seq2seq.il_fit`: the config's policy, teacher-forced batches, ALFRED's losses, Adam) on the
 first ``--examples`` (trajectory, annotation) pairs of the train split, all in one batch, until the
 action CE is below ``--stop-ce``; then ALFRED's evaluator runs the saved checkpoint closed-loop on
 those same pairs (task evaluation and subgoal evaluation of every subgoal type). Writes
@@ -20,12 +20,12 @@ from typing import Any, Dict
 import torch
 from tqdm import tqdm
 
-from _common import RESULTS_DIR, markdown_table, write_json, write_markdown
+from benchmarks._common import RESULTS_DIR, markdown_table, write_json, write_markdown
 
 
 def train(args: argparse.Namespace, ckpt: Path) -> Dict[str, Any]:
     from alfred_task.il_dataset import AlfredILDataset
-    from alfred_task.il_fit import fit, held_out_losses, save_policy
+    from experiments.alfred_seq2seq.il_fit import fit, held_out_losses, save_policy
     from alfred_task.models.allenact_losses import AlfredSeq2SeqOfflineLoss
     from alfred_task.online import ACTION_NAMES
     from baseline_configs.alfred.alfred_seq2seq_pm_il import AlfredSeq2SeqPMILConfig
@@ -104,6 +104,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from _common import run_cli
+    from benchmarks._common import run_cli
 
     run_cli(main)

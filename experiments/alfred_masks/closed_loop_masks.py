@@ -14,9 +14,9 @@ own history. ``fit`` then trains only the mask decoder on these labels plus the 
 interaction steps (so the expert-pose masks are kept), with ALFRED's balanced mask BCE; everything
 else is frozen, so actions, navigation and stopping are exactly the original checkpoint's.
 
-    python -m alfred_task.closed_loop_masks collect --checkpoint CKPT --data out/alfred_s2s_thor520 \\
+    python -m experiments.alfred_masks.closed_loop_masks collect --checkpoint CKPT --data out/alfred_s2s_thor520 \\
         --split train --episodes 700 --seed 0 --shard 0/2 --out DIR      # and --shard 1/2 beside it
-    python -m alfred_task.closed_loop_masks fit --checkpoint CKPT --rollouts DIR \\
+    python -m experiments.alfred_masks.closed_loop_masks fit --checkpoint CKPT --rollouts DIR \\
         --demos out/alfred_s2s_thor520 --seed 0 --out NEW_CKPT
 
 ``collect`` writes ``DIR/rollouts_<k>of<n>.pt`` (decoder features, frames, packed target masks,
@@ -40,7 +40,7 @@ from common.cli import (OneLineArgumentParser, UsageError, check_input_file, che
                         check_output_file, parse_json_object, print_error)
 from common.procs import stop_children_on_signals
 
-from . import constants as C
+from alfred_task import constants as C
 
 __all__ = ["LABELLED_SUBGOALS", "MIN_TARGET_PIXELS", "StepLabeller", "collect", "fit", "shift_cells", "top_k_precision",
            "main"]
@@ -132,10 +132,10 @@ def collect(checkpoint: Path, data: Path, split: str, episodes: int, seed: int, 
 
     from common.atomic_io import atomic_open
 
-    from .agents import CheckpointAgent
-    from .eval_episodes import run_task_episode
-    from .eval_inputs import load_traj, resolve_entries
-    from .eval_runner import _make_env
+    from alfred_task.agents import CheckpointAgent
+    from alfred_task.eval_episodes import run_task_episode
+    from alfred_task.eval_inputs import load_traj, resolve_entries
+    from alfred_task.eval_runner import _make_env
 
     torch.manual_seed(seed)
     torch.set_num_threads(1)
@@ -230,7 +230,7 @@ def demo_interaction_steps(policy, data: Path, vocab, limit: Optional[int], batc
     (``prev_action_input="taken"``), else the model's own argmax."""
     import torch
 
-    from .il_dataset import AlfredILDataset
+    from alfred_task.il_dataset import AlfredILDataset
 
     model = policy.seq2seq
     ds = AlfredILDataset(data, data / "splits.json", "train", vocab=vocab, mask_size=model.pframe,
@@ -265,7 +265,7 @@ def top_k_precision(logits, gold, k: int = HIT_TOP_K):
     agent's mask rule does) that lie on the gold mask [N, P, P]."""
     import torch
 
-    from .models.mask_rules import frame_logits
+    from alfred_task.models.mask_rules import frame_logits
 
     big = frame_logits(logits, C.MASK_SHAPE).flatten(1)
     g = torch.nn.functional.interpolate(gold[:, None].float(), size=C.MASK_SHAPE, mode="nearest")[:, 0].flatten(1)
@@ -276,7 +276,7 @@ def top_k_precision(logits, gold, k: int = HIT_TOP_K):
 def _evaluate(mask_dec, data: Dict[str, Any], idx, batch: int = 64) -> Dict[str, float]:
     import torch
 
-    from .models.losses import balanced_mask_bce
+    from alfred_task.models.losses import balanced_mask_bce
 
     mask_dec.eval()
     losses, prec = [], []
@@ -336,8 +336,8 @@ def fit(checkpoint: Path, rollouts: Path, demos: Path, out: Path, steps: int = 2
 
     from common.atomic_io import write_json_atomic
 
-    from .agents import CheckpointAgent
-    from .models.losses import balanced_mask_bce
+    from alfred_task.agents import CheckpointAgent
+    from alfred_task.models.losses import balanced_mask_bce
 
     torch.manual_seed(seed)
     agent = CheckpointAgent(checkpoint).inner
@@ -461,7 +461,7 @@ def _plot(curve: List[Dict[str, Any]], path: Path) -> None:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    ap = OneLineArgumentParser(prog="python -m alfred_task.closed_loop_masks", description=__doc__,
+    ap = OneLineArgumentParser(prog="python -m experiments.alfred_masks.closed_loop_masks", description=__doc__,
                                formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("collect", help="roll the agent out and label its interaction steps")

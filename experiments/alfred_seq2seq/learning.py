@@ -1,17 +1,17 @@
 """Learning curves and training throughput of the lite ALFRED Seq2Seq+PM (imitation), and DAgger throughput.
 
-    python benchmarks/alfred_seq2seq_learning.py --data out/alfred_s2s --encoder random_resnet18 \\
+    python -m experiments.alfred_seq2seq.learning --data out/alfred_s2s --encoder random_resnet18 \\
         [--variant seq2seq_pm] [--updates 60] [--batch 4] [--lr 1e-4] [--decay-at N] [--eval-every 10] \\
         [--save CKPT] [--save-best CKPT] [--tag NAME] [--dagger-frames 64]
 
 Imitation runs the same pieces as ``baseline_configs/alfred/alfred_seq2seq_*_il.py`` (config, its
 policy, the teacher-forced batches `AlfredDemoStorage` serves, `AlfredSeq2SeqOfflineLoss`, Adam with
-ALFRED's x0.1 step decay) in-process through `alfred_task.il_fit`, so every update is timed without
+ALFRED's x0.1 step decay) in-process through `experiments.alfred_seq2seq.il_fit`, so every update is timed without
 AllenAct's process start; every ``--eval-every`` updates it computes the same losses on valid_seen
 (teacher-forced, eval mode). ``--variant`` picks Seq2Seq+PM, Seq2Seq or the no-language ablation;
 ``--save`` writes the final policy, ``--save-best`` the one with the lowest valid_seen total loss
 (ALFRED's best_seen), as checkpoints that ``python -m alfred_task.eval --agent
-checkpoint`` and ``benchmarks/alfred_seq2seq_compare.py --checkpoint`` evaluate. DAgger throughput
+checkpoint`` and ``experiments/alfred_seq2seq/compare.py --checkpoint`` evaluate. DAgger throughput
 comes from a real ``allenact`` run of ``alfred_seq2seq_pm_dagger.py`` (its ``approx_fps``, process
 start excluded).
 Writes TensorBoard events, a PNG of action CE and mask loss (train and held-out), JSON and markdown
@@ -34,12 +34,12 @@ from typing import Any, Dict, List
 import torch
 from tqdm import tqdm
 
-from _common import REPO, RESULTS_DIR, markdown_table, write_json, write_markdown
+from benchmarks._common import REPO, RESULTS_DIR, markdown_table, write_json, write_markdown
 
 TERMS = ("action_low", "action_low_mask")
 
 
-#: variant -> (config class path, ablation); the configs of benchmarks/alfred_seq2seq_compare.py
+#: variant -> (config class path, ablation); the configs of experiments/alfred_seq2seq/compare.py
 VARIANTS = {"seq2seq_pm": ("alfred_seq2seq_pm_il", "AlfredSeq2SeqPMILConfig", "none"),
             "seq2seq": ("alfred_seq2seq_il", "AlfredSeq2SeqILConfig", "none"),
             "no_language": ("alfred_seq2seq_pm_il", "AlfredSeq2SeqPMILConfig", "no_language")}
@@ -100,7 +100,7 @@ def run_imitation(args: argparse.Namespace, tb_dir: Path) -> Dict[str, Any]:
     (``--save``) the final policy as a checkpoint `--agent checkpoint` evaluates."""
     from tensorboardX import SummaryWriter
 
-    from alfred_task.il_fit import fit, held_out_losses, save_policy
+    from experiments.alfred_seq2seq.il_fit import fit, held_out_losses, save_policy
 
     cfg, model, train, held, loss = _setup(args)
     # reads features first: a dataset without them stops here, before any output exists
@@ -243,10 +243,10 @@ def _main_one_line_errors() -> None:
     try:
         main()
     except DemoDataError as e:
-        sys.exit(f"benchmarks/alfred_seq2seq_learning.py: {e}")
+        sys.exit(f"experiments/alfred_seq2seq/learning.py: {e}")
 
 
 if __name__ == "__main__":
-    from _common import run_cli
+    from benchmarks._common import run_cli
 
     run_cli(_main_one_line_errors)

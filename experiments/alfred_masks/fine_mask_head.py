@@ -6,7 +6,7 @@ does not carry over to other trajectories (docs/alfred_seq2seq_experiments.md, s
 pickup target (~1,200 px of 300²) is smaller than one cell of the 7×7 ResNet map. This head keeps
 the decoder state as the signal for *which* object and adds the frame's features as FiLM-modulated
 skips: the 512×7×7 map (``state+f7``) and the encoder's 256×14×14 layer3 map (``state+f14``).
-It is trained outside the policy (`benchmarks/alfred_mask_probe.py --save-heads`) on masks of the
+It is trained outside the policy (`experiments/alfred_masks/mask_probe.py --save-heads`) on masks of the
 agent's own states, and the Seq2Seq agent uses it with ``mask_head=<file>``; the policy's weights and
 ALFRED's parameter names are untouched. ``type+f14`` (told the target's object type) exists only as
 a probe's oracle bound and is refused by the agent.

@@ -4,7 +4,7 @@ Session 21 refitted ALFRED's mask decoder (input: the decoder state) on masks of
 agent's own states: it memorised them, but on held-out trajectories it hit the target in 13 % of
 steps (docs/alfred_seq2seq_experiments.md). This probe separates the two things such a head must
 do, *which* object and *where* it is, by training small mask heads from scratch on the same kind
-of labels (`python -m alfred_task.closed_loop_masks collect --keep-rgb`), with the same held-out
+of labels (`python -m experiments.alfred_masks.closed_loop_masks collect --keep-rgb`), with the same held-out
 trajectories, the same loss (ALFRED's balanced BCE) and schedule, but different inputs:
 
     state         the decoder state only (what ALFRED's mask decoder reads)
@@ -16,7 +16,7 @@ trajectories, the same loss (ALFRED's balanced BCE) and schedule, but different 
 Held-out hit = share of masks whose 700 most confident pixels (the shipped pickup rule) lie mostly
 on the target. Usage:
 
-    python benchmarks/alfred_mask_probe.py --rollouts DIR --steps 1500 --seed 0 --out benchmarks/results/alfred_mask_probe
+    python -m experiments.alfred_masks.mask_probe --rollouts DIR --steps 1500 --seed 0 --out benchmarks/results/alfred_mask_probe
 """
 from __future__ import annotations
 
@@ -25,9 +25,9 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
-from _common import RESULTS_DIR, markdown_table, write_json, write_markdown
+from benchmarks._common import RESULTS_DIR, markdown_table, write_json, write_markdown
 
-from alfred_task.models.fine_mask_head import KINDS as HEADS
+from experiments.alfred_masks.fine_mask_head import KINDS as HEADS
 ENCODER = "pretrained_model_ckpts/alfred_thor_resnet18/thor_resnet18.pt"
 LABEL_SIZE = 100  # the lite model's mask resolution (pframe), as the collected labels are fitted
 
@@ -37,9 +37,9 @@ def load(rollouts: Path, encoder: str) -> Dict[str, Any]:
     import torch
     from tqdm import tqdm
 
-    from alfred_task.closed_loop_masks import load_rollouts
+    from experiments.alfred_masks.closed_loop_masks import load_rollouts
     from alfred_task.features import ResnetFeatures
-    from alfred_task.models.fine_mask_head import layer3_features
+    from experiments.alfred_masks.fine_mask_head import layer3_features
     from common.cli import UsageError
 
     data = load_rollouts(rollouts, LABEL_SIZE)
@@ -74,7 +74,7 @@ def _logits(head, kind: str, data: Dict[str, Any], idx):
 def evaluate(head, kind: str, data: Dict[str, Any], idx) -> Dict[str, float]:
     import torch
 
-    from alfred_task.closed_loop_masks import top_k_precision
+    from experiments.alfred_masks.closed_loop_masks import top_k_precision
     from alfred_task.models.losses import balanced_mask_bce
 
     head.eval()
@@ -96,7 +96,7 @@ def train(kind: str, data: Dict[str, Any], tr, ho, steps: int, batch: int, lr: f
 
     from alfred_task.models.losses import balanced_mask_bce
 
-    from alfred_task.models.fine_mask_head import FineMaskHead
+    from experiments.alfred_masks.fine_mask_head import FineMaskHead
 
     torch.manual_seed(seed)
     head = FineMaskHead(kind, len(data["type_names"]) if kind.startswith("type") else data["cont"].shape[1])
@@ -141,11 +141,11 @@ def _plot(curves: Dict[str, List[Dict]], path: Path) -> None:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     import torch
 
-    from alfred_task.closed_loop_masks import _held_out
-    from alfred_task.models.fine_mask_head import AGENT_KINDS, save_head
+    from experiments.alfred_masks.closed_loop_masks import _held_out
+    from experiments.alfred_masks.fine_mask_head import AGENT_KINDS, save_head
     from common.cli import OneLineArgumentParser, UsageError, check_int, check_output_dir, report_usage_errors
 
-    ap = OneLineArgumentParser(prog="alfred_mask_probe.py", description=__doc__,
+    ap = OneLineArgumentParser(prog="experiments/alfred_masks/mask_probe.py", description=__doc__,
                                formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rollouts", type=Path, required=True, help="folder of `collect --keep-rgb` files")
     ap.add_argument("--heads", default=",".join(HEADS), help=f"subset of {','.join(HEADS)}")

@@ -1,6 +1,6 @@
 """Issue #10 must-show 3: Seq2Seq+PM vs Seq2Seq vs no-language vs random on thor_lite valid splits.
 
-    python benchmarks/alfred_seq2seq_compare.py --data out/alfred_s2s_small --encoder random_resnet18 \\
+    python -m experiments.alfred_seq2seq.compare --data out/alfred_s2s_small --encoder random_resnet18 \\
         --training-frames 20000 --max-steps 1000 --workers 2 --out benchmarks/results/alfred_seq2seq_compare
 
 One seeded command, resumable stage by stage (a finished training run or evaluation file is reused):
@@ -34,7 +34,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from _common import REPO, RESULTS_DIR, write_json, write_markdown
+from alfred_task.ship_checkpoint import ship
+from benchmarks._common import REPO, RESULTS_DIR, write_json, write_markdown
 
 #: variant -> (config file, ablation)
 VARIANTS = {"seq2seq_pm": ("alfred_seq2seq_pm_il.py", "none"),
@@ -42,8 +43,6 @@ VARIANTS = {"seq2seq_pm": ("alfred_seq2seq_pm_il.py", "none"),
             "no_language": ("alfred_seq2seq_pm_il.py", "no_language")}
 TASK_METRICS = ("sr", "gc", "plw_sr", "plw_gc")
 CURVE_TAGS = ("train-il-losses/seq2seq/action_low", "train-il-losses/seq2seq/action_low_mask")
-#: what the shipped checkpoint keeps of AllenAct's file (`allenact --eval -c` reads these)
-SHIP_KEYS = ("model_state_dict", "total_steps", "trainer_seed", "training_pipeline_state_dict")
 
 
 # --- training ------------------------------------------------------------------------------------
@@ -74,37 +73,6 @@ def train_variant(name: str, args: argparse.Namespace) -> Path:
     if rc != 0 or ckpt is None:
         raise SystemExit(f"{name}: allenact training failed (exit {rc}); see {run_dir / 'train.log'}")
     return ckpt
-
-
-def ship(ckpt: Path, dest: Path, half: bool = False, agent_kwargs: Optional[Dict[str, Any]] = None) -> Path:
-    """The checkpoint without optimizer/scheduler state (an AllenAct file `--eval -c` and
-    `--agent checkpoint` both read), written atomically. `half` stores floating-point weights as
-    float16 (half the file; ``load_state_dict`` casts them back into the float32 model, so the
-    file's numbers are those of the rounded weights: evaluate the shipped file itself).
-    `agent_kwargs` (the inference options it was evaluated with) join the evaluation record, so
-    ``--agent checkpoint`` uses them unless ``--agent-kwargs`` says otherwise."""
-    import torch
-
-    from common.atomic_io import atomic_open
-
-    full = torch.load(ckpt, map_location="cpu", weights_only=True)
-    slim = {k: full[k] for k in SHIP_KEYS if k in full}
-    if half:
-        slim["model_state_dict"] = {k: v.half() if isinstance(v, torch.Tensor) and v.is_floating_point() else v
-                                    for k, v in slim["model_state_dict"].items()}
-    if agent_kwargs:
-        from alfred_task.models.trained import EXTRA_STATE_KEY
-
-        record = dict(slim["model_state_dict"].get(EXTRA_STATE_KEY) or {})
-        if "kwargs" not in record:
-            raise ValueError(f"{ckpt}: no evaluation record in its state dict to add the agent kwargs to")
-        record["kwargs"] = {**record["kwargs"], **agent_kwargs}
-        slim["model_state_dict"] = {**slim["model_state_dict"], EXTRA_STATE_KEY: record}
-    dest.mkdir(parents=True, exist_ok=True)
-    out = dest / "alfred_seq2seq_pm_lite.pt"
-    with atomic_open(out, "wb") as f:
-        torch.save(slim, f)
-    return out
 
 
 # --- evaluation ----------------------------------------------------------------------------------
@@ -282,7 +250,7 @@ def _pct(m: Dict[str, Any]) -> str:
 
 def report(summary: Dict[str, Dict[str, Any]], split: str, subgoal_types: Sequence[str]) -> List[str]:
     """Markdown lines: one task table and one subgoal table of every agent on `split`."""
-    from _common import markdown_table
+    from benchmarks._common import markdown_table
 
     agents = list(summary)
     lines = [f"### {split}", "", f"Task evaluation ({summary[agents[0]]['task']['n']} episodes per agent; "
@@ -384,7 +352,7 @@ def plot_curves(runs: Dict[str, Path], png: Path) -> Dict[str, Dict[str, list]]:
 def build_parser() -> argparse.ArgumentParser:
     from common.cli import OneLineArgumentParser
 
-    ap = OneLineArgumentParser(prog="benchmarks/alfred_seq2seq_compare.py", description=__doc__,
+    ap = OneLineArgumentParser(prog="python -m experiments.alfred_seq2seq.compare", description=__doc__,
                                formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, required=True, help="dataset of scripts/gen_alfred_dataset.sh")
     ap.add_argument("--encoder", default="random_resnet18", help="visual encoder that made the dataset's features")
@@ -412,7 +380,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="--ship stores float16 weights (half the size; evaluate the shipped file for its numbers)")
     ap.add_argument("--checkpoint", action="append", default=[], metavar="VARIANT=PATH",
                     help="evaluate this checkpoint for VARIANT instead of training it (e.g. one written by "
-                         "benchmarks/alfred_seq2seq_learning.py --save); repeatable")
+                         "experiments/alfred_seq2seq/learning.py --save); repeatable")
     ap.add_argument("--agent", action="append", default=[], metavar="NAME=PATH",
                     help="one more checkpoint to evaluate under its own NAME (not one of the variants; e.g. the "
                          "DAgger and imitation arms of must-show 4); repeatable")
@@ -505,7 +473,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
              f"Caps: task max_steps {args.max_steps}, subgoal max_steps {args.subgoal_max_steps} (after the "
              f"prefix), max_fails {args.max_fails}; training {args.training_frames} teacher-forced frames, "
              f"batch {args.batch_size}, seed {args.seed}.", "",
-             "Command: `python benchmarks/alfred_seq2seq_compare.py " + " ".join(argv or sys.argv[1:]) + "`", ""]
+             "Command: `python -m experiments.alfred_seq2seq.compare " + " ".join(argv or sys.argv[1:]) + "`", ""]
     if args.agent_kw:
         lines += [f"Learned agents' inference options: `{json.dumps(args.agent_kw, sort_keys=True)}` "
                   "(alfred_task/models/agent.py; the random agent has none).", ""]
@@ -539,5 +507,5 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 if __name__ == "__main__":
     from common.procs import stop_children_on_signals
 
-    with stop_children_on_signals("benchmarks/alfred_seq2seq_compare.py"):  # the eval pool goes too
+    with stop_children_on_signals("experiments/alfred_seq2seq/compare.py"):  # the eval pool goes too
         sys.exit(main())

@@ -1,6 +1,6 @@
 """Why does a learned ALFRED agent fail a subgoal? Step-by-step log of ALFRED's subgoal evaluation.
 
-    python benchmarks/alfred_subgoal_diag.py --checkpoint out/learn/seq2seq_pm.pt --data out/alfred_s2s_big \\
+    python -m experiments.alfred_seq2seq.subgoal_diag --checkpoint out/learn/seq2seq_pm.pt --data out/alfred_s2s_big \\
         --split valid_seen --subgoal PickupObject --episodes 6 --max-steps 5 [--agent-kwargs JSON] [--out DIR] [--features]
 
 Runs the same protocol as ``python -m alfred_task.eval --subgoals`` (reset, teacher-force the agent
@@ -19,7 +19,7 @@ mask resolves to; and, over the episodes whose PickupObject subgoal became curre
 first pickup attempt hit (the target instance, another instance of its type, another object,
 nothing) -- the link where the agent's own navigation hands over to an interaction.
 
-    python benchmarks/alfred_subgoal_diag.py --task --checkpoint pretrained_model_ckpts/alfred_seq2seq_pm_gpu/alfred_seq2seq_pm_lite.pt \\
+    python -m experiments.alfred_seq2seq.subgoal_diag --task --checkpoint pretrained_model_ckpts/alfred_seq2seq_pm_gpu/alfred_seq2seq_pm_lite.pt \\
         --data out/alfred_s2s_thor --split valid_seen --episodes 40 --max-steps 60 --out benchmarks/results/alfred_task_diag
 """
 from __future__ import annotations
@@ -30,7 +30,7 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
-from _common import RESULTS_DIR, write_json, write_markdown
+from benchmarks._common import RESULTS_DIR, write_json, write_markdown
 
 MASK_RGB = np.array([255, 0, 0])
 
@@ -240,7 +240,7 @@ def _markdown(recs: List[Dict[str, Any]], spread: Optional[Dict[str, float]], ar
 def main(argv: Optional[List[str]] = None) -> int:
     from common.cli import OneLineArgumentParser, check_input_file, check_int, parse_json_object, report_usage_errors
 
-    ap = OneLineArgumentParser(prog="benchmarks/alfred_subgoal_diag.py", description=__doc__,
+    ap = OneLineArgumentParser(prog="python -m experiments.alfred_seq2seq.subgoal_diag", description=__doc__,
                                formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--checkpoint", type=Path, required=True)
     ap.add_argument("--data", type=Path, required=True)
@@ -302,6 +302,6 @@ def run(args: argparse.Namespace):
 
 
 if __name__ == "__main__":
-    from _common import run_cli
+    from benchmarks._common import run_cli
 
     run_cli(main)

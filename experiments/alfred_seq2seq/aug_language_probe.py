@@ -1,6 +1,6 @@
 """Teacher-forced probe: does a checkpoint read the instructions on augmented sequences?
 
-    python benchmarks/alfred_aug_language_probe.py --data out/alfred_s2s_aug \\
+    python -m experiments.alfred_seq2seq.aug_language_probe --data out/alfred_s2s_aug \\
         --checkpoint out/learn/s10_aug_seq2seq_pm.pt --variant seq2seq_pm --sources 20
 
 Why: `alfred_task.augment` pairs one start state with several targets, so on those sequences only
@@ -22,7 +22,7 @@ from typing import Any, Dict, List
 
 import torch
 
-from _common import RESULTS_DIR, write_json
+from benchmarks._common import RESULTS_DIR, write_json
 
 
 class _Examples:
@@ -68,8 +68,8 @@ def main() -> None:
     ap.add_argument("--tag", default="")
     args = ap.parse_args()
     torch.set_num_threads(1)
-    from alfred_seq2seq_learning import _load_init, _setup
-    from alfred_task.il_fit import held_out_losses
+    from experiments.alfred_seq2seq.learning import _load_init, _setup
+    from experiments.alfred_seq2seq.il_fit import held_out_losses
 
     ns = argparse.Namespace(data=str(args.data), encoder="random_resnet18", batch=8, variant=args.variant, lr=1e-3,
                             prev_action_input="taken", mask_dice_weight=0.0, seed=0, init=None, max_examples=None,
@@ -86,6 +86,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from _common import run_cli
+    from benchmarks._common import run_cli
 
     run_cli(main)

@@ -1,11 +1,11 @@
 """Does an agent act differently for the different annotations of one trajectory?
 
-    python benchmarks/alfred_language_use.py --eval benchmarks/results/alfred_seq2seq_compare_s10/eval \\
+    python -m experiments.alfred_seq2seq.language_use --eval benchmarks/results/alfred_seq2seq_compare_s10/eval \\
         --agents seq2seq_pm,no_language,random --splits valid_seen,valid_unseen
 
 Why: sessions 8 and 9 found the learned agents did the same thing for all three annotations of a
 trajectory (the language unused). This reads the cached per-episode task records of
-`benchmarks/alfred_seq2seq_compare.py` (``<eval>/<agent>/<split>_task.json``) and counts, per
+`experiments/alfred_seq2seq/compare.py` (``<eval>/<agent>/<split>_task.json``) and counts, per
 agent and split, the trajectories evaluated with more than one annotation whose episodes are all
 identical in (path length, failed actions, goal conditions met, end reason). A deterministic agent
 that ignores the language scores 100 %; the seeded random agent draws its actions independently.
@@ -18,7 +18,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Dict, List, Tuple
 
-from _common import RESULTS_DIR, markdown_table, write_markdown
+from benchmarks._common import RESULTS_DIR, markdown_table, write_markdown
 
 
 def identical_trajectories(records: List[dict]) -> Tuple[int, int]:
@@ -56,6 +56,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from _common import run_cli
+    from benchmarks._common import run_cli
 
     run_cli(main)
