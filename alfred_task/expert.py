@@ -26,7 +26,7 @@ from typing import Deque, Dict, List, Mapping, Optional, Tuple
 import numpy as np
 
 from . import constants as C
-from .agents import Agent
+from .agent_api import Agent
 from .environment import AlfredEnv
 from .navigation import (FORWARD, NAV_HORIZON, GridNavigator, Node, agent_node, location_string, look_actions,
                          parse_location)

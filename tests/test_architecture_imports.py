@@ -166,3 +166,55 @@ def test_the_library_never_imports_experiments() -> None:
            for package in LIBRARY_PACKAGES for path in _py_files(package)
            for target, line, _ in _imports(path) if _top(target) == "experiments"]
     assert not bad, "\n".join(bad)
+
+
+def _cycles(package: str, depth: int = 0) -> List[List[str]]:
+    """Import cycles between `package`'s modules (Tarjan's strongly connected components); with
+    `depth`, names are cut to that many parts first (2: subpackages as one node)."""
+    def cut(name: str) -> str:
+        return ".".join(name.split(".")[:depth]) if depth else name
+
+    graph = {cut(_module_name(p)): set() for p in _py_files(package)}
+    for path in _py_files(package):
+        src = cut(_module_name(path))
+        for target, _, _ in _imports(path):
+            target = cut(target)
+            while target and target not in graph:
+                target = target.rpartition(".")[0]
+            if target and target != src and not src.startswith(target + "."):  # a package's own __init__
+                graph[src].add(target)
+    index: dict = {}
+    low: dict = {}
+    stack: List[str] = []
+    found: List[List[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            comp = []
+            while True:
+                top = stack.pop()
+                comp.append(top)
+                if top == node:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_alfred_task_has_no_import_cycles() -> None:
+    """Stages import downhill only; lazy imports inside functions count as edges too (a cycle
+    hidden behind a function-level import is still a cycle)."""
+    assert _cycles("alfred_task") == []
+    assert _cycles("alfred_task", depth=2) == []  # subpackages (models, planning) as one node

@@ -36,7 +36,7 @@ import numpy as np
 import torch
 
 from .. import constants as C
-from ..agents import ActionMask, Agent
+from ..agent_api import ActionMask, Agent
 from ..vocabulary import AlfredVocab, normalize_text, numericalize_token, tokenize
 from .mask_rules import DEFAULT_MASK_RULE, frame_logits, parse_mask_rule
 from .seq2seq import StepState
