@@ -1,4 +1,4 @@
-"""The protocol every ALFRED evaluation agent follows (see `alfred_task.agents` for the details).
+"""The protocol every ALFRED evaluation agent follows (see `alfred_task.evaluation.agents` for the details).
 
 Why its own module: the online expert (`expert`) and the Seq2Seq agent (`models.agent`) implement
 it, and the agents module builds them by reference; with the protocol here neither imports the

@@ -62,14 +62,14 @@ def cause(action: str, message: str) -> str:
 def _env():
     global _ENV
     if _ENV is None:
-        from alfred_task.environment import AlfredEnv
+        from alfred_task.env.environment import AlfredEnv
 
         _ENV = AlfredEnv()
     return _ENV
 
 
 def _goal(env, traj: dict) -> Tuple[int, int]:
-    from alfred_task.goal_conditions import goal_conditions_met
+    from alfred_task.env.goal_conditions import goal_conditions_met
 
     md = env.last_event.metadata
     return goal_conditions_met(traj["task_type"], traj["pddl_params"], md["objects"], env.cleaned_objects,
@@ -79,7 +79,7 @@ def _goal(env, traj: dict) -> Tuple[int, int]:
 def replay(env, traj: dict) -> Dict[str, Any]:
     """Replay the recorded low-level actions; per-step success, first failure, goal at t=0 and end."""
     from alfred_task.constants import INTERACT_ACTIONS
-    from alfred_task.masks import decompress_mask
+    from alfred_task.data.masks import decompress_mask
 
     env.init_episode(traj)
     s0, ts0 = _goal(env, traj)
@@ -120,8 +120,8 @@ class _Recording:
 
 def expert(env, traj: dict) -> Dict[str, Any]:
     """The online expert from the real initial state under the evaluation harness."""
-    from alfred_task.eval import run_task_episode
-    from alfred_task.expert import ExpertAgent
+    from alfred_task.evaluation.cli import run_task_episode
+    from alfred_task.planning.expert import ExpertAgent
 
     rec_env = _Recording(env)
     rec = run_task_episode(rec_env, ExpertAgent(), traj, 0)

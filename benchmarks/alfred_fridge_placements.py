@@ -110,7 +110,7 @@ def at_pickup(env, w, put: Dict[str, Any], mask: np.ndarray) -> Dict[str, Any]:
 def survey(env, traj: Dict[str, Any], name: str) -> List[Dict[str, Any]]:
     """Replay one trajectory; a row for each Fridge/Microwave put whose object is picked up again."""
     from alfred_task.constants import INTERACT_ACTIONS
-    from alfred_task.masks import decompress_mask
+    from alfred_task.data.masks import decompress_mask
 
     env.init_episode(traj)
     w, pending, rows = env.controller._world, {}, []  # noqa: SLF001 - thor_lite geometry, as the tests read it
@@ -178,7 +178,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         files = [(p, t) for p, t in trajs if puts_into(t)]
         if not files:
             raise UsageError(f"--data {args.data}: no traj_data.json puts anything into a Fridge or Microwave")
-    from alfred_task.environment import AlfredEnv
+    from alfred_task.env.environment import AlfredEnv
 
     env, rows = AlfredEnv(), []
     for p, traj in tqdm(files, desc="trajectories"):

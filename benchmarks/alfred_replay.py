@@ -40,7 +40,7 @@ def main(argv=None) -> int:
     if not files:
         print(f"no traj_data.json with a plan under {args.data}", file=sys.stderr)
         return 2
-    from alfred_task.environment import AlfredEnv
+    from alfred_task.env.environment import AlfredEnv
 
     env = AlfredEnv()
     rows = [replay(p, env) for p in files]

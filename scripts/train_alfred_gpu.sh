@@ -114,7 +114,7 @@ log "data: subgoal augmentation"
 n_src=$("$PY" -c 'import json, sys; print(len({e["task"] for e in json.load(open(sys.argv[1]))["train"]}))' "$DATA/splits.json")
 per=$(( (n_src + WORKERS - 1) / WORKERS ))
 for ((start = 0; start < n_src; start += per)); do
-  bg_run env OMP_NUM_THREADS=1 "$PY" -m alfred_task.augment --source "$DATA" --out "$AUG" --start "$start" \
+  bg_run env OMP_NUM_THREADS=1 "$PY" -m alfred_task.gen.augment --source "$DATA" --out "$AUG" --start "$start" \
       --num "$per" --per-demo "$AUG_PER_DEMO" --seed "$SEED" >"$OUT/data/augment_$start.log" 2>&1
 done
 for p in "${CHILDREN[@]}"; do wait "$p"; done
@@ -122,8 +122,8 @@ CHILDREN=()
 # one vocabulary for both runs (DAgger samples the source tasks, whose words are a subset)
 VOCAB=$OUT/data/pp.vocab
 "$PY" -c 'import sys; from pathlib import Path
-from alfred_task.il_dataset import build_vocab
-from alfred_task.traj_data import load_split_file
+from alfred_task.data.il_dataset import build_vocab
+from alfred_task.data.traj_data import load_split_file
 root = Path(sys.argv[1]); build_vocab(root, load_split_file(root / "splits.json")).save(sys.argv[2])' "$AUG" "$VOCAB"
 
 if [ "${STOP_AFTER:-}" = data ]; then log "data ready: $AUG (STOP_AFTER=data)"; exit 0; fi
@@ -215,7 +215,7 @@ done
 "$PY" - "$OUT" "$IL_CKPT" "$DAGGER_CKPT" "$IL_KW" "$DAGGER_KW" "$OUT_ARG" "$AGENT_KWARGS" "$ABLATION_CKPTS" <<'PYEOF'
 import json, sys
 from pathlib import Path
-from alfred_task.ship_checkpoint import ship
+from alfred_task.training.ship_checkpoint import ship
 
 out, il, dagger, il_kw, dagger_kw = Path(sys.argv[1]), *sys.argv[2:6]
 dest = out / "ship"

@@ -51,7 +51,7 @@ def test_failure_causes_group_by_kind(monkeypatch):
 def test_task_placements_thor5_forbids_are_planned(env):
     """ALFRED's own table made the task (a Candle on a Plate); THOR 5's restrictions do not
     list it. The expert must still find a plan from the real initial state."""
-    from alfred_task.expert import AlfredExpert
+    from alfred_task.planning.expert import AlfredExpert
 
     traj = _traj("pick_and_place_with_movable_recep-Candle-Plate-DiningTable-223")
     env.init_episode(traj)
@@ -202,7 +202,7 @@ _REPLAY_CASES = {
     "pick_heat_then_place_in_recep-Mug-None-SideTable-3": "counter slab open over a table inside its box (2)",
     # every step succeeded but the PutObject mask of a cabinet found the floor: every recorded id
     # is today's, so the THOR 2.1.0 rules (the held plunger hanging from the hand) were off;
-    # ALFRED's posed asset names tell a THOR 2.1.0 trajectory (alfred_task/thor_version.py)
+    # ALFRED's posed asset names tell a THOR 2.1.0 trajectory (alfred_task/env/thor_version.py)
     "pick_and_place_simple-Plunger-None-Cabinet-402": "THOR 2.1.0 recognised by its posed asset names",
     # every step succeeded but the bowl went onto today's Desk, which 2.1.0 called SideTable (the
     # scene has both types): ALFRED's receptacle ids beside its layouts name it (thor2_renames)
@@ -256,7 +256,7 @@ def test_recorded_actions_all_succeed(env, task, monkeypatch):
 def test_drawer_contents_are_not_on_the_furniture_top(env, task):
     """THOR's receptacle volume of a side table or dresser is on its top: a phone restored in
     one of its drawers is in that drawer only, so the task is not solved before it starts."""
-    from alfred_task.goal_conditions import goal_satisfied
+    from alfred_task.env.goal_conditions import goal_satisfied
 
     traj = _traj(task)
     env.init_episode(traj)
@@ -569,7 +569,7 @@ def test_a_bread_slice_seen_over_its_neighbours_is_visible_in_thor2_mode(env):
     box. THOR's ray stops at the first collider it hits, and 2.1.0's points lie on the mesh: in
     THOR 2.1.0 mode the slice is visible, under today's rule (THOR 5 data) it is not."""
     from alfred_task.constants import INTERACT_ACTIONS
-    from alfred_task.masks import decompress_mask
+    from alfred_task.data.masks import decompress_mask
 
     traj = _traj("pick_heat_then_place_in_recep-BreadSliced-None-GarbageCan-4")
     env.init_episode(traj)

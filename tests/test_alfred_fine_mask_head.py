@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from alfred_task.agents import CheckpointAgent
+from alfred_task.evaluation.agents import CheckpointAgent
 from alfred_task.models.mask_rules import frame_logits
 from experiments.alfred_masks.agent import MaskHeadCheckpointAgent
 from experiments.alfred_masks.fine_mask_head import FineMaskHead, layer3_features, load_head, save_head

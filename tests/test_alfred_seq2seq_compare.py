@@ -40,14 +40,14 @@ def test_bad_agent_kwargs_is_one_line_before_any_work(tmp_path):
 def test_ship_half_halves_the_weights_and_loads_back_into_the_float32_model(tmp_path):
     import torch
 
-    from alfred_task.ship_checkpoint import ship
+    from alfred_task.training.ship_checkpoint import ship
 
-    from alfred_task.agents import CheckpointAgent
+    from alfred_task.evaluation.agents import CheckpointAgent
     from experiments.alfred_seq2seq.il_fit import save_policy
     from alfred_task.models.actor_critic import build_actor_critic
     from alfred_task.models.agent import AGENT_REF
     from alfred_task.models.trained import AlfredSeq2SeqTrainedPolicy
-    from alfred_task.vocabulary import AlfredVocab, lookup
+    from alfred_task.data.vocabulary import AlfredVocab, lookup
 
     kw = dict(num_words=12, demb=8, dhid=16, dframe=24, progress_monitor=True, mask_lang_padding=False,
               subcell_mask=True)
@@ -130,7 +130,7 @@ def test_claims_add_the_requested_pairs_after_the_must_show_ones():
     comparisons, with the paired difference on the same episodes; pairs naming an absent agent are skipped."""
     from experiments.alfred_seq2seq.compare import claims, subgoal_summary, task_summary
 
-    from alfred_task.metrics import episode_record
+    from alfred_task.evaluation.metrics import episode_record
 
     def recs(done: int) -> list:  # `done` of 2 goal conditions in every episode of 10 trajectories x 3
         return [episode_record(f"t{t}", "pick_two_obj_and_place", i, "g", done == 2, done, 2, 10, 10, 0.0,

@@ -118,7 +118,7 @@ for pkg in ("rearrange", "alfred_task", "baseline_configs"):
             first_culprit = name
 
 from backends import ThorUnavailableError, check_thor
-from alfred_task.environment import AlfredEnv
+from alfred_task.env.environment import AlfredEnv
 from rearrange.environment import RearrangeTHOREnvironment
 
 try:
@@ -151,7 +151,7 @@ def test_real_thor_run_never_imports_thor_lite() -> None:
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-4000:]
     report = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert {"rearrange.environment", "alfred_task.environment", "baseline_configs.rearrange_base"} <= set(report["modules"])
+    assert {"rearrange.environment", "alfred_task.env.environment", "baseline_configs.rearrange_base"} <= set(report["modules"])
     expected = "started" if report["thor_here"] else "refused"
     assert report["outcomes"] == {"rearrange": expected, "alfred": expected}
     assert report["thor_lite"] == [], f"thor_lite loaded (first after {report['culprit']}): {report['thor_lite']}"

@@ -1,6 +1,6 @@
-"""ALFRED evaluation agent around the Seq2Seq(+PM) model (the `alfred_task.agents` protocol).
+"""ALFRED evaluation agent around the Seq2Seq(+PM) model (the `alfred_task.evaluation.agents` protocol).
 
-Converted and trained checkpoints name this class, so ``python -m alfred_task.eval --agent
+Converted and trained checkpoints name this class, so ``python -m alfred_task.evaluation --agent
 checkpoint --checkpoint <ckpt>`` builds it through `CheckpointAgent` as
 ``Seq2SeqAgent(model_kwargs=..., vocab=..., visual_encoder=...)`` then ``load_state_dict``.
 
@@ -35,9 +35,9 @@ from typing import Optional
 import numpy as np
 import torch
 
-from .. import constants as C
-from ..agent_api import ActionMask, Agent
-from ..vocabulary import AlfredVocab, normalize_text, numericalize_token, tokenize
+from alfred_task import constants as C
+from alfred_task.agent_api import ActionMask, Agent
+from alfred_task.data.vocabulary import AlfredVocab, normalize_text, numericalize_token, tokenize
 from .mask_rules import DEFAULT_MASK_RULE, frame_logits, parse_mask_rule
 from .seq2seq import StepState
 
@@ -56,7 +56,7 @@ class Seq2SeqAgent(Agent):
     def __init__(self, model_kwargs: dict, vocab: dict, visual_encoder: str = "imagenet",
                  mask_rule: str = DEFAULT_MASK_RULE, obstruction_evasion: bool = False,
                  interaction_retry: int = 0, retry_actions: Optional[list[str]] = None) -> None:
-        from ..features import ResnetFeatures
+        from alfred_task.data.features import ResnetFeatures
         from .actor_critic import build_actor_critic
 
         self.mask_rule = parse_mask_rule(mask_rule)

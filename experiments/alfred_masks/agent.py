@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from alfred_task import constants as C
-from alfred_task.agents import CheckpointAgent
+from alfred_task.evaluation.agents import CheckpointAgent
 from alfred_task.models.agent import Seq2SeqAgent
 from alfred_task.models.mask_rules import frame_logits
 

@@ -5,7 +5,7 @@ interaction poses. In ALFRED's task evaluation the agent's own GotoLocation ends
 object smaller, off-centre), and there its pickup mask missed the target 64 of 73 times on
 valid_seen although the target was in view in 53 (docs/alfred_seq2seq_experiments.md, session 20).
 Here the trained agent acts
-exactly as in the task evaluation (`eval_episodes.run_task_episode`, its inference options, the
+exactly as in the task evaluation (`evaluation.episodes.run_task_episode`, its inference options, the
 10-failure limit, a step cap) on *train* trajectories, and before every decision taken while the
 subgoal tracker is on an object interaction whose object is in view, the step is labelled with
 that object's instance mask in the current frame (what an expert pointing at the object it wants
@@ -132,10 +132,10 @@ def collect(checkpoint: Path, data: Path, split: str, episodes: int, seed: int, 
 
     from common.atomic_io import atomic_open
 
-    from alfred_task.agents import CheckpointAgent
-    from alfred_task.eval_episodes import run_task_episode
-    from alfred_task.eval_inputs import load_traj, resolve_entries
-    from alfred_task.eval_runner import _make_env
+    from alfred_task.evaluation.agents import CheckpointAgent
+    from alfred_task.evaluation.episodes import run_task_episode
+    from alfred_task.evaluation.inputs import load_traj, resolve_entries
+    from alfred_task.evaluation.runner import make_env
 
     torch.manual_seed(seed)
     torch.set_num_threads(1)
@@ -144,7 +144,7 @@ def collect(checkpoint: Path, data: Path, split: str, episodes: int, seed: int, 
     done = _episodes_in(exclude_from) if exclude_from is not None else set()
     keep = [i for i, e in enumerate(entries) if (Path(e.path).parent.name, e.repeat_idx) not in done]
     picked = [keep[i] for i in _sample([entries[k] for k in keep], episodes, seed)][shard[0]::shard[1]]
-    env = _make_env("thor_lite", C.MASK_SHAPE[0])
+    env = make_env("thor_lite", C.MASK_SHAPE[0])
     labeller = StepLabeller(env, agent, keep_rgb)
     records, episode_of_row = [], []
     for i in tqdm(picked, desc=f"rollouts {shard[0]}/{shard[1]}", unit="ep"):
@@ -230,7 +230,7 @@ def demo_interaction_steps(policy, data: Path, vocab, limit: Optional[int], batc
     (``prev_action_input="taken"``), else the model's own argmax."""
     import torch
 
-    from alfred_task.il_dataset import AlfredILDataset
+    from alfred_task.data.il_dataset import AlfredILDataset
 
     model = policy.seq2seq
     ds = AlfredILDataset(data, data / "splits.json", "train", vocab=vocab, mask_size=model.pframe,
@@ -314,7 +314,7 @@ def shift_cells(frames, masks, shifts):
     return out_f, out_m
 
 
-def _held_out(trials: Sequence[str], episode: Any, frac: float, seed: int):
+def held_out_split(trials: Sequence[str], episode: Any, frac: float, seed: int):
     """Row indices of train / held-out rollout steps, split by trajectory (a stable hash), so the
     annotations of one trajectory are on one side."""
     import torch
@@ -336,7 +336,7 @@ def fit(checkpoint: Path, rollouts: Path, demos: Path, out: Path, steps: int = 2
 
     from common.atomic_io import write_json_atomic
 
-    from alfred_task.agents import CheckpointAgent
+    from alfred_task.evaluation.agents import CheckpointAgent
     from alfred_task.models.losses import balanced_mask_bce
 
     torch.manual_seed(seed)
@@ -348,7 +348,7 @@ def fit(checkpoint: Path, rollouts: Path, demos: Path, out: Path, steps: int = 2
         raise UsageError(f"--rollouts {rollouts}: decoder features of width {cl['cont'].shape[1]}, but "
                          f"{checkpoint} has {model.dec.cont_dim}: the rollouts were collected with another model")
     demo = demo_interaction_steps(agent.policy, demos, agent.vocab, demo_limit)
-    tr, ho = _held_out(cl["trial_of"], cl["episode"], held_out, seed)
+    tr, ho = held_out_split(cl["trial_of"], cl["episode"], held_out, seed)
     if not len(tr):
         raise UsageError(f"--rollouts {rollouts}: every labelled step is held out ({held_out:.0%} of the "
                          f"trajectories); collect more episodes")

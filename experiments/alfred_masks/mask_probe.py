@@ -38,7 +38,7 @@ def load(rollouts: Path, encoder: str) -> Dict[str, Any]:
     from tqdm import tqdm
 
     from experiments.alfred_masks.closed_loop_masks import load_rollouts
-    from alfred_task.features import ResnetFeatures
+    from alfred_task.data.features import ResnetFeatures
     from experiments.alfred_masks.fine_mask_head import layer3_features
     from common.cli import UsageError
 
@@ -141,7 +141,7 @@ def _plot(curves: Dict[str, List[Dict]], path: Path) -> None:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     import torch
 
-    from experiments.alfred_masks.closed_loop_masks import _held_out
+    from experiments.alfred_masks.closed_loop_masks import held_out_split
     from experiments.alfred_masks.fine_mask_head import AGENT_KINDS, save_head
     from common.cli import OneLineArgumentParser, UsageError, check_int, check_output_dir, report_usage_errors
 
@@ -172,7 +172,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             check_output_dir("--save-heads", args.save_heads)
         torch.set_num_threads(1)
         data = load(args.rollouts, args.encoder)
-    tr, ho = _held_out(data["trial_of"], data["episode"], args.held_out, args.seed)
+    tr, ho = held_out_split(data["trial_of"], data["episode"], args.held_out, args.seed)
     pick = [i for i, s in enumerate(data["subgoal"]) if s == "PickupObject"]
     ho_pick = ho[torch.isin(ho, torch.tensor(pick))]
     curves, rows = {}, []

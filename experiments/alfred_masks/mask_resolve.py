@@ -6,7 +6,7 @@
 Why: session 8 found PickupObject subgoals fail on the mask (a blob that ALFRED's IoU rule resolves
 to the receptacle under the target), not on the action. This isolates the mask: each trajectory's
 expert steps are replayed on thor_lite (first annotation), the agent teacher-forced on them exactly
-as subgoal evaluation does (`eval_episodes._replay`), and at every step where the *expert* interacts
+as subgoal evaluation does (`evaluation.episodes.replay_steps`), and at every step where the *expert* interacts
 the agent's own mask (sigmoid > 0.5, upsampled to 300x300) is resolved with the environment's
 ALFRED rule (`mask_to_object`: highest IoU, no threshold) and compared with the object the expert's
 gold mask resolves to. Reports the resolve rate (with a 95 % Wilson CI), how often the mask is
@@ -37,10 +37,10 @@ def trajectory_records(env, agent, traj: dict, thresholds: Sequence[float] = (),
     `thresholds`, also the object each thresholded probability map (sigmoid > t) resolves to, and
     with `rules` (`alfred_task.models.mask_rules` specs) the object each rule's mask resolves to."""
     from alfred_task import constants as C
-    from alfred_task.agents import expert_steps
-    from alfred_task.eval_episodes import _replay
+    from alfred_task.evaluation.agents import expert_steps
+    from alfred_task.evaluation.episodes import replay_steps
     from alfred_task.models.mask_rules import parse_mask_rule
-    from alfred_task.subgoals import SubgoalTracker
+    from alfred_task.evaluation.subgoals import SubgoalTracker
 
     parsed = {r: parse_mask_rule(r) for r in rules}
     steps = expert_steps(traj)
@@ -61,7 +61,7 @@ def trajectory_records(env, agent, traj: dict, thresholds: Sequence[float] = (),
                          "pred_pixels": int(pred.sum()), "gold_pixels": int(gold_b.sum()),
                          "iou": int(np.logical_and(pred, gold_b).sum()) / union if union else 0.0,
                          "resolved_at": swept})
-        if _replay(env, agent, tracker, steps, k, k + 1) is not None:
+        if replay_steps(env, agent, tracker, steps, k, k + 1) is not None:
             break
     return recs
 
@@ -103,14 +103,14 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
     """Records and summary over the first ``--trajectories`` trajectories of the split."""
     import torch
 
-    from alfred_task.agents import CheckpointAgent
-    from alfred_task.eval_inputs import load_traj, resolve_entries
-    from alfred_task.eval_runner import _make_env
+    from alfred_task.evaluation.agents import CheckpointAgent
+    from alfred_task.evaluation.inputs import load_traj, resolve_entries
+    from alfred_task.evaluation.runner import make_env
 
     torch.set_num_threads(1)
     agent = CheckpointAgent(args.checkpoint).inner
     paths = list(dict.fromkeys(e.path for e in resolve_entries(args.data, args.data / "splits.json", args.split)))
-    env, recs = _make_env("thor_lite", 300), []
+    env, recs = make_env("thor_lite", 300), []
     for path in paths[:args.trajectories]:
         recs += trajectory_records(env, agent, load_traj(path), args.thresholds, args.mask_rules)
     swept = [*args.thresholds, *args.mask_rules]

@@ -3,7 +3,7 @@
     python -m experiments.alfred_seq2seq.aug_language_probe --data out/alfred_s2s_aug \\
         --checkpoint out/learn/s10_aug_seq2seq_pm.pt --variant seq2seq_pm --sources 20
 
-Why: `alfred_task.augment` pairs one start state with several targets, so on those sequences only
+Why: `alfred_task.gen.augment` pairs one start state with several targets, so on those sequences only
 the language tells the right actions apart. This computes ALFRED's teacher-forced losses (action CE,
 mask loss; eval mode) on the augmented sequences of the first `--sources` augmented start states
 twice: with their own language, and with the language of a sibling sequence (same start state,
@@ -32,7 +32,7 @@ class _Examples:
         self.examples, self.mask_size = examples, mask_size
 
     def batches(self, batch_size: int, shuffle: bool = False):
-        from alfred_task.il_dataset import collate
+        from alfred_task.data.il_dataset import collate
 
         for i in range(0, len(self.examples), batch_size):
             yield collate(self.examples[i:i + batch_size], True, self.mask_size)

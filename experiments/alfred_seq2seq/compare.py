@@ -9,7 +9,7 @@ One seeded command, resumable stage by stage (a finished training run or evaluat
    same seed, data and frame budget): ``seq2seq_pm`` (alfred_seq2seq_pm_il.py), ``seq2seq``
    (alfred_seq2seq_il.py) and ``no_language`` (alfred_seq2seq_pm_il.py with ``"ablation":
    "no_language"``);
-2. evaluates them and a seeded random agent with ALFRED's evaluator (`alfred_task.eval`): task
+2. evaluates them and a seeded random agent with ALFRED's evaluator (`alfred_task.evaluation.cli`): task
    evaluation (SR, GC, PLW-SR, PLW-GC) and subgoal evaluation (teacher-forced prefix) on every
    requested split, ALFRED's max_fails 10; ALFRED's max_steps is 1000, ``--max-steps`` /
    ``--subgoal-max-steps`` lower it where CPU time is short (the report names the caps);
@@ -34,7 +34,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from alfred_task.ship_checkpoint import ship
+from alfred_task.training.ship_checkpoint import ship
 from benchmarks._common import REPO, RESULTS_DIR, write_json, write_markdown
 
 #: variant -> (config file, ablation)
@@ -93,8 +93,8 @@ def evaluate(agent: str, factory_kwargs: Dict[str, Any], split: str, args: argpa
     """Task and subgoal records of one agent on one split, each cached under <out>/eval/<agent>/
     (a rerun resumes), plus ALFRED's result files next to them. Agents left out of ``--evaluate``
     (and every agent with ``--report-only``) only read their cache."""
-    from alfred_task import eval as ev
-    from alfred_task.agents import agent_factory
+    from alfred_task.evaluation import cli as ev
+    from alfred_task.evaluation.agents import agent_factory
     from common.atomic_io import write_json_atomic
     import torch
 
@@ -206,7 +206,7 @@ def paired_difference(recs_a: Sequence[dict], recs_b: Sequence[dict], num: Calla
 def task_summary(recs: Sequence[dict], seed: int) -> Dict[str, Any]:
     """SR / GC / PLW-SR / PLW-GC (ALFRED's aggregate formulas) with 95 % CIs; GC also with the
     trajectory-clustered interval (`ci_traj`)."""
-    from alfred_task.metrics import aggregate
+    from alfred_task.evaluation.metrics import aggregate
 
     agg = aggregate(recs)
     w = [r["path_len_weight"] for r in recs]
@@ -224,7 +224,7 @@ def task_summary(recs: Sequence[dict], seed: int) -> Dict[str, Any]:
 def subgoal_summary(recs: Sequence[dict], seed: int = 0) -> Dict[str, Any]:
     """Subgoal SR per subgoal type (and all) with Wilson 95 % CIs (evaluations independent) and
     `ci_traj`, the cluster bootstrap over trajectories."""
-    from alfred_task.metrics import aggregate_subgoals
+    from alfred_task.evaluation.metrics import aggregate_subgoals
 
     out = {}
     for t, m in aggregate_subgoals(recs).items():
@@ -447,7 +447,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
     _check(ap, args)
-    from alfred_task.eval import parse_subgoals
+    from alfred_task.evaluation.cli import parse_subgoals
 
     variants = args.variants.split(",")
     if args.report_only or args.evaluate is not None:

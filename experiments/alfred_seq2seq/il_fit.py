@@ -7,7 +7,7 @@ This runs exactly what ``baseline_configs/alfred/alfred_seq2seq_*_il.py`` run pe
 config's policy (`create_model`), `AlfredILDataset` batches converted by `to_allenact_batch` (what
 `AlfredDemoStorage` serves), `AlfredSeq2SeqOfflineLoss` with the config's loss weights and Adam,
 plus ALFRED's ×0.1 step decay at `decay_at`. `save_policy` writes a file that ``python -m
-alfred_task.eval --agent checkpoint`` and ``allenact --eval -c`` both read.
+alfred_task.evaluation --agent checkpoint`` and ``allenact --eval -c`` both read.
 """
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def fit(model: torch.nn.Module, dataset: Any, loss: Any, *, updates: int, lr: fl
     with (seed, epoch)); stops early once a batch's action CE is below `stop_action_ce`, or once
     `max_frames` teacher-forced frames were served (budgets equal to an online run's frames).
     `on_update(update, info)` sees every update's loss terms (progress bars, TensorBoard)."""
-    from alfred_task.il_storage import to_allenact_batch
+    from alfred_task.training.il_storage import to_allenact_batch
 
     torch.manual_seed(seed)
     model.train()
@@ -84,7 +84,7 @@ def fit(model: torch.nn.Module, dataset: Any, loss: Any, *, updates: int, lr: fl
 def held_out_losses(model: torch.nn.Module, dataset: Any, loss: Any, batch_size: int = 8) -> Dict[str, float]:
     """Mean loss terms over `dataset` with dropout and batch norm in eval mode (the wrapper itself
     stays in training mode: it decodes the masks the mask loss needs only then)."""
-    from alfred_task.il_storage import to_allenact_batch
+    from alfred_task.training.il_storage import to_allenact_batch
 
     was_training = model.training
     model.eval()

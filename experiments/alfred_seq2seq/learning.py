@@ -10,7 +10,7 @@ ALFRED's x0.1 step decay) in-process through `experiments.alfred_seq2seq.il_fit`
 AllenAct's process start; every ``--eval-every`` updates it computes the same losses on valid_seen
 (teacher-forced, eval mode). ``--variant`` picks Seq2Seq+PM, Seq2Seq or the no-language ablation;
 ``--save`` writes the final policy, ``--save-best`` the one with the lowest valid_seen total loss
-(ALFRED's best_seen), as checkpoints that ``python -m alfred_task.eval --agent
+(ALFRED's best_seen), as checkpoints that ``python -m alfred_task.evaluation --agent
 checkpoint`` and ``experiments/alfred_seq2seq/compare.py --checkpoint`` evaluate. DAgger throughput
 comes from a real ``allenact`` run of ``alfred_seq2seq_pm_dagger.py`` (its ``approx_fps``, process
 start excluded).
@@ -48,9 +48,9 @@ VARIANTS = {"seq2seq_pm": ("alfred_seq2seq_pm_il", "AlfredSeq2SeqPMILConfig", "n
 def _setup(args: argparse.Namespace):
     import importlib
 
-    from alfred_task.il_dataset import AlfredILDataset
+    from alfred_task.data.il_dataset import AlfredILDataset
     from alfred_task.models.allenact_losses import AlfredSeq2SeqOfflineLoss
-    from alfred_task.online import ACTION_NAMES
+    from alfred_task.alfred_tasks import ACTION_NAMES
 
     module, cls, ablation = VARIANTS[args.variant]
     config = getattr(importlib.import_module(f"baseline_configs.alfred.{module}"), cls)
@@ -75,7 +75,7 @@ def _load_init(model: torch.nn.Module, path: Path, vocab: Any) -> None:
     """Start from a ``--save`` checkpoint; when the data's vocabulary has grown since, the words the
     checkpoint knew keep their embedding rows (matched by word) and new words keep their fresh ones;
     the evaluation record (vocabulary, config) stays this run's."""
-    from alfred_task.agents import CheckpointAgent
+    from alfred_task.evaluation.agents import CheckpointAgent
     from alfred_task.models.trained import EXTRA_STATE_KEY
 
     sd = torch.load(path, map_location="cpu", weights_only=True)["model_state_dict"]
@@ -238,7 +238,7 @@ def main() -> None:
 
 def _main_one_line_errors() -> None:
     """`main`, with a dataset it cannot use (e.g. generated without features) as one line, no traceback."""
-    from alfred_task.il_dataset import DemoDataError
+    from alfred_task.data.il_dataset import DemoDataError
 
     try:
         main()

@@ -24,10 +24,10 @@ from benchmarks._common import RESULTS_DIR, markdown_table, write_json, write_ma
 
 
 def train(args: argparse.Namespace, ckpt: Path) -> Dict[str, Any]:
-    from alfred_task.il_dataset import AlfredILDataset
+    from alfred_task.data.il_dataset import AlfredILDataset
     from experiments.alfred_seq2seq.il_fit import fit, held_out_losses, save_policy
     from alfred_task.models.allenact_losses import AlfredSeq2SeqOfflineLoss
-    from alfred_task.online import ACTION_NAMES
+    from alfred_task.alfred_tasks import ACTION_NAMES
     from baseline_configs.alfred.alfred_seq2seq_pm_il import AlfredSeq2SeqPMILConfig
 
     cfg = AlfredSeq2SeqPMILConfig(data_root=str(args.data), visual_encoder=args.encoder, model_size="lite",
@@ -54,8 +54,8 @@ def train(args: argparse.Namespace, ckpt: Path) -> Dict[str, Any]:
 
 
 def closed_loop(args: argparse.Namespace, ckpt: Path, examples: list) -> Dict[str, Any]:
-    from alfred_task import eval as ev
-    from alfred_task.agents import agent_factory
+    from alfred_task.evaluation import cli as ev
+    from alfred_task.evaluation.agents import agent_factory
 
     factory = agent_factory("checkpoint", path=str(ckpt))
     common = dict(split="train", max_steps=args.max_steps, num_workers=args.workers, progress=True)

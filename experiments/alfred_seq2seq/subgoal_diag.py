@@ -3,7 +3,7 @@
     python -m experiments.alfred_seq2seq.subgoal_diag --checkpoint out/learn/seq2seq_pm.pt --data out/alfred_s2s_big \\
         --split valid_seen --subgoal PickupObject --episodes 6 --max-steps 5 [--agent-kwargs JSON] [--out DIR] [--features]
 
-Runs the same protocol as ``python -m alfred_task.eval --subgoals`` (reset, teacher-force the agent
+Runs the same protocol as ``python -m alfred_task.evaluation --subgoals`` (reset, teacher-force the agent
 through the expert prefix, then let it act), one subgoal of the first ``--episodes`` annotations
 that have one, and logs per agent step: the top-3 action probabilities, the executed action and
 whether it succeeded (with the simulator's message), and for interaction subgoals the predicted
@@ -66,15 +66,15 @@ def _save_overlay(frame: np.ndarray, mask: np.ndarray, path: Path) -> str:
 def _prefix(env, agent, traj: dict, repeat_idx: int, eval_idx: int):
     """Reset and teacher-force the expert prefix (ALFRED's subgoal evaluation); the tracker and
     the expert's steps of the evaluated subgoal."""
-    from alfred_task.agents import expert_steps
-    from alfred_task.eval_episodes import _prefix_end, _replay
-    from alfred_task.subgoals import SubgoalTracker
+    from alfred_task.evaluation.agents import expert_steps
+    from alfred_task.evaluation.episodes import prefix_end, replay_steps
+    from alfred_task.evaluation.subgoals import SubgoalTracker
 
     steps = expert_steps(traj)
     env.init_episode(traj)
     tracker = SubgoalTracker(traj, env)
     agent.reset(traj, repeat_idx, env)
-    _replay(env, agent, tracker, steps, 0, _prefix_end(steps, eval_idx))  # the evaluation's own prefix pass
+    replay_steps(env, agent, tracker, steps, 0, prefix_end(steps, eval_idx))  # the evaluation's own prefix pass
     return tracker, [(a, m) for a, m, h in steps if h == eval_idx]
 
 
@@ -118,7 +118,7 @@ def diagnose_task_episode(env, agent, traj: dict, repeat_idx: int, max_steps: in
     """One task episode, step by step (see the module doc, ``--task``); `max_fails` defaults to
     ALFRED's."""
     from alfred_task import constants as C
-    from alfred_task.subgoals import SubgoalTracker
+    from alfred_task.evaluation.subgoals import SubgoalTracker
 
     max_fails = C.MAX_FAILS if max_fails is None else max_fails
 
@@ -276,15 +276,15 @@ def run(args: argparse.Namespace):
     import torch
     from tqdm import tqdm
 
-    from alfred_task.agents import CheckpointAgent
-    from alfred_task.eval_episodes import subgoal_indices
-    from alfred_task.eval_inputs import load_traj, resolve_entries
-    from alfred_task.eval_runner import _make_env
+    from alfred_task.evaluation.agents import CheckpointAgent
+    from alfred_task.evaluation.episodes import subgoal_indices
+    from alfred_task.evaluation.inputs import load_traj, resolve_entries
+    from alfred_task.evaluation.runner import make_env
 
     torch.set_num_threads(1)
     agent = CheckpointAgent(args.checkpoint, **(args.agent_kwargs or {})).inner
     entries = resolve_entries(args.data, args.data / "splits.json", args.split)
-    env, recs = _make_env("thor_lite", 300), []
+    env, recs = make_env("thor_lite", 300), []
     if args.task:
         for e in tqdm(entries[:args.episodes], desc="task episodes", unit="ep"):
             recs.append(diagnose_task_episode(env, agent, load_traj(e.path), e.repeat_idx, args.max_steps))
