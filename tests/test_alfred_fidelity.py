@@ -13,7 +13,6 @@ import pytest
 from conftest import ALFRED_SAMPLE, alfred_sample_traj
 
 from alfred_task.planning.state import slice_id, sliced_type
-from conftest import load_script
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = ALFRED_SAMPLE
@@ -34,9 +33,9 @@ def test_slice_ids_follow_the_one_sliced_type_table():
     assert slice_id("Egg|+00.10|+01.00|-00.20", "Egg", 1) == "Egg|+00.10|+01.00|-00.20|EggCracked_1"
 
 
-def test_failure_causes_group_by_kind(monkeypatch):
-    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))  # as `python benchmarks/...` would
-    bench = load_script(REPO / "benchmarks" / "alfred_fidelity.py")
+def test_failure_causes_group_by_kind():
+    from alfred_task.evaluation import replay as bench
+
     a = bench.cause("MoveAhead_25", "Drawer_c8f5a3b1 is blocking Agent 0 from moving by (0.25, 0.0, 0.0).")
     b = bench.cause("MoveAhead_25", "Drawer_0a9b8c7d is blocking Agent 0 from moving by (0.0, 0.0, -0.25).")
     assert a == b == "MoveAhead_25: Drawer_<asset> is blocking Agent # from moving by (#, #, #)."
@@ -230,9 +229,9 @@ _STEP_CASES = {
 
 def _replay_row(env, task, monkeypatch):
     """The fidelity benchmark's replay row of one real trajectory."""
-    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
-    bench = load_script(REPO / "benchmarks" / "alfred_fidelity.py")
-    return bench.replay(env, _traj(task))
+    from alfred_task.evaluation.replay import replay_trajectory
+
+    return replay_trajectory(env, _traj(task))
 
 
 @needs_sample

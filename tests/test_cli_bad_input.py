@@ -177,10 +177,10 @@ CASES = [
      "no rollouts_"),
     ("experiments.alfred_masks.closed_loop_masks", "fit --checkpoint {file} --rollouts {tmp} --demos {alfred} --lr 0 "
      "--out {tmp}/o/f.pt", "--lr"),
-    ("benchmarks/alfred_fridge_placements.py", "--data {tmp}/nothing --out {tmp}/o/f.md", "no such folder"),
-    ("benchmarks/alfred_fridge_placements.py", "--data {dir}/trunc --out {tmp}/o/f.md", "puts anything into"),
-    ("benchmarks/alfred_fridge_placements.py", "--out {dir}", "is a folder"),
-    ("benchmarks/alfred_fridge_placements.py", "--data {dir}/badtraj --out {tmp}/o/f.md",
+    ("experiments.alfred_fidelity.fridge_placements", "--data {tmp}/nothing --out {tmp}/o/f.md", "no such folder"),
+    ("experiments.alfred_fidelity.fridge_placements", "--data {dir}/trunc --out {tmp}/o/f.md", "puts anything into"),
+    ("experiments.alfred_fidelity.fridge_placements", "--out {dir}", "is a folder"),
+    ("experiments.alfred_fidelity.fridge_placements", "--data {dir}/badtraj --out {tmp}/o/f.md",
      "not a readable traj_data.json"),
 ]
 
@@ -221,7 +221,7 @@ SUBPROCESS = {  # one real run per CLI: exit status 2 and stderr exactly as a us
     "benchmarks/rearrange_expert.py": "--processes 0 --out {tmp}/o/r.md",
     "rearrange.download": "data --out {file}",
     "benchmarks/alfred_fidelity.py": "--limit 0 --out {tmp}/o/f.md",
-    "benchmarks/alfred_fridge_placements.py": "--data {tmp}/nothing --out {tmp}/o/f.md",
+    "experiments.alfred_fidelity.fridge_placements": "--data {tmp}/nothing --out {tmp}/o/f.md",
     "experiments.alfred_masks.closed_loop_masks": "collect --checkpoint {file} --data {alfred} --shard 2/2 --out {tmp}/o",
 }
 

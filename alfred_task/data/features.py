@@ -90,7 +90,7 @@ def _encoder_file(spec: str) -> Path | None:
     path = Path(spec)
     if path.is_file():
         return path.resolve()
-    in_repo = Path(__file__).resolve().parents[1] / path
+    in_repo = Path(__file__).resolve().parents[2] / path
     return in_repo.resolve() if not path.is_absolute() and in_repo.is_file() else None
 
 

@@ -1,10 +1,10 @@
 """Where did THOR 2.1.0 put the things ALFRED put into a Fridge or Microwave? Recorded pickup masks vs thor_lite.
 
-    python benchmarks/alfred_fridge_placements.py                      # the 316-trajectory sample
-    python benchmarks/alfred_fridge_placements.py --data DIR --out benchmarks/results/fridge_placements.md
+    python -m experiments.alfred_fidelity.fridge_placements                      # the 316-trajectory sample
+    python -m experiments.alfred_fidelity.fridge_placements --data DIR --out benchmarks/results/fridge_placements.md
 
 Replays every real trajectory under --data that puts something into a Fridge or Microwave (as
-``alfred_fidelity.py --mode replay``, stopping at the first failed step) and, at the recorded
+``benchmarks/alfred_fidelity.py --mode replay``, stopping at the first failed step) and, at the recorded
 PickupObject of each such object, compares the recorded mask (where THOR's object was) with
 ours. THOR's position is estimated on the ray through the mask's centroid, once for each height
 the object could rest at (every fridge level of ``physics.fridge_levels``; the cavity floor in a
@@ -28,8 +28,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 from tqdm import tqdm
 
-from _common import RESULTS_DIR, SHARED, markdown_table, write_json, write_markdown
-from alfred_fidelity import find_trajectories
+from benchmarks._common import RESULTS_DIR, SHARED, markdown_table, write_json, write_markdown
+from alfred_task.evaluation.replay import find_trajectories
 from common.cli import OneLineArgumentParser, UsageError, check_input_dir, check_output_file, report_usage_errors
 
 DEFAULT_DATA = SHARED / "data" / "alfred_train_sample" / "json_2.1.0"
@@ -165,7 +165,7 @@ def report(rows: List[Dict[str, Any]], data: Path, out: Path) -> str:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    ap = OneLineArgumentParser(prog="benchmarks/alfred_fridge_placements.py", description=__doc__,
+    ap = OneLineArgumentParser(prog="python -m experiments.alfred_fidelity.fridge_placements", description=__doc__,
                                formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="folder searched for traj_data.json")
     ap.add_argument("--out", type=Path, default=RESULTS_DIR / "alfred_fridge_placements.md")
@@ -191,6 +191,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    from _common import run_cli
+    from benchmarks._common import run_cli
 
     run_cli(main)
