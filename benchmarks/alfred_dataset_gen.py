@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from alfred_task.features import ResnetFeatures
-from alfred_task.gen import generate
+from alfred_task.data.features import ResnetFeatures
+from alfred_task.gen.generate import generate
 
 from _common import RESULTS_DIR, markdown_table, write_json, write_markdown
 

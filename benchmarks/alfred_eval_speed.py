@@ -1,4 +1,4 @@
-"""Cost of ALFRED evaluation per episode (`alfred_task.eval`), before -> after, with identical records.
+"""Cost of ALFRED evaluation per episode (`alfred_task.evaluation.cli`), before -> after, with identical records.
 
     git archive <old commit> | tar -x -C /tmp/eval_before      # the code to compare against
     python benchmarks/alfred_eval_speed.py --data out/alfred_s2s_big \\
@@ -34,9 +34,9 @@ def _worker(args: argparse.Namespace) -> None:
     """Runs inside one tree: time every episode, print records + seconds as JSON on stdout."""
     import torch
 
-    from alfred_task import agents as A
-    from alfred_task import eval as E
-    from alfred_task.environment import AlfredEnv
+    from alfred_task.evaluation import agents as A
+    from alfred_task.evaluation import cli as E
+    from alfred_task.env.environment import AlfredEnv
 
     if args.torch_threads:
         torch.set_num_threads(args.torch_threads)
@@ -75,7 +75,7 @@ def _resnet_threads() -> Dict[str, float]:
     import numpy as np
     import torch
 
-    from alfred_task.features import ResnetFeatures
+    from alfred_task.data.features import ResnetFeatures
 
     feats = ResnetFeatures("random_resnet18")
     frame = np.random.default_rng(0).integers(0, 255, (300, 300, 3), dtype=np.uint8)

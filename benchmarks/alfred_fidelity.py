@@ -21,8 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing as mp
-import random
-import re
 import sys
 import time
 from collections import Counter
@@ -36,69 +34,21 @@ from common.cli import (OneLineArgumentParser, UsageError, check_input_dir, chec
                         report_usage_errors)
 from common.procs import stop_children_on_signals
 
+from alfred_task.evaluation.replay import cause, find_trajectories, normalize, replay_trajectory
+
 DEFAULT_DATA = SHARED / "data" / "alfred_train_sample" / "json_2.1.0"
 MODES = ("replay", "expert")
-_ID = re.compile(r"[A-Za-z]+\|[-+0-9.|A-Za-z_]+")
-_ASSET = re.compile(r"\b([A-Za-z]+)_[0-9a-f]{6,}\b")  # scene asset names: Drawer_c8f5a3b1
-_NUM = re.compile(r"-?\d+(\.\d+)?")
-_DICT = re.compile(r"\{[^{}]*\}")  # e.g. the pddl_params a planner error quotes
 
 _ENV = None  # one AlfredEnv per worker process
-
-
-def normalize(message: str) -> str:
-    """First line of a message, object ids -> <id>, asset hashes -> <asset>, numbers -> #,
-    quoted dicts -> {...}."""
-    first = (message or "").strip().splitlines()[0] if (message or "").strip() else "(no message)"
-    first = _DICT.sub("{...}", first)
-    return _NUM.sub("#", _ASSET.sub(r"\1_<asset>", _ID.sub("<id>", first)))[:100]
-
-
-def cause(action: str, message: str) -> str:
-    """`action: message` normalized, so failures group by kind."""
-    return f"{action}: {normalize(message)}"
 
 
 def _env():
     global _ENV
     if _ENV is None:
-        from alfred_task.environment import AlfredEnv
+        from alfred_task.env.environment import AlfredEnv
 
         _ENV = AlfredEnv()
     return _ENV
-
-
-def _goal(env, traj: dict) -> Tuple[int, int]:
-    from alfred_task.goal_conditions import goal_conditions_met
-
-    md = env.last_event.metadata
-    return goal_conditions_met(traj["task_type"], traj["pddl_params"], md["objects"], env.cleaned_objects,
-                               env.heated_objects, env.cooled_objects, md["inventoryObjects"])
-
-
-def replay(env, traj: dict) -> Dict[str, Any]:
-    """Replay the recorded low-level actions; per-step success, first failure, goal at t=0 and end."""
-    from alfred_task.constants import INTERACT_ACTIONS
-    from alfred_task.masks import decompress_mask
-
-    env.init_episode(traj)
-    s0, ts0 = _goal(env, traj)
-    ok_steps, first = 0, None
-    lows = traj["plan"]["low_actions"]
-    for i, la in enumerate(lows):
-        act = la["discrete_action"]["action"]
-        if act in INTERACT_ACTIONS:
-            mask = decompress_mask(la["discrete_action"]["args"]["mask"])
-            ok, _, _, err, _ = env.va_interact(act, mask)
-        else:
-            ev = env.step(dict(la["api_action"]))
-            ok, err = bool(ev.metadata["lastActionSuccess"]), ev.metadata["errorMessage"]
-        ok_steps += bool(ok)
-        if not ok and first is None:
-            first = {"step": i, "action": act, "message": (err or "")[:300], "cause": cause(act, err)}
-    s, ts = _goal(env, traj)
-    return {"steps": len(lows), "ok_steps": ok_steps, "first_failure": first, "goal": s == ts,
-            "gc": [s, ts], "solved_at_t0": s0 == ts0}
 
 
 class _Recording:
@@ -120,8 +70,8 @@ class _Recording:
 
 def expert(env, traj: dict) -> Dict[str, Any]:
     """The online expert from the real initial state under the evaluation harness."""
-    from alfred_task.eval import run_task_episode
-    from alfred_task.expert import ExpertAgent
+    from alfred_task.evaluation.cli import run_task_episode
+    from alfred_task.planning.expert import ExpertAgent
 
     rec_env = _Recording(env)
     rec = run_task_episode(rec_env, ExpertAgent(), traj, 0)
@@ -148,29 +98,11 @@ def run_one(job: Tuple[str, Sequence[str]]) -> Dict[str, Any]:
     t0 = time.perf_counter()
     for mode in modes:
         try:
-            row[mode] = (replay if mode == "replay" else expert)(_env(), traj)
+            row[mode] = (replay_trajectory if mode == "replay" else expert)(_env(), traj)
         except Exception as e:  # a crash is a finding, not the end of the benchmark
             row[mode] = {"crash": f"{type(e).__name__}: {e}"[:300]}
     row["seconds"] = round(time.perf_counter() - t0, 2)
     return row
-
-
-def _read_traj(path: Path) -> dict:
-    try:
-        traj = json.loads(path.read_text())
-    except (OSError, ValueError) as e:
-        raise UsageError(f"--data: {path} is not a readable traj_data.json ({e})") from None
-    if not isinstance(traj, dict):
-        raise UsageError(f"--data: {path} holds {type(traj).__name__}, not a traj_data.json object")
-    return traj
-
-
-def find_trajectories(data: Path, limit: Optional[int], seed: int) -> List[Path]:
-    """traj_data.json files with a plan, sorted; a seeded random subset of `limit` if given."""
-    files = [p for p in sorted(data.rglob("traj_data.json")) if "plan" in _read_traj(p)]
-    if limit is not None and limit < len(files):
-        files = sorted(random.Random(seed).sample(files, limit))
-    return files
 
 
 def _pct(a: float, b: float) -> str:

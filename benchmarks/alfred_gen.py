@@ -2,7 +2,7 @@
 
     python benchmarks/alfred_gen.py --demos 28 --workers 2 --problems 14 --episodes 14
 
-1. demonstrations per minute of ``alfred_task.gen`` (Fast Downward planner, replay check on);
+1. demonstrations per minute of ``alfred_task.gen.generate`` (Fast Downward planner, replay check on);
 2. per-problem planning time of Fast Downward and of the template planner on the problems of
    sampled tasks (same ProblemState for both; medians, plus whether their costs agree);
 3. online-expert queries per second on one core: the expert answers every step of episodes in
@@ -24,13 +24,13 @@ from pathlib import Path
 import numpy as np
 
 from alfred_task import constants as C
-from alfred_task.environment import AlfredEnv
-from alfred_task.expert import AlfredExpert, ExpertError
-from alfred_task.gen import GenerationError, generate, generate_one
-from alfred_task.goal_conditions import goal_satisfied
-from alfred_task.navigation import GridNavigator, agent_node
+from alfred_task.env.environment import AlfredEnv
+from alfred_task.planning.expert import AlfredExpert, ExpertError
+from alfred_task.gen.generate import GenerationError, generate, generate_one
+from alfred_task.env.goal_conditions import goal_satisfied
+from alfred_task.env.navigation import GridNavigator, agent_node
 from alfred_task.planning import load_domain, make_problem, plan_cost, solve, template_plan
-from alfred_task.scene_state import LocationIndex, build_problem_state
+from alfred_task.planning.scene_state import LocationIndex, build_problem_state
 
 from _common import RESULTS_DIR, write_json
 

@@ -2,7 +2,7 @@
 
     python benchmarks/alfred_online_sampler.py --episodes 4 --follow 0.7
 
-Runs episodes of ``alfred_task.online.AlfredTaskSampler`` over data/alfred_lite valid_seen. At
+Runs episodes of ``alfred_task.alfred_task_samplers.AlfredTaskSampler`` over data/alfred_lite valid_seen. At
 each step the learner takes the expert's label with probability --follow, else a random
 navigation or interaction action (DAgger with partial teacher forcing). Every step queries
 the expert (``expert_action`` + ``expert_mask`` sensors). Reports steps per second and CPU
@@ -17,11 +17,12 @@ import time
 import numpy as np
 import torch
 
-from alfred_task.il_dataset import build_vocab
-from alfred_task.online import ACTION_NAMES, AlfredTaskSampler
-from alfred_task.sensors import (AlfredExpertActionSensor, ExpertMaskSensor, GoalTokensSensor,
+from alfred_task.data.il_dataset import build_vocab
+from alfred_task.alfred_tasks import ACTION_NAMES
+from alfred_task.alfred_task_samplers import AlfredTaskSampler
+from alfred_task.alfred_sensors import (AlfredExpertActionSensor, ExpertMaskSensor, GoalTokensSensor,
                                  InstructionTokensSensor, PrevActionSensor, ResnetFeatureSensor)
-from alfred_task.traj_data import load_split_file
+from alfred_task.data.traj_data import load_split_file
 
 from _common import REPO, RESULTS_DIR, markdown_table, write_json, write_markdown
 

@@ -6,7 +6,7 @@ For every traj_data.json with a plan: restore the scene (object poses matched by
 type and nearest position), run init_action, then replay `plan.low_actions` (navigation as
 recorded, interactions through their recorded masks). Reports per trajectory how many steps
 succeed, the first failure and its message, and whether the goal holds at the end. The
-replay itself is `alfred_fidelity.replay`; that benchmark aggregates any folder of real data.
+replay itself is `alfred_task.evaluation.replay.replay_trajectory`; benchmarks/alfred_fidelity.py aggregates any folder of real data.
 """
 from __future__ import annotations
 
@@ -17,13 +17,13 @@ from collections import Counter
 from pathlib import Path
 
 from _common import RESULTS_DIR, SHARED, markdown_table, write_markdown
-from alfred_fidelity import replay as replay_trajectory
+from alfred_task.evaluation.replay import replay_trajectory
 
 FIXTURES = SHARED / "data" / "alfred" / "json_2.1.0"
 
 
 def replay(path: Path, env) -> dict:
-    """One fixture's replay (alfred_fidelity.replay) with the fields this table shows."""
+    """One fixture's replay (`replay_trajectory`) with the fields this table shows."""
     traj = json.loads(path.read_text())
     r = replay_trajectory(env, traj)
     ff = r["first_failure"]
@@ -40,7 +40,7 @@ def main(argv=None) -> int:
     if not files:
         print(f"no traj_data.json with a plan under {args.data}", file=sys.stderr)
         return 2
-    from alfred_task.environment import AlfredEnv
+    from alfred_task.env.environment import AlfredEnv
 
     env = AlfredEnv()
     rows = [replay(p, env) for p in files]

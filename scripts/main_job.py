@@ -238,7 +238,7 @@ def alfred_part(out: Path, workers: int, limit: Optional[int] = None) -> None:
         out.mkdir(parents=True, exist_ok=True)
         existing = set(agent_out.glob("task_results_*.json"))
         kind = "checkpoint" if extra else agent
-        cmd = [sys.executable, "-m", "alfred_task.eval", "--agent", kind, *extra, "--data", str(data),
+        cmd = [sys.executable, "-m", "alfred_task.evaluation", "--agent", kind, *extra, "--data", str(data),
                "--splits", str(data / "splits.json"), "--split", ",".join(ALFRED_SPLITS),
                "--num-workers", str(workers), "--out", str(agent_out), "--quiet"]
         if limit is not None:
@@ -254,7 +254,7 @@ def alfred_part(out: Path, workers: int, limit: Optional[int] = None) -> None:
 def alfred_tables(agent_out: Path, splits: Sequence[str], existing: Set[Path] = frozenset()) -> str:
     """One table per split from the `task_results_<split>_<ts>.json` that this run wrote
     (files in `existing` are from earlier runs and are ignored)."""
-    from alfred_task.metrics import format_task_table
+    from alfred_task.evaluation.metrics import format_task_table
 
     tables = []
     for split in splits:

@@ -16,7 +16,7 @@
 #    agent_kwargs inference options in their records), with this run's command and config kwargs
 #    (what pretrained_model_ckpts/ takes);
 # 5. evaluation of both shipped files and the random agent on valid_seen and valid_unseen with
-#    ALFRED's evaluator (benchmarks/alfred_seq2seq_compare.py: 95 % CIs), table in
+#    ALFRED's evaluator (experiments/alfred_seq2seq/compare.py: 95 % CIs), table in
 #    OUT/compare/compare.md, copied next to them.
 #
 # What the run trains comes from OPTIONS.json, a JSON object read and checked by
@@ -120,7 +120,7 @@ log "data: subgoal augmentation"
 n_src=$("$PY" -c 'import json, sys; print(len({e["task"] for e in json.load(open(sys.argv[1]))["train"]}))' "$DATA/splits.json")
 per=$(( (n_src + WORKERS - 1) / WORKERS ))
 for ((start = 0; start < n_src; start += per)); do
-  bg_run env OMP_NUM_THREADS=1 "$PY" -m alfred_task.augment --source "$DATA" --out "$AUG" --start "$start" \
+  bg_run env OMP_NUM_THREADS=1 "$PY" -m alfred_task.gen.augment --source "$DATA" --out "$AUG" --start "$start" \
       --num "$per" --per-demo "$AUG_PER_DEMO" --seed "$SEED" >"$OUT/data/augment_$start.log" 2>&1
 done
 for p in "${CHILDREN[@]}"; do wait "$p"; done
@@ -128,8 +128,8 @@ CHILDREN=()
 # one vocabulary for both runs (DAgger samples the source tasks, whose words are a subset)
 VOCAB=$OUT/data/pp.vocab
 "$PY" -c 'import sys; from pathlib import Path
-from alfred_task.il_dataset import build_vocab
-from alfred_task.traj_data import load_split_file
+from alfred_task.data.il_dataset import build_vocab
+from alfred_task.data.traj_data import load_split_file
 root = Path(sys.argv[1]); build_vocab(root, load_split_file(root / "splits.json")).save(sys.argv[2])' "$AUG" "$VOCAB"
 
 if [ "${STOP_AFTER:-}" = data ]; then log "data ready: $AUG (STOP_AFTER=data)"; exit 0; fi
@@ -221,8 +221,7 @@ done
 "$PY" - "$OUT" "$IL_CKPT" "$DAGGER_CKPT" "$IL_KW" "$DAGGER_KW" "$OUT_ARG${OPTIONS_ARG:+ $OPTIONS_ARG}" "$AGENT_KWARGS" "$ABLATION_CKPTS" <<'PYEOF'
 import json, sys
 from pathlib import Path
-sys.path.insert(0, "benchmarks")
-from alfred_seq2seq_compare import ship
+from alfred_task.training.ship_checkpoint import ship
 
 out, il, dagger, il_kw, dagger_kw = Path(sys.argv[1]), *sys.argv[2:6]
 dest = out / "ship"
@@ -251,7 +250,7 @@ VARIANT_ARGS=(--checkpoint "seq2seq_pm=$OUT/ship/imitation/alfred_seq2seq_pm_lit
 for a in "${ABLATION_LIST[@]}"; do
   VARIANT_ARGS+=(--checkpoint "$a=$OUT/ship/imitation_$a/alfred_seq2seq_pm_lite.pt")
 done
-fg_run "$PY" benchmarks/alfred_seq2seq_compare.py --data "$DATA" --encoder "$ENC" \
+fg_run "$PY" -m experiments.alfred_seq2seq.compare --data "$DATA" --encoder "$ENC" \
     --variants "$(IFS=,; echo "${IL_RUNS[*]}")" "${VARIANT_ARGS[@]}" \
     "${DAGGER_ARG[@]}" --splits valid_seen,valid_unseen \
     "${EVAL[@]}" --workers "$WORKERS" --seed "$SEED" --agent-kwargs "$AGENT_KWARGS" --out "$OUT/compare"

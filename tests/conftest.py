@@ -70,7 +70,7 @@ def alfred_sample_traj(task_dir: str) -> dict:
 @pytest.fixture(scope="module")
 def alfred_env():
     """One AlfredEnv per test module."""
-    from alfred_task.environment import AlfredEnv
+    from alfred_task.env.environment import AlfredEnv
 
     e = AlfredEnv()
     yield e

@@ -1,4 +1,4 @@
-"""Subgoal augmentation (alfred_task.augment): one start state, several targets, the language and the
+"""Subgoal augmentation (alfred_task.gen.augment): one start state, several targets, the language and the
 pickup mask tell them apart; the source dataset stays untouched and the trainers read the result."""
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ import json
 import numpy as np
 import pytest
 
-from alfred_task.il_dataset import AlfredILDataset, load_features
+from alfred_task.data.il_dataset import AlfredILDataset, load_features
 
 
 @pytest.fixture(scope="module")
 def source(tmp_path_factory):
-    from alfred_task.gen import generate
+    from alfred_task.gen.generate import generate
 
     out = tmp_path_factory.mktemp("src")
     summary = generate(out, 1, seed=3, workers=1, features="random_resnet18", planner="template", split="train")
@@ -25,8 +25,8 @@ def _files(root):
 
 
 def test_variants_share_the_start_state_and_differ_in_target_language_and_mask(source, tmp_path):
-    from alfred_task.augment import augment
-    from alfred_task.masks import decompress_mask
+    from alfred_task.gen.augment import augment
+    from alfred_task.data.masks import decompress_mask
 
     before = _files(source)
     out = tmp_path / "aug"
@@ -65,13 +65,13 @@ def test_variants_share_the_start_state_and_differ_in_target_language_and_mask(s
 
 
 def test_bad_arguments_fail_in_one_line(source, tmp_path, capsys):
-    from alfred_task.augment import main
+    from alfred_task.gen.augment import main
 
     assert main(["--source", str(source), "--out", str(source)]) == 2
     assert main(["--source", str(tmp_path / "missing"), "--out", str(tmp_path / "o")]) == 2
     assert main(["--source", str(source), "--out", str(tmp_path / "o2"), "--no-features"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 3 and all(line.startswith("python -m alfred_task.augment: error:") for line in err)
+    assert len(err) == 3 and all(line.startswith("python -m alfred_task.gen.augment: error:") for line in err)
     assert "must differ" in err[0] and "splits.json" in err[1] and "features" in err[2]
     assert not (tmp_path / "o").exists() and not (tmp_path / "o2").exists()
 
@@ -82,7 +82,7 @@ def test_side_by_side_calls_may_both_link_the_source(tmp_path):
     but a link to anything else is still an error."""
     import os
 
-    from alfred_task.augment import _symlink, link_source
+    from alfred_task.gen.augment import symlink, link_source
 
     src = tmp_path / "src"
     trial = src / "train" / "pick_and_place_simple-Apple-None-Fridge-1" / "trial_a"
@@ -92,9 +92,9 @@ def test_side_by_side_calls_may_both_link_the_source(tmp_path):
     link_source(src, out)
     made = out / "train" / trial.parent.name / trial.name
     assert os.readlink(made) == str(trial.resolve())
-    _symlink(trial.resolve(), made)  # the race: the link already exists when this call makes it
+    symlink(trial.resolve(), made)  # the race: the link already exists when this call makes it
     assert os.readlink(made) == str(trial.resolve())
     made.unlink()
     os.symlink(tmp_path, made)
     with pytest.raises(FileExistsError):
-        _symlink(trial.resolve(), made)
+        symlink(trial.resolve(), made)

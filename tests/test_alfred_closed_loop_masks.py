@@ -1,4 +1,4 @@
-"""`alfred_task.closed_loop_masks`: labels on the agent's own states, and a mask-decoder-only fit.
+"""`experiments.alfred_masks.closed_loop_masks`: labels on the agent's own states, and a mask-decoder-only fit.
 
 Real episodes of the shipped checkpoint on the shipped `data/alfred_lite` trajectories; the
 demonstration features of the fit are random (the fit's mechanics, not its numbers, are tested)."""
@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 import torch
 
-from alfred_task import closed_loop_masks as clm
-from alfred_task.agents import CheckpointAgent, expert_steps
-from alfred_task.eval_episodes import _prefix_end, _replay, run_task_episode
-from alfred_task.eval_inputs import load_traj, resolve_entries
-from alfred_task.eval_runner import _make_env
-from alfred_task.subgoals import SubgoalTracker
+from experiments.alfred_masks import closed_loop_masks as clm
+from alfred_task.evaluation.agents import CheckpointAgent, expert_steps
+from alfred_task.evaluation.episodes import prefix_end, replay_steps, run_task_episode
+from alfred_task.evaluation.inputs import load_traj, resolve_entries
+from alfred_task.evaluation.runner import make_env
+from alfred_task.evaluation.subgoals import SubgoalTracker
 
 REPO = Path(__file__).resolve().parents[1]
 CKPT = REPO / "pretrained_model_ckpts" / "alfred_seq2seq_pm_gpu" / "alfred_seq2seq_pm_lite.pt"
@@ -29,7 +29,7 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 @pytest.fixture(scope="module")
 def env():
-    e = _make_env("thor_lite", 300)
+    e = make_env("thor_lite", 300)
     yield e
     e.stop()
 
@@ -55,7 +55,7 @@ def _at_first_pickup(env, agent):
         env.init_episode(traj)
         tracker = SubgoalTracker(traj, env)
         agent.reset(traj, e.repeat_idx, env)
-        assert _replay(env, agent, tracker, steps, 0, _prefix_end(steps, high.index("PickupObject"))) is None
+        assert replay_steps(env, agent, tracker, steps, 0, prefix_end(steps, high.index("PickupObject"))) is None
         target = tracker.rid(tracker.current()["objectId"])
         if env.last_event.instance_masks.get(target) is not None:
             return traj, tracker
@@ -121,7 +121,7 @@ def _random_feature_copy(tmp: Path, n: int) -> Path:
 
 
 def test_demonstration_steps_are_the_decoder_features_of_step_by_step_decoding(agent, tmp_path):
-    from alfred_task.il_dataset import AlfredILDataset
+    from alfred_task.data.il_dataset import AlfredILDataset
 
     root = _random_feature_copy(tmp_path, 1)
     model = agent.model.eval()
@@ -206,7 +206,7 @@ def test_rollout_files_join_with_episode_ids_across_files(tmp_path):
     got = clm.load_rollouts(tmp_path, 100)
     assert got["episode"].tolist() == [2, 2] and [got["trial_of"][i] for i in got["episode"]] == ["c#0", "c#0"]
     assert got["masks"].shape == (2, 100, 100) and bool(got["masks"].all())
-    train, held = clm._held_out(got["trial_of"], got["episode"], 1.0, 0)
+    train, held = clm.held_out_split(got["trial_of"], got["episode"], 1.0, 0)
     assert train.tolist() == [] and held.tolist() == [0, 1]
 
 

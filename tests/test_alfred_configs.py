@@ -1,6 +1,6 @@
 """ALFRED Seq2Seq(+PM) AllenAct configs end to end on a tiny generated dataset (CI keeps the
 pipeline from rotting): imitation training, ``allenact --eval`` with ALFRED's metrics,
-``python -m alfred_task.eval --agent checkpoint`` on the run's own checkpoint, a short DAgger run,
+``python -m alfred_task.evaluation --agent checkpoint`` on the run's own checkpoint, a short DAgger run,
 and one-line failures for bad config kwargs. Everything uses the seeded random ResNet-18."""
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ LITE = {"model_size": "lite", "demb": 16, "dhid": 24, "dframe": 32, "pframe": 50
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory):
     """Two train and one valid_seen demonstration with features, made by the repo's generator."""
-    from alfred_task.gen import generate
+    from alfred_task.gen.generate import generate
 
     out = tmp_path_factory.mktemp("alfred_ds")
     generate(out, 2, seed=0, features=ENCODER, planner="template", split="train")
@@ -66,7 +66,7 @@ def test_imitation_trains_evaluates_and_its_checkpoint_runs_in_alfred_eval(datas
     assert record["kwargs"]["visual_encoder"] == ENCODER and record["kwargs"]["model_kwargs"]["dhid"] == 24
 
     _allenact("alfred_seq2seq_pm_il", out, kw, "--eval", "-c", str(ckpt), "--deterministic_agents")
-    from alfred_task.allenact_metrics import main as summarize
+    from alfred_task.evaluation.allenact_metrics import main as summarize
 
     metrics = sorted(out.glob("metrics/*/*/metrics__test_*.json"))[-1]
     assert summarize([str(metrics)]) == 0
@@ -77,7 +77,7 @@ def test_imitation_trains_evaluates_and_its_checkpoint_runs_in_alfred_eval(datas
     assert row["interactions"] > 0 and row["model_mask_interactions"] == row["interactions"]
     assert table["run_config_kwargs"]["visual_encoder"] == ENCODER
 
-    from alfred_task.eval import main as alfred_eval
+    from alfred_task.evaluation.cli import main as alfred_eval
 
     res_dir = tmp_path / "eval"
     assert alfred_eval(["--agent", "checkpoint", "--checkpoint", str(ckpt), "--data", str(dataset), "--splits",
@@ -153,7 +153,7 @@ def test_a_moved_encoder_file_is_the_same_encoder_other_weights_are_not(tmp_path
 
     import torchvision
 
-    from alfred_task.gen import generate
+    from alfred_task.gen.generate import generate
     from baseline_configs.alfred.alfred_seq2seq_il import AlfredSeq2SeqILConfig
 
     def save(seed: int, path: Path) -> Path:
@@ -196,7 +196,7 @@ def test_bad_kwargs_fail_in_one_line(dataset, tmp_path, monkeypatch):
 
 
 def test_alfred_summary_is_micro_gc_and_expert_length_weighted(tmp_path):
-    from alfred_task.allenact_metrics import alfred_summary, main as summarize
+    from alfred_task.evaluation.allenact_metrics import alfred_summary, main as summarize
 
     # episode A: success, 2/2 conditions, L*=10 in 20 steps; episode B: 1/4 conditions, L*=30 in 15 steps
     tasks = [{"success": 1.0, "gc_completed": 2.0, "gc_total": 2.0, "expert_len": 10.0,

@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from alfred_task import constants as C
-from alfred_task.convert_checkpoint import load_seq2seq_checkpoint, main
-from alfred_task.vocabulary import AlfredVocab, Vocab, lookup
+from alfred_task.training.convert_checkpoint import load_seq2seq_checkpoint, main
+from alfred_task.data.vocabulary import AlfredVocab, Vocab, lookup
 
 KEYS_JSON = Path(__file__).resolve().parents[2] / "shared" / "reference" / "alfred_seq2seq_official_state_dict_keys.json"
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from alfred_task import constants as C
-from alfred_task.masks import (
+from alfred_task.data.masks import (
     bbox_to_mask,
     compress_mask,
     decompress_mask,
@@ -24,16 +24,16 @@ from alfred_task.masks import (
     rle_pixel_count,
     validate_rle,
 )
-from alfred_task.preprocess import main as preprocess_main, pp_path, preprocess_splits, preprocess_traj
-from alfred_task.vocabulary import AlfredVocab, tokens_of
-from alfred_task.traj_data import (
+from alfred_task.data.preprocess import main as preprocess_main, pp_path, preprocess_splits, preprocess_traj
+from alfred_task.data.vocabulary import AlfredVocab, tokens_of
+from alfred_task.data.traj_data import (
     SplitEntry,
     check_rle_fields,
     load_split_file,
     load_traj_data,
     write_traj_data,
 )
-from alfred_task.traj_schema import TrajData, TrajDataError
+from alfred_task.data.traj_schema import TrajData, TrajDataError
 
 
 # ===========================================================================

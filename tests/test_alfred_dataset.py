@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from alfred_task import constants as C
-from alfred_task.environment import AlfredEnv
-from alfred_task.gen import replay
-from alfred_task.preprocess import AlfredVocab, preprocess_traj
-from alfred_task.tasks import TASKS, make_task
-from alfred_task.traj_data import load_split_file, load_traj_data
+from alfred_task.env.environment import AlfredEnv
+from alfred_task.gen.generate import replay
+from alfred_task.data.preprocess import AlfredVocab, preprocess_traj
+from alfred_task.task_types import TASKS, make_task
+from alfred_task.data.traj_data import load_split_file, load_traj_data
 
 ROOT = Path(__file__).resolve().parents[1] / "data" / "alfred_lite"
 SPLITS = load_split_file(ROOT / "splits.json")
@@ -44,7 +44,7 @@ def test_every_split_is_present_and_points_at_real_files():
 
 
 def test_unseen_splits_use_alfreds_unseen_floor_plans():
-    from alfred_task.gen import TESTS_UNSEEN_SCENES, VALID_UNSEEN_SCENES
+    from alfred_task.gen.generate import TESTS_UNSEEN_SCENES, VALID_UNSEEN_SCENES
 
     for split, scenes in (("valid_unseen", VALID_UNSEEN_SCENES), ("tests_unseen", TESTS_UNSEEN_SCENES)):
         assert {t["scene"]["scene_num"] for _, _, t in _trajs(split)} <= set(scenes)
@@ -119,7 +119,7 @@ def _same_up_to_float_ulps(a, b, where: str = "") -> None:
 
 
 def test_regenerating_a_shipped_demonstration_is_identical(env, tmp_path):
-    from alfred_task.gen import generate_one, rel_task_path, write_demo
+    from alfred_task.gen.generate import generate_one, rel_task_path, write_demo
 
     marker = json.loads((ROOT / ".progress" / "valid_seen" / "000000.json").read_text())
     split, traj, _ = generate_one(env, seed=0, index=0, split="valid_seen")

@@ -1,4 +1,4 @@
-"""Visual encoder trained on thor_lite frames (alfred_task.encoder_pretrain): labels come from the
+"""Visual encoder trained on thor_lite frames (alfred_task.training.encoder_pretrain): labels come from the
 instance masks cell by cell, the trained file is a resnet18 state_dict the feature extractor
 accepts, and training is deterministic for a seed."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from alfred_task.encoder_pretrain import TypeVocab, cell_targets
+from alfred_task.training.encoder_pretrain import TypeVocab, cell_targets
 
 
 def test_cell_targets_keep_a_type_where_it_fills_enough_of_a_cell():
@@ -37,8 +37,8 @@ def test_cell_targets_keep_a_type_where_it_fills_enough_of_a_cell():
 
 
 def test_replayed_frames_are_labelled_with_the_objects_in_view(tmp_path):
-    from alfred_task.encoder_pretrain import collect_frames, train_trajectories
-    from alfred_task.gen import generate
+    from alfred_task.training.encoder_pretrain import collect_frames, train_trajectories
+    from alfred_task.gen.generate import generate
 
     generate(tmp_path / "d", 1, seed=3, workers=1, planner="template", split="train")
     files = train_trajectories(tmp_path / "d")
@@ -64,8 +64,8 @@ def _tiny_set(n: int = 8, seed: int = 0):
 def test_trained_encoder_is_a_resnet18_file_the_feature_extractor_loads(tmp_path):
     import torch
 
-    from alfred_task.encoder_pretrain import save_encoder, train_encoder
-    from alfred_task.features import ResnetFeatures, dequantize_state
+    from alfred_task.training.encoder_pretrain import save_encoder, train_encoder
+    from alfred_task.data.features import ResnetFeatures, dequantize_state
 
     frames, labels, owner = _tiny_set()
     net, record = train_encoder(frames, labels, owner, num_types=3, epochs=1, batch=4, progress=False,
@@ -96,7 +96,7 @@ def test_trained_encoder_is_a_resnet18_file_the_feature_extractor_loads(tmp_path
 
 
 def test_grid_must_be_a_multiple_of_the_feature_map():
-    from alfred_task.encoder_pretrain import EncoderPretrainNet
+    from alfred_task.training.encoder_pretrain import EncoderPretrainNet
 
     with pytest.raises(ValueError, match="multiple of 7"):
         EncoderPretrainNet(3, grid=10)
@@ -105,7 +105,7 @@ def test_grid_must_be_a_multiple_of_the_feature_map():
 def test_compact_state_is_int8_per_channel_and_dequantizes_within_half_a_step():
     import torch
 
-    from alfred_task.features import COMPACT_FORMAT, dequantize_state, quantize_state
+    from alfred_task.data.features import COMPACT_FORMAT, dequantize_state, quantize_state
 
     g = torch.Generator().manual_seed(0)
     state = {"conv.weight": torch.randn(4, 3, 3, 3, generator=g) * torch.tensor([1.0, 0.01, 5.0, 0.0]).view(4, 1, 1, 1),
@@ -125,7 +125,7 @@ def test_compact_state_is_int8_per_channel_and_dequantizes_within_half_a_step():
 def test_a_damaged_compact_file_is_one_clear_error(tmp_path):
     import torch
 
-    from alfred_task.features import COMPACT_FORMAT, ResnetFeatures
+    from alfred_task.data.features import COMPACT_FORMAT, ResnetFeatures
 
     bad = tmp_path / "bad.pt"
     torch.save({"__format__": COMPACT_FORMAT, "conv1.weight": {"scale": torch.ones(64)}}, bad)

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from alfred_task.environment import AlfredEnv
+from alfred_task.env.environment import AlfredEnv
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "data" / "alfred" / "json_2.1.0"
 
@@ -89,7 +89,7 @@ _DUPLICATE_CASES = ["pick_and_place_simple-SoapBottle-None-Drawer-423",
 
 @pytest.mark.parametrize("name", _DUPLICATE_CASES)
 def test_real_restored_scene_does_not_start_solved(name):
-    from alfred_task.goal_conditions import goal_satisfied
+    from alfred_task.env.goal_conditions import goal_satisfied
     files = sorted((_TRAIN_SAMPLE / name).glob("*/traj_data.json"))
     if not files:
         pytest.skip("ALFRED train sample not available (../shared)")

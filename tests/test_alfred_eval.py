@@ -12,11 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from alfred_task import agents as A
-from alfred_task import eval as E
-from alfred_task.metrics import (aggregate, aggregate_by_type, aggregate_subgoals, episode_record,
+from alfred_task.evaluation import agents as A
+from alfred_task.evaluation import cli as E
+from alfred_task.evaluation.metrics import (aggregate, aggregate_by_type, aggregate_subgoals, episode_record,
                                  subgoal_record, EPISODE_KEYS)
-from alfred_task.subgoals import NavGrid, SubgoalTracker, num_subgoals, resolve_object_id, same_object
+from alfred_task.evaluation.subgoals import NavGrid, SubgoalTracker, num_subgoals, resolve_object_id, same_object
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(__file__).resolve().parents[2] / "shared"
@@ -173,7 +173,7 @@ class StubEnv:
 
 
 def _rle(mask):
-    from alfred_task.masks import compress_mask
+    from alfred_task.data.masks import compress_mask
 
     return compress_mask(mask)
 
@@ -422,7 +422,7 @@ def test_failure_reason_in_task_records(monkeypatch):
     rec = E.run_task_episode(env, Scripted(["RotateLeft_90"], repeat_last=True), traj, 0, max_steps=5)
     assert rec["failure"] == "step budget reached (5 steps)"
 
-    from alfred_task import expert as X
+    from alfred_task.planning import expert as X
 
     class NoPlan:
         def __init__(self, *args, **kwargs):
@@ -442,7 +442,7 @@ def test_failure_reason_in_task_records(monkeypatch):
 
 def test_registry():
     assert {"random", "replay", "checkpoint", "expert"} <= set(A.registered_agents())
-    from alfred_task.expert import ExpertAgent
+    from alfred_task.planning.expert import ExpertAgent
 
     assert isinstance(A.make_agent("expert"), ExpertAgent)
     with pytest.raises(A.UnknownAgentError, match="not registered"):
@@ -452,7 +452,7 @@ def test_registry():
         assert isinstance(A.make_agent("scripted_test", actions=["RotateLeft_90"]), Scripted)
         with pytest.raises(ValueError, match="already registered"):
             A.register_agent("scripted_test", A.RandomAgent)
-        A.register_agent("lazy_test", "alfred_task.agents:ReplayAgent")
+        A.register_agent("lazy_test", "alfred_task.evaluation.agents:ReplayAgent")
         assert isinstance(A.agent_factory("lazy_test")(), A.ReplayAgent)
     finally:
         A.unregister_agent("scripted_test")
@@ -483,7 +483,7 @@ def test_checkpoint_agent_and_errors(tmp_path):
     assert "noagent.pt" in m and "agent: required field is missing" in m
     assert "state_dict: required field is missing" in err({"agent": ref}, "nostate.pt")
     assert "not a subclass" in err({"agent": "collections:OrderedDict", "state_dict": {}}, "notagent.pt")
-    assert "has no load_state_dict" in err({"agent": "alfred_task.agents:ReplayAgent", "state_dict": {}}, "noload.pt")
+    assert "has no load_state_dict" in err({"agent": "alfred_task.evaluation.agents:ReplayAgent", "state_dict": {}}, "noload.pt")
     assert "cannot import module" in err({"agent": "no_such_pkg.mod:X", "state_dict": {}}, "noimport.pt")
     assert "kwargs" in err({"agent": ref, "kwargs": {"bogus": 1}, "state_dict": {}}, "badkw.pt")
 
@@ -492,7 +492,7 @@ def test_checkpoint_agent_and_errors(tmp_path):
 # real fixtures
 # ---------------------------------------------------------------------------
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "alfred_task.eval", *args], cwd=REPO, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "alfred_task.evaluation", *args], cwd=REPO, capture_output=True,
                           text=True, timeout=120)
 
 
@@ -536,7 +536,7 @@ def test_cli_leaderboard_dump_tests_seen(tmp_path):
 def real_env():
     if not DATA.is_dir():
         pytest.skip("../shared fixtures absent")
-    from alfred_task.environment import AlfredEnv
+    from alfred_task.env.environment import AlfredEnv
 
     env = AlfredEnv(width=300, height=300)
     yield env

@@ -6,11 +6,11 @@ import json
 import pytest
 
 from alfred_task import constants as C
-from alfred_task.environment import AlfredEnv
-from alfred_task.expert import AlfredExpert
-from alfred_task.gen import generate_one, public_view, replay, write_demo, write_splits
-from alfred_task.goal_conditions import goal_conditions_met
-from alfred_task.navigation import GridNavigator, look_actions, parse_location, step_pose
+from alfred_task.env.environment import AlfredEnv
+from alfred_task.planning.expert import AlfredExpert
+from alfred_task.gen.generate import generate_one, public_view, replay, write_demo, write_splits
+from alfred_task.env.goal_conditions import goal_conditions_met
+from alfred_task.env.navigation import GridNavigator, look_actions, parse_location, step_pose
 
 
 def params(obj, parent="", sliced=False, toggle="", mrecep=""):
@@ -198,7 +198,7 @@ def test_generate_writes_frames_features_and_resumes(tmp_path):
     import torch
     import torchvision
 
-    from alfred_task.gen import generate
+    from alfred_task.gen.generate import generate
 
     torch.manual_seed(0)
     weights = tmp_path / "resnet18.pt"
@@ -221,7 +221,7 @@ def test_generate_writes_frames_features_and_resumes(tmp_path):
 
 
 def test_feature_weights_must_exist(tmp_path):
-    from alfred_task.features import ResnetFeatures
+    from alfred_task.data.features import ResnetFeatures
 
     with pytest.raises(FileNotFoundError, match="neither 'imagenet' nor"):
         ResnetFeatures(str(tmp_path / "missing.pt"))
@@ -235,7 +235,7 @@ def test_feature_weights_must_exist(tmp_path):
 
 def test_problem_state_survives_parent_cycles():
     """THOR lists overlapping furniture as each other's parents; that must not hang."""
-    from alfred_task.scene_state import build_problem_state
+    from alfred_task.planning.scene_state import build_problem_state
 
     nav = GridNavigator([(x * 0.25, z * 0.25) for x in range(4) for z in range(4)])
 
@@ -268,7 +268,7 @@ def test_problem_state_survives_parent_cycles():
 
 
 def test_gen_cli_fails_fast_and_writes_nothing_on_bad_setup(tmp_path, capsys):
-    from alfred_task.gen import main
+    from alfred_task.gen.generate import main
 
     out = tmp_path / "out"
     assert main(["--out", str(out), "--num", "1", "--features", str(tmp_path / "none.pt"), "--workers", "2"]) == 2
@@ -287,8 +287,8 @@ def test_gen_cli_fails_fast_and_writes_nothing_on_bad_setup(tmp_path, capsys):
 
 
 def test_placement_table_counts_slices_of_present_sliceables():
-    from alfred_task.scene_state import _placement_table
-    table = _placement_table(["Potato", "Knife"], ["SinkBasin", "Microwave"])
+    from alfred_task.planning.scene_state import placement_table
+    table = placement_table(["Potato", "Knife"], ["SinkBasin", "Microwave"])
     assert "PotatoSliced" in table["SinkBasin"] and "PotatoSliced" in table["Microwave"]
     assert "AppleSliced" not in table["SinkBasin"]  # no apple, no apple slices
 

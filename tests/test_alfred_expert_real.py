@@ -39,8 +39,8 @@ class _Counting:
 
 
 def _run(env, task_dir: str):
-    from alfred_task.eval import run_task_episode
-    from alfred_task.expert import ExpertAgent
+    from alfred_task.evaluation.cli import run_task_episode
+    from alfred_task.planning.expert import ExpertAgent
 
     counting = _Counting(env)
     rec = run_task_episode(counting, ExpertAgent(), _traj(task_dir), 0)
@@ -82,7 +82,7 @@ class _Wall(_Counting):
         self.hits = 0
 
     def va_interact(self, action: str, mask=None):
-        from alfred_task.navigation import FORWARD, agent_node
+        from alfred_task.env.navigation import FORWARD, agent_node
 
         if action == "MoveAhead_25":
             i, k, r = agent_node(self._env.last_event.metadata["agent"])
@@ -103,9 +103,9 @@ def test_a_failed_move_that_cuts_the_path_replans_from_the_cells_left(env):
     Built deterministically (real scenes' geometry changes with simulator fixes): the cell of the
     expert's first interaction spot is walled off, so the last MoveAhead onto it fails, the grid
     loses the cell and no path reaches that spot any more."""
-    from alfred_task.eval import run_task_episode
-    from alfred_task.expert import AlfredExpert, ExpertAgent
-    from alfred_task.navigation import agent_node, parse_location
+    from alfred_task.evaluation.cli import run_task_episode
+    from alfred_task.planning.expert import AlfredExpert, ExpertAgent
+    from alfred_task.env.navigation import agent_node, parse_location
 
     traj = _traj("pick_and_place_with_movable_recep-LettuceSliced-Plate-SideTable-28")
     env.init_episode(traj)
@@ -140,7 +140,7 @@ def test_an_unsolvable_episode_records_why(env):
 def test_a_start_pose_just_off_the_grid_counts_as_reachable(env):
     """FloorPlan421's recorded start (-2.00, 3.25) is not among GetReachablePositions, so nothing
     was reachable and the expert found no plan; the cell the agent stands on is reachable."""
-    from alfred_task.navigation import GridNavigator, agent_node
+    from alfred_task.env.navigation import GridNavigator, agent_node
 
     traj = _traj("pick_and_place_simple-SprayBottle-None-GarbageCan-421")
     env.init_episode(traj)

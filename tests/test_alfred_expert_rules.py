@@ -73,8 +73,8 @@ def env(alfred_env):
 
 
 def _run(env, task_dir: str):
-    from alfred_task.eval import run_task_episode
-    from alfred_task.expert import ExpertAgent
+    from alfred_task.evaluation.cli import run_task_episode
+    from alfred_task.planning.expert import ExpertAgent
 
     return run_task_episode(env, ExpertAgent(), alfred_sample_traj(task_dir), 0)
 
@@ -97,8 +97,8 @@ def test_real_coffee_machine_with_a_knife_in_front_of_it(env):
 def test_spots_of_a_target_hidden_by_the_held_object_are_tried_farthest_first():
     """FloorPlan212: the carried Box covers the lower frame, so the coffee table shows from no
     near spot; after two rejected spots the rest are tried farthest first, looking down most."""
-    from alfred_task.navigation import GridNavigator
-    from alfred_task.scene_state import LocationIndex
+    from alfred_task.env.navigation import GridNavigator
+    from alfred_task.planning.scene_state import LocationIndex
 
     nav = GridNavigator([(x * 0.25, 0.0) for x in range(8)])
     index = LocationIndex(None, nav, (0, 0, 1))

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from alfred_task.features import RANDOM_ENCODER, ResnetFeatures, check_encoder, imagenet_weights_path
+from alfred_task.data.features import RANDOM_ENCODER, ResnetFeatures, check_encoder, imagenet_weights_path
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -79,7 +79,7 @@ def test_state_dict_file_encoder(tmp_path):
 
 
 def test_a_relative_shipped_encoder_path_resolves_from_any_working_directory(tmp_path, monkeypatch):
-    from alfred_task.features import check_encoder
+    from alfred_task.data.features import check_encoder
 
     rel = "pretrained_model_ckpts/alfred_thor_resnet18/thor_resnet18.pt"
     repo = Path(__file__).resolve().parents[1]

@@ -13,7 +13,6 @@ import pytest
 from conftest import ALFRED_SAMPLE, alfred_sample_traj
 
 from alfred_task.planning.state import slice_id, sliced_type
-from conftest import load_script
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = ALFRED_SAMPLE
@@ -34,9 +33,9 @@ def test_slice_ids_follow_the_one_sliced_type_table():
     assert slice_id("Egg|+00.10|+01.00|-00.20", "Egg", 1) == "Egg|+00.10|+01.00|-00.20|EggCracked_1"
 
 
-def test_failure_causes_group_by_kind(monkeypatch):
-    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))  # as `python benchmarks/...` would
-    bench = load_script(REPO / "benchmarks" / "alfred_fidelity.py")
+def test_failure_causes_group_by_kind():
+    from alfred_task.evaluation import replay as bench
+
     a = bench.cause("MoveAhead_25", "Drawer_c8f5a3b1 is blocking Agent 0 from moving by (0.25, 0.0, 0.0).")
     b = bench.cause("MoveAhead_25", "Drawer_0a9b8c7d is blocking Agent 0 from moving by (0.0, 0.0, -0.25).")
     assert a == b == "MoveAhead_25: Drawer_<asset> is blocking Agent # from moving by (#, #, #)."
@@ -51,7 +50,7 @@ def test_failure_causes_group_by_kind(monkeypatch):
 def test_task_placements_thor5_forbids_are_planned(env):
     """ALFRED's own table made the task (a Candle on a Plate); THOR 5's restrictions do not
     list it. The expert must still find a plan from the real initial state."""
-    from alfred_task.expert import AlfredExpert
+    from alfred_task.planning.expert import AlfredExpert
 
     traj = _traj("pick_and_place_with_movable_recep-Candle-Plate-DiningTable-223")
     env.init_episode(traj)
@@ -202,7 +201,7 @@ _REPLAY_CASES = {
     "pick_heat_then_place_in_recep-Mug-None-SideTable-3": "counter slab open over a table inside its box (2)",
     # every step succeeded but the PutObject mask of a cabinet found the floor: every recorded id
     # is today's, so the THOR 2.1.0 rules (the held plunger hanging from the hand) were off;
-    # ALFRED's posed asset names tell a THOR 2.1.0 trajectory (alfred_task/thor_version.py)
+    # ALFRED's posed asset names tell a THOR 2.1.0 trajectory (alfred_task/env/thor_version.py)
     "pick_and_place_simple-Plunger-None-Cabinet-402": "THOR 2.1.0 recognised by its posed asset names",
     # every step succeeded but the bowl went onto today's Desk, which 2.1.0 called SideTable (the
     # scene has both types): ALFRED's receptacle ids beside its layouts name it (thor2_renames)
@@ -230,9 +229,9 @@ _STEP_CASES = {
 
 def _replay_row(env, task, monkeypatch):
     """The fidelity benchmark's replay row of one real trajectory."""
-    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
-    bench = load_script(REPO / "benchmarks" / "alfred_fidelity.py")
-    return bench.replay(env, _traj(task))
+    from alfred_task.evaluation.replay import replay_trajectory
+
+    return replay_trajectory(env, _traj(task))
 
 
 @needs_sample
@@ -256,7 +255,7 @@ def test_recorded_actions_all_succeed(env, task, monkeypatch):
 def test_drawer_contents_are_not_on_the_furniture_top(env, task):
     """THOR's receptacle volume of a side table or dresser is on its top: a phone restored in
     one of its drawers is in that drawer only, so the task is not solved before it starts."""
-    from alfred_task.goal_conditions import goal_satisfied
+    from alfred_task.env.goal_conditions import goal_satisfied
 
     traj = _traj(task)
     env.init_episode(traj)
@@ -569,7 +568,7 @@ def test_a_bread_slice_seen_over_its_neighbours_is_visible_in_thor2_mode(env):
     box. THOR's ray stops at the first collider it hits, and 2.1.0's points lie on the mesh: in
     THOR 2.1.0 mode the slice is visible, under today's rule (THOR 5 data) it is not."""
     from alfred_task.constants import INTERACT_ACTIONS
-    from alfred_task.masks import decompress_mask
+    from alfred_task.data.masks import decompress_mask
 
     traj = _traj("pick_heat_then_place_in_recep-BreadSliced-None-GarbageCan-4")
     env.init_episode(traj)

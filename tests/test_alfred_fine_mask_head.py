@@ -1,4 +1,4 @@
-"""`alfred_task.models.fine_mask_head` and the Seq2Seq agent's ``mask_head`` option: the 14×14
+"""`experiments.alfred_masks.fine_mask_head` and the study's agent ``mask_head`` option: the 14×14
 features are the encoder's own layer3 (its layer4 of them is the 7×7 map the policy reads), a saved
 head loads to the same function, and the agent uses it, with the checks that keep a wrong file out."""
 from __future__ import annotations
@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 import torch
 
-from alfred_task.agents import CheckpointAgent
-from alfred_task.models.fine_mask_head import FineMaskHead, layer3_features, load_head, save_head
+from alfred_task.evaluation.agents import CheckpointAgent
 from alfred_task.models.mask_rules import frame_logits
+from experiments.alfred_masks.agent import MaskHeadCheckpointAgent
+from experiments.alfred_masks.fine_mask_head import FineMaskHead, layer3_features, load_head, save_head
 
 REPO = Path(__file__).resolve().parents[1]
 CKPT = REPO / "pretrained_model_ckpts" / "alfred_seq2seq_pm_gpu" / "alfred_seq2seq_pm_lite.pt"
@@ -63,7 +64,7 @@ def test_a_saved_head_loads_to_the_same_function(tmp_path, agent):
 
 def test_the_agent_takes_its_masks_from_the_head(tmp_path, agent):
     path = _head_file(tmp_path, agent)
-    with_head = CheckpointAgent(CKPT, mask_head=str(path), mask_head_actions=["PickupObject"]).inner
+    with_head = MaskHeadCheckpointAgent(CKPT, mask_head=str(path), mask_head_actions=["PickupObject"]).inner
     head, _ = load_head(path)
     frame = _frame(1)
     cont = torch.randn(1, agent.model.dec.cont_dim)
@@ -83,7 +84,7 @@ def test_mask_head_actions_must_name_interactions(tmp_path, agent):
     path = _head_file(tmp_path, agent)
     for bad in (["MoveAhead"], [], "PickupObject"):
         with pytest.raises(Exception, match="mask_head_actions must be a non-empty list of interaction actions"):
-            CheckpointAgent(CKPT, mask_head=str(path), mask_head_actions=bad)
+            MaskHeadCheckpointAgent(CKPT, mask_head=str(path), mask_head_actions=bad)
 
 
 @pytest.mark.parametrize("kind, encoder, cond_dim, message", [
@@ -94,7 +95,7 @@ def test_mask_head_actions_must_name_interactions(tmp_path, agent):
 def test_a_head_that_does_not_fit_the_agent_is_refused(tmp_path, agent, kind, encoder, cond_dim, message):
     path = _head_file(tmp_path, agent, kind, encoder, cond_dim)
     with pytest.raises(Exception, match=message):
-        CheckpointAgent(CKPT, mask_head=str(path))
+        MaskHeadCheckpointAgent(CKPT, mask_head=str(path))
 
 
 @pytest.mark.slow
@@ -104,11 +105,11 @@ def test_probe_trains_heads_on_collected_rollouts_and_the_agent_loads_them(tmp_p
     import subprocess
     import sys
 
-    from alfred_task import closed_loop_masks as clm
+    from experiments.alfred_masks import closed_loop_masks as clm
 
     clm.collect(CKPT, REPO / "data" / "alfred_lite", "train", episodes=8, seed=0, out=tmp_path / "rolls",
                 max_steps=40, keep_rgb=True)
-    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "alfred_mask_probe.py"), "--rollouts",
+    proc = subprocess.run([sys.executable, "-m", "experiments.alfred_masks.mask_probe", "--rollouts",
                            str(tmp_path / "rolls"), "--heads", "state+f14,type+f14", "--steps", "4", "--held-out", "0.3",
                            "--save-heads", str(tmp_path / "heads"), "--out", str(tmp_path / "probe")],
                           capture_output=True, text=True, timeout=600, cwd=REPO)
@@ -117,4 +118,4 @@ def test_probe_trains_heads_on_collected_rollouts_and_the_agent_loads_them(tmp_p
     assert set(report["curves"]) == {"state+f14", "type+f14"} and report["rows"]["fitted"] > 0
     assert (tmp_path / "probe" / "probe.png").is_file()
     assert sorted(p.name for p in (tmp_path / "heads").iterdir()) == ["state+f14.pt"]  # the oracle is not saved
-    CheckpointAgent(CKPT, mask_head=str(tmp_path / "heads" / "state+f14.pt"))
+    MaskHeadCheckpointAgent(CKPT, mask_head=str(tmp_path / "heads" / "state+f14.pt"))

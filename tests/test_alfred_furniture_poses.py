@@ -1,11 +1,11 @@
 """THOR 2.1.0's poses of moveable furniture named by a trajectory's recorded objectIds
-(alfred_task/furniture_poses.py)."""
+(alfred_task/env/furniture_poses.py)."""
 from __future__ import annotations
 
 from conftest import ALFRED_SAMPLE, alfred_sample_traj
 import pytest
 
-from alfred_task.furniture_poses import MOVED_FAR, furniture_poses, recorded_ids
+from alfred_task.env.furniture_poses import MOVED_FAR, furniture_poses, recorded_ids
 
 
 def _obj(t: str, name: str, x: float, z: float, moveable: bool = True) -> dict:

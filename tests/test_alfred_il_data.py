@@ -12,12 +12,12 @@ import pytest
 import torch
 
 from alfred_task import constants as C
-from alfred_task.il_dataset import MAX_SUBGOALS, AlfredILDataset, DemoDataError, load_features
-from alfred_task.il_storage import AlfredDemoStorage, to_allenact_batch
+from alfred_task.data.il_dataset import MAX_SUBGOALS, AlfredILDataset, DemoDataError, load_features
+from alfred_task.training.il_storage import AlfredDemoStorage, to_allenact_batch
 from alfred_task.models.allenact_losses import alfred_rollout_losses
 from alfred_task.models.losses import LossWeights
 from alfred_task.models.observations import EXPERT_ACTION_UUID, EXPERT_MASK_UUID, LANG_GOAL_UUID
-from alfred_task.masks import decompress_mask
+from alfred_task.data.masks import decompress_mask
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "alfred"
 
@@ -168,8 +168,8 @@ def test_allenact_batch_carries_the_demonstration_as_expert_labels(train_ds):
 
 
 def test_generated_dataset_records_encoder_resumes_and_feeds_the_batches(tmp_path):
-    from alfred_task.dataset_meta import DatasetMetaError, read_meta
-    from alfred_task.gen import generate, main
+    from alfred_task.data.dataset_meta import DatasetMetaError, read_meta
+    from alfred_task.gen.generate import generate, main
 
     out = tmp_path / "data"
     summary = generate(out, 1, seed=5, workers=1, features="random_resnet18", planner="template", split="valid_seen")
@@ -198,8 +198,8 @@ def test_generated_dataset_records_encoder_resumes_and_feeds_the_batches(tmp_pat
 
 
 def test_imagenet_without_cached_weights_fails_in_one_line(tmp_path, capsys):
-    from alfred_task.features import imagenet_weights_path
-    from alfred_task.gen import main
+    from alfred_task.data.features import imagenet_weights_path
+    from alfred_task.gen.generate import main
 
     if imagenet_weights_path().is_file():
         pytest.skip("ImageNet weights are cached on this machine")
@@ -221,7 +221,7 @@ def test_unusable_splits_are_named(fixtures, train_ds):
 
 
 def test_vocab_is_the_one_preprocessing_writes(fixtures, train_ds, tmp_path):
-    from alfred_task.preprocess import preprocess_splits
+    from alfred_task.data.preprocess import preprocess_splits
 
     written, _ = preprocess_splits(fixtures / "json_2.1.0", fixtures / "splits_mini.json", tmp_path, progress=False)
 

@@ -1,4 +1,4 @@
-"""Tests for alfred_task.language: templated goal/step text for synthetic demos."""
+"""Tests for alfred_task.gen.language: templated goal/step text for synthetic demos."""
 from __future__ import annotations
 
 import json
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from alfred_task.constants import NAV_ACTION_SET, TASK_TYPES
-from alfred_task.language import SubgoalContext, describe_path, humanize, make_annotations
+from alfred_task.gen.language import SubgoalContext, describe_path, humanize, make_annotations
 
 ALFRED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "alfred"
 DIRECTION_WORDS = re.compile(r"\b(left|right|around|forward|ahead|meters?|steps?|walk|behind)\b", re.I)

@@ -1,7 +1,7 @@
 """A tiny Seq2Seq+PM must memorise one demonstration and then replay it closed-loop to the goal.
 
 Why: before blaming capacity or compute for a model that does not learn, the pipeline has to be
-able to overfit. This trains through the IL config's own pieces (`alfred_task.il_fit`: policy,
+able to overfit. This trains through the IL config's own pieces (`experiments.alfred_seq2seq.il_fit`: policy,
 teacher-forced batches, ALFRED's losses), saves an AllenAct-layout checkpoint and evaluates it with
 ALFRED's evaluator on the same episode, so any train/eval mismatch (features, language ids, the
 previous-action input, stop handling, mask decoding and resize, mask -> object) makes it fail. The
@@ -22,11 +22,11 @@ TINY = {"model_size": "lite", "demb": 16, "dhid": 32, "dframe": 64, "pframe": 50
 def memorised(tmp_path_factory, one_torch_thread):
     """(dataset root, untrained checkpoint, memorised checkpoint, fit result) on train demonstration 1
     (seed 0, template planner: pick_and_place_simple, 46 low actions)."""
-    from alfred_task.gen import generate
-    from alfred_task.il_dataset import AlfredILDataset
-    from alfred_task.il_fit import fit, save_policy
+    from alfred_task.gen.generate import generate
+    from alfred_task.data.il_dataset import AlfredILDataset
+    from experiments.alfred_seq2seq.il_fit import fit, save_policy
     from alfred_task.models.allenact_losses import AlfredSeq2SeqOfflineLoss
-    from alfred_task.online import ACTION_NAMES
+    from alfred_task.alfred_tasks import ACTION_NAMES
     from baseline_configs.alfred.alfred_seq2seq_pm_il import AlfredSeq2SeqPMILConfig
 
     root = tmp_path_factory.mktemp("alfred_mem")
@@ -43,8 +43,8 @@ def memorised(tmp_path_factory, one_torch_thread):
 
 
 def _task(ckpt: Path, data: Path) -> dict:
-    from alfred_task.agents import CheckpointAgent
-    from alfred_task.eval import evaluate_tasks
+    from alfred_task.evaluation.agents import CheckpointAgent
+    from alfred_task.evaluation.cli import evaluate_tasks
 
     entry = {"task": next(data.glob("train/*/*/traj_data.json")).parent.relative_to(data / "train").as_posix(),
              "repeat_idx": 0}
@@ -70,9 +70,9 @@ def test_one_pass_subgoal_evaluation_matches_per_subgoal_replay(memorised):
     teacher-force the prefix once; every record must equal ALFRED's reset-and-replay per subgoal."""
     import json
 
-    from alfred_task import eval as E
-    from alfred_task.agents import CheckpointAgent
-    from alfred_task.environment import AlfredEnv
+    from alfred_task.evaluation import cli as E
+    from alfred_task.evaluation.agents import CheckpointAgent
+    from alfred_task.env.environment import AlfredEnv
 
     data, untrained, trained, _ = memorised
     traj = json.loads(next(data.glob("train/*/*/traj_data.json")).read_text())
@@ -99,7 +99,7 @@ def test_one_pass_subgoal_evaluation_matches_per_subgoal_replay(memorised):
 
 def _prefix(env, agent, traj, teacher_force: bool, n: int = 3) -> None:
     """Reset and replay the first `n` expert steps (the agent is reset and teacher-forced or not)."""
-    from alfred_task.agents import expert_steps
+    from alfred_task.evaluation.agents import expert_steps
 
     env.init_episode(traj)
     if teacher_force:
@@ -123,10 +123,10 @@ def _acts(env, agent, n: int = 4) -> list:
 def test_fit_stops_at_the_frame_budget(memorised):
     """`max_frames` ends imitation once that many teacher-forced frames were served (the budget of
     the DAgger-vs-imitation comparison), whatever `updates` allows."""
-    from alfred_task.il_dataset import AlfredILDataset
-    from alfred_task.il_fit import fit
+    from alfred_task.data.il_dataset import AlfredILDataset
+    from experiments.alfred_seq2seq.il_fit import fit
     from alfred_task.models.allenact_losses import AlfredSeq2SeqOfflineLoss
-    from alfred_task.online import ACTION_NAMES
+    from alfred_task.alfred_tasks import ACTION_NAMES
     from baseline_configs.alfred.alfred_seq2seq_pm_il import AlfredSeq2SeqPMILConfig
 
     data_root = memorised[0]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import ALFRED_SAMPLE, load_script
+from conftest import ALFRED_SAMPLE
 
 from thor_lite.furniture_sides import touching_cells, with_furniture_sides
 
@@ -28,13 +28,10 @@ def _trial(task: str, trial: str) -> dict:
 
 @pytest.fixture(scope="module")
 def bench(alfred_env):
-    import sys
+    """The replay every fidelity benchmark runs."""
+    from alfred_task.evaluation import replay
 
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    try:
-        return load_script(REPO / "benchmarks" / "alfred_fidelity.py")
-    finally:
-        sys.path.remove(str(REPO / "benchmarks"))
+    return replay
 
 
 def test_touching_cells_are_those_the_body_reaches_from_the_box():
@@ -51,7 +48,7 @@ def test_touching_cells_are_those_the_body_reaches_from_the_box():
 
 
 def _replay(bench, env, task: str, trial: str) -> dict:
-    return bench.replay(env, _trial(task, trial))
+    return bench.replay_trajectory(env, _trial(task, trial))
 
 
 def test_strip_beside_a_bed_is_walkable(bench, alfred_env):
@@ -78,7 +75,7 @@ def test_drawer_front_faces_the_recorded_opening_pose(bench, alfred_env):
     w = alfred_env.controller._world
     drawers = [o for o in w.objects.values() if o.object_type == "Drawer" and o.position[0] > 2.4]
     assert len(drawers) == 10 and all(o.front == (-1.0, 0.0) for o in drawers)
-    r = bench.replay(alfred_env, traj)
+    r = bench.replay_trajectory(alfred_env, traj)
     assert r["first_failure"] is None and r["goal"]
 
 
@@ -101,7 +98,7 @@ def test_desk_drawer_front_is_the_face_the_pose_stands_out_from(bench, alfred_en
     w = alfred_env.controller._world
     top = w.objects["Drawer|-01.39|+00.73|-02.26"]  # the one the trajectory opens
     assert top.front == (0.0, 1.0)
-    r = bench.replay(alfred_env, traj)
+    r = bench.replay_trajectory(alfred_env, traj)
     assert r["first_failure"] is None and r["goal"]
 
 
@@ -125,7 +122,7 @@ def test_body_steps_ten_cm_into_a_counter_off_the_layout(bench, alfred_env):
     assert w.box_overlap == THOR2_BOX_OVERLAP and w.position_free(0.25, -1.0)
     w.box_overlap = LAYOUT_MODE_BOX_OVERLAP
     assert not w.position_free(0.25, -1.0)  # the counter blocks it with the general overlap
-    r = bench.replay(alfred_env, traj)
+    r = bench.replay_trajectory(alfred_env, traj)
     assert r["first_failure"] is None or r["first_failure"]["step"] > 14
 
 

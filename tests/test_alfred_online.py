@@ -8,15 +8,16 @@ import pytest
 import torch
 
 from alfred_task import constants as C
-from alfred_task.il_dataset import build_vocab
+from alfred_task.data.il_dataset import build_vocab
 from alfred_task.models.observations import (EXPERT_ACTION_UUID, EXPERT_HIGH_IDX_UUID, EXPERT_MASK_UUID,
                                              EXPERT_PROGRESS_UUID, LANG_GOAL_UUID, LANG_INSTR_UUID,
                                              PREV_ACTION_UUID, RGB_UUID)
-from alfred_task.online import ACTION_NAMES, AlfredTaskSampler
-from alfred_task.sensors import (AlfredExpertActionSensor, ExpertHighIdxSensor, ExpertMaskSensor,
+from alfred_task.alfred_tasks import ACTION_NAMES
+from alfred_task.alfred_task_samplers import AlfredTaskSampler
+from alfred_task.alfred_sensors import (AlfredExpertActionSensor, ExpertHighIdxSensor, ExpertMaskSensor,
                                  ExpertProgressSensor, FrameSensor, GoalTokensSensor, InstructionTokensSensor,
                                  PrevActionSensor, ResnetFeaturePreprocessor, ResnetFeatureSensor)
-from alfred_task.traj_data import load_split_file
+from alfred_task.data.traj_data import load_split_file
 
 ROOT = Path(__file__).resolve().parents[1] / "data" / "alfred_lite"
 
@@ -104,7 +105,7 @@ def test_feature_sensor_is_seeded_resnet18_conv_map():
 
 
 def test_imagenet_feature_sensor_fails_fast_without_weights():
-    from alfred_task.features import imagenet_weights_path
+    from alfred_task.data.features import imagenet_weights_path
 
     if imagenet_weights_path().is_file():
         pytest.skip("ImageNet weights are cached on this machine")

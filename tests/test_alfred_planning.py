@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from alfred_task import goal_conditions as gc
+from alfred_task.env import goal_conditions as gc
 from alfred_task.planning.examples import CASES, P, kitchen  # the synthetic scene, shared with the benchmark
 from alfred_task.planning import (
     DOMAIN_PATH,

@@ -8,11 +8,11 @@ import pytest
 import torch
 
 from alfred_task import constants as C
-from alfred_task.agents import CheckpointAgent
-from alfred_task.convert_checkpoint import allenact_checkpoint
-from alfred_task.features import ResnetFeatures
+from alfred_task.evaluation.agents import CheckpointAgent
+from alfred_task.training.convert_checkpoint import allenact_checkpoint
+from alfred_task.data.features import ResnetFeatures
 from alfred_task.models.actor_critic import build_actor_critic
-from alfred_task.vocabulary import AlfredVocab, lookup
+from alfred_task.data.vocabulary import AlfredVocab, lookup
 
 KW = dict(num_words=30, demb=8, dhid=16, dframe=24, progress_monitor=True, mask_lang_padding=False)
 

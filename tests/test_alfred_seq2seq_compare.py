@@ -1,4 +1,4 @@
-"""benchmarks/alfred_seq2seq_compare.py: a call that evaluates only some agents (`--evaluate`)
+"""experiments/alfred_seq2seq/compare.py: a call that evaluates only some agents (`--evaluate`)
 trains nothing else (separate calls side by side, then a report)."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ REPO = Path(__file__).resolve().parents[1]
 def test_evaluating_only_random_trains_no_variant(tmp_path):
     out = tmp_path / "o"
     proc = subprocess.run(
-        [sys.executable, "benchmarks/alfred_seq2seq_compare.py", "--data", str(REPO / "data" / "alfred_lite"),
+        [sys.executable, "-m", "experiments.alfred_seq2seq.compare", "--data", str(REPO / "data" / "alfred_lite"),
          "--evaluate", "random", "--splits", "valid_seen", "--limit", "1", "--subgoals", "none", "--max-steps", "5",
          "--workers", "1", "--out", str(out)],
         cwd=REPO, capture_output=True, text=True, timeout=300,
@@ -29,7 +29,7 @@ def test_bad_agent_kwargs_is_one_line_before_any_work(tmp_path):
     out = tmp_path / "o"
     for bad, why in (("{nope", "invalid JSON"), ("[1]", "expected a JSON object")):
         proc = subprocess.run(
-            [sys.executable, "benchmarks/alfred_seq2seq_compare.py", "--data", str(REPO / "data" / "alfred_lite"),
+            [sys.executable, "-m", "experiments.alfred_seq2seq.compare", "--data", str(REPO / "data" / "alfred_lite"),
              "--evaluate", "random", "--agent-kwargs", bad, "--out", str(out)],
             cwd=REPO, capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
         assert proc.returncode != 0 and "Traceback" not in proc.stderr
@@ -40,15 +40,14 @@ def test_bad_agent_kwargs_is_one_line_before_any_work(tmp_path):
 def test_ship_half_halves_the_weights_and_loads_back_into_the_float32_model(tmp_path):
     import torch
 
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    from alfred_seq2seq_compare import ship
+    from alfred_task.training.ship_checkpoint import ship
 
-    from alfred_task.agents import CheckpointAgent
-    from alfred_task.il_fit import save_policy
+    from alfred_task.evaluation.agents import CheckpointAgent
+    from experiments.alfred_seq2seq.il_fit import save_policy
     from alfred_task.models.actor_critic import build_actor_critic
     from alfred_task.models.agent import AGENT_REF
     from alfred_task.models.trained import AlfredSeq2SeqTrainedPolicy
-    from alfred_task.vocabulary import AlfredVocab, lookup
+    from alfred_task.data.vocabulary import AlfredVocab, lookup
 
     kw = dict(num_words=12, demb=8, dhid=16, dframe=24, progress_monitor=True, mask_lang_padding=False,
               subcell_mask=True)
@@ -87,8 +86,7 @@ def test_trajectory_clustered_interval_counts_a_trajectorys_annotations_once():
     """Three annotations that always end alike are one sample: the clustered interval of 10
     trajectories is wider than Wilson's over their 30 annotations, and equals the bootstrap over
     the 10 per-trajectory rates."""
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    from alfred_seq2seq_compare import by_trajectory, ratio_ci, trajectory_ci, wilson
+    from experiments.alfred_seq2seq.compare import by_trajectory, ratio_ci, trajectory_ci, wilson
 
     recs = [{"task": f"t{i}/trial", "trial": "trial"} for i in range(10) for _ in range(3)]
     ok = [1.0 if int(r["task"][1:].split("/")[0]) < 4 else 0.0 for r in recs]  # 4 of 10 trajectories succeed
@@ -104,8 +102,7 @@ def test_paired_difference_sees_a_consistent_gain_that_separate_intervals_miss()
     """Agent a succeeds on one more of 6 evaluations than b in every trajectory, while trajectories
     range from easy to hopeless: the separate clustered intervals overlap, the paired one excludes 0.
     Records only one agent has are left out; identical agents differ by exactly 0."""
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    from alfred_seq2seq_compare import paired_difference, trajectory_ci
+    from experiments.alfred_seq2seq.compare import paired_difference, trajectory_ci
 
     def recs(extra: int) -> list:
         out = []
@@ -131,10 +128,9 @@ def test_paired_difference_sees_a_consistent_gain_that_separate_intervals_miss()
 def test_claims_add_the_requested_pairs_after_the_must_show_ones():
     """--pair A,B adds A > B rows (here task GC only: no subgoal records) after the must-show
     comparisons, with the paired difference on the same episodes; pairs naming an absent agent are skipped."""
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    from alfred_seq2seq_compare import claims, subgoal_summary, task_summary
+    from experiments.alfred_seq2seq.compare import claims, subgoal_summary, task_summary
 
-    from alfred_task.metrics import episode_record
+    from alfred_task.evaluation.metrics import episode_record
 
     def recs(done: int) -> list:  # `done` of 2 goal conditions in every episode of 10 trajectories x 3
         return [episode_record(f"t{t}", "pick_two_obj_and_place", i, "g", done == 2, done, 2, 10, 10, 0.0,

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from alfred_task import constants as C
-from alfred_task.agents import CheckpointAgent
+from alfred_task.evaluation.agents import CheckpointAgent
 
 CKPTS = Path(__file__).resolve().parents[1] / "pretrained_model_ckpts"
 SHIPPED = [CKPTS / name / "alfred_seq2seq_pm_lite.pt" for name in ("alfred_seq2seq_pm_il", "alfred_seq2seq_pm_gpu")]

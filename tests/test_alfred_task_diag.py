@@ -1,4 +1,4 @@
-"""`benchmarks/alfred_subgoal_diag.py --task`: step logs of whole task episodes with the shipped
+"""`experiments/alfred_seq2seq/subgoal_diag.py --task`: step logs of whole task episodes with the shipped
 checkpoint on the shipped valid episodes, and the classification of the first pickup attempt."""
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 @pytest.fixture
 def diag(monkeypatch):
-    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))  # as `python benchmarks/...` would
-    return load_script(REPO / "benchmarks" / "alfred_subgoal_diag.py", "alfred_subgoal_diag_task")
+    monkeypatch.syspath_prepend(str(REPO))  # as `python -m experiments...` from the root would
+    return load_script(REPO / "experiments" / "alfred_seq2seq" / "subgoal_diag.py", "alfred_subgoal_diag_task")
 
 
 def _step(subgoal, action, target="Mug|1|2|3", hit=None, ok=False, visible=True):

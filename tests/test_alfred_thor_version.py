@@ -1,4 +1,4 @@
-"""Recognising a trajectory recorded in THOR 2.1.0 (alfred_task/thor_version.py), which switches
+"""Recognising a trajectory recorded in THOR 2.1.0 (alfred_task/env/thor_version.py), which switches
 on thor_lite's THOR 2.1.0 rules, without relying on its recorded objectIds."""
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from conftest import ALFRED_SAMPLE, alfred_sample_traj
-from alfred_task.furniture_poses import recorded_ids
-from alfred_task.thor_version import foreign_name_share, recorded_in_thor2
+from alfred_task.env.furniture_poses import recorded_ids
+from alfred_task.env.thor_version import foreign_name_share, recorded_in_thor2
 
 LITE = Path(__file__).resolve().parents[1] / "data" / "alfred_lite"
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from alfred_task import constants as C
-from alfred_task.vocabulary import (
+from alfred_task.data.vocabulary import (
     AlfredVocab,
     Vocab,
     lookup,

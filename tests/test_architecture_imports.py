@@ -129,7 +129,7 @@ for pkg in ("rearrange", "alfred_task", "allenact_ext", "baseline_configs"):
             first_culprit = name
 
 from backends import ThorUnavailableError, check_thor
-from alfred_task.environment import AlfredEnv
+from alfred_task.env.environment import AlfredEnv
 from rearrange.environment import RearrangeTHOREnvironment
 
 try:
@@ -162,40 +162,66 @@ def test_real_thor_run_never_imports_thor_lite() -> None:
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-4000:]
     report = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert {"rearrange.environment", "alfred_task.environment", "allenact_ext.compat",
+    assert {"rearrange.environment", "alfred_task.env.environment", "allenact_ext.compat",
             "baseline_configs.rearrange_base"} <= set(report["modules"])
     expected = "started" if report["thor_here"] else "refused"
     assert report["outcomes"] == {"rearrange": expected, "alfred": expected}
     assert report["thor_lite"] == [], f"thor_lite loaded (first after {report['culprit']}): {report['thor_lite']}"
 
 
+def _cycles(package: str, depth: int = 0) -> List[List[str]]:
+    """Import cycles between `package`'s modules (Tarjan's strongly connected components); with
+    `depth`, names are cut to that many parts first (2: subpackages as one node)."""
+    def cut(name: str) -> str:
+        return ".".join(name.split(".")[:depth]) if depth else name
+
+    graph = {cut(_module_name(p)): set() for p in _py_files(package)}
+    for path in _py_files(package):
+        src = cut(_module_name(path))
+        for target, _, _ in _imports(path):
+            target = cut(target)
+            while target and target not in graph:
+                target = target.rpartition(".")[0]
+            if target and target != src and not src.startswith(target + "."):  # a package's own __init__
+                graph[src].add(target)
+    index: dict = {}
+    low: dict = {}
+    stack: List[str] = []
+    found: List[List[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            comp = []
+            while True:
+                top = stack.pop()
+                comp.append(top)
+                if top == node:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_alfred_task_has_no_import_cycles() -> None:
+    """Stages import downhill only; lazy imports inside functions count as edges too (a cycle
+    hidden behind a function-level import is still a cycle)."""
+    assert _cycles("alfred_task") == []
+    assert _cycles("alfred_task", depth=2) == []  # subpackages (models, planning) as one node
+
+
 def test_thor_lite_has_no_import_cycles() -> None:
     """thor_lite's modules import downhill only: every import counts, lazy ones inside
-    functions and annotation-only ones included (a package's own `__init__` is no edge)."""
-    files = _py_files("thor_lite")
-    modules = {_module_name(p) for p in files}
-    graph = {}
-    for path in files:
-        src = _module_name(path)
-        ancestors = {".".join(src.split(".")[:k]) for k in range(1, src.count(".") + 1)}
-        graph[src] = sorted({t for t, _, _ in _imports(path) if t in modules and t != src and t not in ancestors})
-    state, stack = {}, []
-
-    def cycle_from(node: str):
-        state[node] = "open"
-        stack.append(node)
-        for nxt in graph[node]:
-            if state.get(nxt) == "open":
-                return stack[stack.index(nxt):] + [nxt]
-            if nxt not in state:
-                found = cycle_from(nxt)
-                if found:
-                    return found
-        state[node] = "done"
-        stack.pop()
-        return None
-
-    for module in sorted(graph):
-        if module not in state:
-            cycle = cycle_from(module)
-            assert cycle is None, "thor_lite import cycle: " + " -> ".join(cycle)
+    functions and annotation-only ones included."""
+    assert _cycles("thor_lite") == []

@@ -119,15 +119,15 @@ def test_sigterm_allenact_training_stops_workers_and_samplers(tmp_path):
 def test_sigterm_alfred_gen_stops_forkserver_and_workers(tmp_path):
     r = _sigterm_run([sys.executable, "-m", "alfred_task.gen", "--out", str(tmp_path / "out"), "--num", "6",
                       "--workers", "2", "--planner", "template"], _n_workers(3), tmp_path)
-    _report("alfred_task.gen", r)
+    _report("alfred_task.gen.generate", r)
     _check(r)
 
 
 def test_sigterm_alfred_eval_stops_workers(tmp_path):
-    r = _sigterm_run([sys.executable, "-m", "alfred_task.eval", "--agent", "random", "--data", str(ALFRED),
+    r = _sigterm_run([sys.executable, "-m", "alfred_task.evaluation", "--agent", "random", "--data", str(ALFRED),
                       "--splits", str(ALFRED / "splits.json"), "--split", "valid_seen,valid_unseen",
                       "--num-workers", "2", "--out", str(tmp_path / "out"), "--quiet"], _n_workers(2), tmp_path)
-    _report("alfred_task.eval", r)
+    _report("alfred_task.evaluation.cli", r)
     _check(r)
 
 
@@ -151,11 +151,11 @@ def test_sigint_delivered_twice_at_once_is_one_request(tmp_path):
     """`timeout -s INT` signals the process and then its process group: the main process gets the
     same SIGINT twice, the second while the first is being handled. That must stop the run like one Ctrl-C (workers
     stopped, the one-line message printed), not like an impatient second Ctrl-C."""
-    r = _sigterm_run([sys.executable, "-m", "alfred_task.eval", "--agent", "random", "--data", str(ALFRED),
+    r = _sigterm_run([sys.executable, "-m", "alfred_task.evaluation", "--agent", "random", "--data", str(ALFRED),
                       "--splits", str(ALFRED / "splits.json"), "--split", "valid_seen,valid_unseen",
                       "--num-workers", "2", "--out", str(tmp_path / "out"), "--quiet"], _n_workers(2), tmp_path,
                      signals=(signal.SIGINT, signal.SIGINT))
-    _report("alfred_task.eval, SIGINT twice", r)
+    _report("alfred_task.evaluation.cli, SIGINT twice", r)
     assert r["code"] == 128 + signal.SIGINT, r
     assert not r["left"], f"survived 10 s after SIGINT: {r['left']}"
     assert "received SIGINT" in r["log"], r["log"][-2000:]

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from conftest import load_script
 
-from alfred_task.eval import task_results
-from alfred_task.metrics import episode_record, format_task_table
+from alfred_task.evaluation.cli import task_results
+from alfred_task.evaluation.metrics import episode_record, format_task_table
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "main_job.py"
 

@@ -36,7 +36,7 @@ def test_real_put_into_a_basin_around_a_lettuce_finds_the_basin(alfred_env):
     """FloorPlan21: ALFRED's PutObject mask over the sink (step 32) runs around the round
     lettuce posed in its basin; the lettuce's solid box took 3292 of its 8238 pixels and won the
     IoU ranking over the SinkBasin ("This target object is NOT a receptacle!")."""
-    from alfred_task.masks import decompress_mask
+    from alfred_task.data.masks import decompress_mask
 
     traj = _replay_to(alfred_env, "pick_and_place_with_movable_recep-PotatoSliced-Pot-DiningTable-21", 32)
     lettuces = [o for o in alfred_env.controller._world.objects.values() if o.object_type == "Lettuce"]

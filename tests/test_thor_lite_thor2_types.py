@@ -82,7 +82,7 @@ def test_a_ladle_posed_level_lies_along_yaw_plus_90():
 def _replay_to(env, task_dir: str, stop: int) -> dict:
     """Replay a real trajectory's first `stop` low-level actions (each must succeed)."""
     from alfred_task.constants import INTERACT_ACTIONS
-    from alfred_task.masks import decompress_mask
+    from alfred_task.data.masks import decompress_mask
 
     from conftest import alfred_sample_traj
 
@@ -102,7 +102,7 @@ def _replay_to(env, task_dir: str, stop: int) -> dict:
 def _recorded_mask(traj: dict, step: int):
     import numpy as np
 
-    from alfred_task.masks import decompress_mask
+    from alfred_task.data.masks import decompress_mask
 
     la = traj["plan"]["low_actions"][step]
     assert la["discrete_action"]["action"] == "PickupObject"

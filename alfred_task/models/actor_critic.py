@@ -23,7 +23,7 @@ collapsed in session 11 started at a train CE of 1.83).
 ``emit_masks=True`` (what ``allenact --eval`` builds): every action is ``{"action": index,
 "mask": the mask decoder's P×P logits}`` (a ``Dict`` action space, `ActionAndMaskDistr`), so the
 task interacts with the model's own mask, as ALFRED's evaluation does; AllenAct actions are
-otherwise plain integers and the task would have to pick a mask itself (`alfred_task.online`).
+otherwise plain integers and the task would have to pick a mask itself (`alfred_task.alfred_tasks`).
 
 ``state_dict`` keys are ALFRED's with the prefix ``seq2seq.`` (`STATE_PREFIX`).
 """
@@ -39,7 +39,7 @@ from allenact.algorithms.onpolicy_sync.policy import ActorCriticModel
 from allenact.base_abstractions.distributions import CategoricalDistr, Distr
 from allenact.base_abstractions.misc import ActorCriticOutput, Memory
 
-from .. import constants as C
+from alfred_task import constants as C
 from .observations import EXPERT_ACTION_UUID, LANG_GOAL_UUID, LANG_INSTR_UUID, RESNET_UUID
 from .seq2seq import Seq2Seq, ablation_flags
 

@@ -1,6 +1,6 @@
-"""ALFRED evaluation agent around the Seq2Seq(+PM) model (the `alfred_task.agents` protocol).
+"""ALFRED evaluation agent around the Seq2Seq(+PM) model (the `alfred_task.evaluation.agents` protocol).
 
-Converted and trained checkpoints name this class, so ``python -m alfred_task.eval --agent
+Converted and trained checkpoints name this class, so ``python -m alfred_task.evaluation --agent
 checkpoint --checkpoint <ckpt>`` builds it through `CheckpointAgent` as
 ``Seq2SeqAgent(model_kwargs=..., vocab=..., visual_encoder=...)`` then ``load_state_dict``.
 
@@ -21,9 +21,8 @@ mask that excludes every pixel it already tried, instead of moving on as if the 
 hand (the demonstrations never show a failed interaction either); ``retry_actions`` limits it to
 some interactions (e.g. ``["PickupObject", "SliceObject"]``: a failed Put is better left to the
 policy, whose next view often succeeds, than retried on the untried rest of a receptacle-sized
-mask). ``mask_head=<file>`` (none by default) takes the masks from a separately trained
-`fine_mask_head` (decoder state plus finer frame features) instead of the model's mask decoder,
-for every interaction or for ``mask_head_actions`` only (e.g. ``["PickupObject"]``).
+mask). The mask-head study (``experiments/alfred_masks``) subclasses this agent to take masks
+from a separately trained head; `_mask_logits` is the one method it overrides.
 `teacher_force` feeds the expert's step (subgoal evaluation): the
 decoder reads the frame before the expert action and the expert action becomes the previous action.
 """
@@ -36,9 +35,9 @@ from typing import Optional
 import numpy as np
 import torch
 
-from .. import constants as C
-from ..agents import ActionMask, Agent
-from ..vocabulary import AlfredVocab, normalize_text, numericalize_token, tokenize
+from alfred_task import constants as C
+from alfred_task.agent_api import ActionMask, Agent
+from alfred_task.data.vocabulary import AlfredVocab, normalize_text, numericalize_token, tokenize
 from .mask_rules import DEFAULT_MASK_RULE, frame_logits, parse_mask_rule
 from .seq2seq import StepState
 
@@ -56,9 +55,8 @@ class Seq2SeqAgent(Agent):
 
     def __init__(self, model_kwargs: dict, vocab: dict, visual_encoder: str = "imagenet",
                  mask_rule: str = DEFAULT_MASK_RULE, obstruction_evasion: bool = False,
-                 interaction_retry: int = 0, retry_actions: Optional[list[str]] = None,
-                 mask_head: Optional[str] = None, mask_head_actions: Optional[list[str]] = None) -> None:
-        from ..features import ResnetFeatures
+                 interaction_retry: int = 0, retry_actions: Optional[list[str]] = None) -> None:
+        from alfred_task.data.features import ResnetFeatures
         from .actor_critic import build_actor_critic
 
         self.mask_rule = parse_mask_rule(mask_rule)
@@ -83,33 +81,10 @@ class Seq2SeqAgent(Agent):
         except FileNotFoundError as e:
             raise ValueError(str(e)) from None
         self.visual_encoder = self.features.encoder
-        self.mask_head, self._mask_head_size = self._load_mask_head(mask_head) if mask_head else (None, 0)
-        if mask_head_actions is not None and (not isinstance(mask_head_actions, list) or not mask_head_actions
-                                              or any(a not in C.INTERACT_ACTIONS for a in mask_head_actions)):
-            raise ValueError(f"mask_head_actions must be a non-empty list of interaction actions, "
-                             f"got {mask_head_actions!r}")
-        self.mask_head_actions = frozenset(mask_head_actions or C.INTERACT_ACTIONS)
         self.allowed = self.policy.task_to_vocab  # agent actions' ids in the action_low vocabulary
         self.state: Optional[StepState] = None
         self._frame: Optional[np.ndarray] = None
         self._cache: "OrderedDict[bytes, torch.Tensor]" = OrderedDict()
-
-    def _load_mask_head(self, path: str):
-        """(a `fine_mask_head` file's head, its label resolution), checked against this agent."""
-        from pathlib import Path
-
-        from .fine_mask_head import AGENT_KINDS, load_head
-
-        head, record = load_head(Path(path))
-        if head.kind not in AGENT_KINDS:
-            raise ValueError(f"mask_head {path}: kind {head.kind!r} is a probe's oracle, not one of {AGENT_KINDS}")
-        if record["encoder"] != self.features.encoder:
-            raise ValueError(f"mask_head {path}: trained on encoder {record['encoder']}, "
-                             f"this agent's is {self.features.encoder}")
-        if head.cond_dim != self.model.dec.cont_dim:
-            raise ValueError(f"mask_head {path}: reads a decoder state of width {head.cond_dim}, "
-                             f"this model's is {self.model.dec.cont_dim}")
-        return head, int(record["meta"]["label_size"])
 
     #: the episode state is (decoder state, last frame, last action); tensors are replaced, never
     #: changed in place
@@ -181,17 +156,8 @@ class Seq2SeqAgent(Agent):
         return action, mask
 
     def _mask_logits(self, cont: torch.Tensor, feat: torch.Tensor, frame: np.ndarray, action: str) -> torch.Tensor:
-        """The mask decoder's (or, for `mask_head_actions`, the `mask_head`'s) logits at 300×300."""
-        if self.mask_head is None or action not in self.mask_head_actions:
-            return frame_logits(self.model.dec.decode_mask(cont, feat), C.MASK_SHAPE)[0]
-        from .fine_mask_head import layer3_features
-
-        f14 = None
-        if self.mask_head.f14 is not None:
-            f14 = layer3_features(self.features, torch.from_numpy(np.ascontiguousarray(frame))[None])
-        lo = self.mask_head(cont, feat, f14)  # resized as in its training: to its label side, then the frame
-        lo = frame_logits(lo, (self._mask_head_size, self._mask_head_size))
-        return frame_logits(lo, C.MASK_SHAPE)[0]
+        """The mask decoder's logits at 300×300 (`frame` and `action` are for subclasses)."""
+        return frame_logits(self.model.dec.decode_mask(cont, feat), C.MASK_SHAPE)[0]
 
     def _retry(self, env, cont: torch.Tensor, feat: torch.Tensor) -> tuple[Optional[str], Optional[np.ndarray]]:
         """(the failed interaction again, a mask of untried pixels) when interaction retry applies,

@@ -18,7 +18,7 @@ import torch
 from allenact.algorithms.onpolicy_sync.losses.abstract_loss import AbstractActorCriticLoss
 from allenact.base_abstractions.misc import ActorCriticOutput, GenericAbstractLoss, LossOutput, Memory
 
-from .. import constants as C
+from alfred_task import constants as C
 from .losses import LossWeights, seq2seq_losses
 from .observations import EXPERT_ACTION_UUID, EXPERT_HIGH_IDX_UUID, EXPERT_MASK_UUID, EXPERT_PROGRESS_UUID
 

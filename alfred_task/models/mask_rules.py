@@ -72,7 +72,7 @@ class MaskRule:
 def parse_mask_rule(spec: str) -> MaskRule:
     """``threshold``, ``top_k:N`` or ``top_k:N@A+B`` (N ≥ 1, A and B interaction actions);
     ValueError naming the bad spec."""
-    from ..constants import INTERACT_ACTIONS
+    from alfred_task.constants import INTERACT_ACTIONS
 
     spec = str(spec).strip()
     if spec == DEFAULT_MASK_RULE:

@@ -6,7 +6,7 @@ from __future__ import annotations
 LANG_GOAL_UUID = "alfred_lang_goal"
 #: int64 [Li]: word ids of all step instructions concatenated, ending with <<stop>>, right-padded with 0
 LANG_INSTR_UUID = "alfred_lang_instr"
-#: float32 [512, 7, 7]: ResNet-18 conv features of the current frame (`alfred_task.features`)
+#: float32 [512, 7, 7]: ResNet-18 conv features of the current frame (`alfred_task.data.features`)
 RESNET_UUID = "alfred_resnet18"
 #: int64 [2]: (expert action index in the task's action list, expert success) - AllenAct's ExpertActionSensor
 EXPERT_ACTION_UUID = "expert_action"
@@ -19,7 +19,7 @@ EXPERT_PROGRESS_UUID = "alfred_expert_progress"
 
 #: int64 [1]: the action_low id of the last action taken (0 = <<pad>> before the first); not read by the model
 PREV_ACTION_UUID = "alfred_prev_action"
-#: uint8 [S, S, 3]: the raw frame, for `alfred_task.sensors.ResnetFeaturePreprocessor` (features on the trainer's device)
+#: uint8 [S, S, 3]: the raw frame, for `alfred_task.alfred_sensors.ResnetFeaturePreprocessor` (features on the trainer's device)
 RGB_UUID = "alfred_rgb"
 
 __all__ = ["PREV_ACTION_UUID", "RGB_UUID", "LANG_GOAL_UUID", "LANG_INSTR_UUID", "RESNET_UUID", "EXPERT_ACTION_UUID", "EXPERT_MASK_UUID",

@@ -2,7 +2,7 @@
 
 Why: AllenAct writes checkpoints itself (``model_state_dict`` + trainer state), so nothing but
 the model's ``state_dict`` can carry the vocabulary, the model's dimensions and the visual
-encoder that ``python -m alfred_task.eval --agent checkpoint`` must rebuild. torch's
+encoder that ``python -m alfred_task.evaluation --agent checkpoint`` must rebuild. torch's
 ``get_extra_state`` stores them as ``_extra_state`` (plain types: readable with
 ``torch.load(weights_only=True)``), so a checkpoint straight out of a run evaluates without a
 conversion step; `agent_fields` turns it into `CheckpointAgent`'s fields.

@@ -1,6 +1,6 @@
 """The symbolic world the planners work on: scene objects, the problem state and the task.
 
-:class:`ProblemState` is what :mod:`alfred_task.scene_state` builds from simulator metadata
+:class:`ProblemState` is what :mod:`alfred_task.planning.scene_state` builds from simulator metadata
 and what both planners and the symbolic executor read; :func:`parse_task` turns a dataset's
 ``task_type`` + ``pddl_params`` into a :class:`PlanningTask`, and :func:`relevant_objects`
 is ALFRED's pruning of the scene to the objects a task can involve (§3.3).
@@ -321,7 +321,7 @@ def relevant_objects(state: ProblemState, task: PlanningTask) -> tuple[list[str]
 
 
 def to_thor_metadata(state: ProblemState) -> dict:
-    """THOR-like view of a symbolic state for :mod:`alfred_task.goal_conditions`:
+    """THOR-like view of a symbolic state for :mod:`alfred_task.env.goal_conditions`:
     ``{"objects": [...], "inventory": [...], "cleaned": set, "heated": set,
     "cooled": set}``.  ``receptacleObjectIds`` lists direct contents;
     ``parentReceptacles`` lists all enclosing receptacles; objects at the agent's

@@ -36,7 +36,7 @@ recipes fix some of them in leaf configs (``alfred_seq2seq_pm_lite_gpu.py``, ``.
 Evaluation: ``allenact -b . <cfg> --eval -c <ckpt> --deterministic_agents`` (argmax actions and
 the model's own masks at sigmoid > 0.5, as ALFRED's agent; AllenAct's test mode, see
 `eval_storage`) runs the test split; per-episode numerators/denominators land in AllenAct's metrics file and
-``python -m alfred_task.allenact_metrics <metrics json>`` turns them into ALFRED's SR/GC/PLW.
+``python -m alfred_task.evaluation.allenact_metrics <metrics json>`` turns them into ALFRED's SR/GC/PLW.
 """
 from __future__ import annotations
 
@@ -125,7 +125,7 @@ class AlfredSeq2SeqBaseConfig(ExperimentConfig):
     # --- inputs -----------------------------------------------------------------------------
     @staticmethod
     def _check_encoder(spec: str) -> Dict[str, Any]:
-        from alfred_task.features import check_encoder
+        from alfred_task.data.features import check_encoder
 
         try:
             return check_encoder(spec)
@@ -135,7 +135,7 @@ class AlfredSeq2SeqBaseConfig(ExperimentConfig):
     def check_dataset_encoder(self, data_root: Path) -> None:
         """The features on disk must come from the encoder the run names (evaluation re-featurises
         frames with it): compare with the dataset's ``dataset_meta.json`` when it has one."""
-        from alfred_task.dataset_meta import visual_encoder_of
+        from alfred_task.data.dataset_meta import visual_encoder_of
 
         made = visual_encoder_of(data_root)
         if made is None:
@@ -144,7 +144,7 @@ class AlfredSeq2SeqBaseConfig(ExperimentConfig):
         differs = any(made.get(k) != self.encoder_record.get(k) for k in keys if k != "file")
         if not differs and made.get("weights") == "file":
             # a weights file may sit elsewhere (a clone, the shipped copy): same numbers, any path
-            from alfred_task.features import ResnetFeatures
+            from alfred_task.data.features import ResnetFeatures
 
             try:
                 digest = ResnetFeatures(self.visual_encoder).describe()["weights_sha256"]
@@ -158,7 +158,7 @@ class AlfredSeq2SeqBaseConfig(ExperimentConfig):
     def demo_storage(self, data_root: Path, splits: Path, split: str, max_examples: Optional[int]) -> Builder:
         """Teacher-forced demonstration batches (`AlfredDemoStorage`) numericalised with this run's
         vocabulary, so offline batches and online observations index the same embeddings."""
-        from alfred_task.il_storage import AlfredDemoStorage
+        from alfred_task.training.il_storage import AlfredDemoStorage
 
         return Builder(AlfredDemoStorage, {"data_root": str(data_root), "splits": str(splits), "split": split,
                                            "batch_size": self.batch_size, "mask_size": self.dims["pframe"],
@@ -168,8 +168,8 @@ class AlfredSeq2SeqBaseConfig(ExperimentConfig):
     def vocab(self):
         """ALFRED's vocabulary (pp.vocab, or built over every split), built once per process."""
         if self._vocab is None:
-            from alfred_task.il_dataset import resolve_vocab
-            from alfred_task.traj_data import load_split_file
+            from alfred_task.data.il_dataset import resolve_vocab
+            from alfred_task.data.traj_data import load_split_file
 
             self._vocab = resolve_vocab(self.vocab_path, self.data_root, load_split_file(self.splits))
         return self._vocab
@@ -181,8 +181,8 @@ class AlfredSeq2SeqBaseConfig(ExperimentConfig):
 
     def input_sensors(self) -> List[Sensor]:
         """Language and features: what the policy reads, in every mode."""
-        from alfred_task.sensors import GoalTokensSensor, InstructionTokensSensor, ResnetFeatureSensor
-        from alfred_task.features import RANDOM_ENCODER
+        from alfred_task.alfred_sensors import GoalTokensSensor, InstructionTokensSensor, ResnetFeatureSensor
+        from alfred_task.data.features import RANDOM_ENCODER
 
         spec, seed = self.visual_encoder, 0
         if spec.startswith(RANDOM_ENCODER + ":"):
@@ -203,7 +203,7 @@ class AlfredSeq2SeqBaseConfig(ExperimentConfig):
     def create_model(self, **kwargs) -> torch.nn.Module:
         from alfred_task.models.agent import AGENT_REF
         from alfred_task.models.trained import AlfredSeq2SeqTrainedPolicy
-        from alfred_task.online import ACTION_NAMES
+        from alfred_task.alfred_tasks import ACTION_NAMES
 
         if self.trainer_torch_threads is not None:  # create_model runs in the trainer process
             torch.set_num_threads(self.trainer_torch_threads)
@@ -243,14 +243,14 @@ class AlfredSeq2SeqBaseConfig(ExperimentConfig):
 
     # --- samplers ---------------------------------------------------------------------------
     def make_sampler_fn(self, **kwargs):
-        from alfred_task.online import AlfredTaskSampler
+        from alfred_task.alfred_task_samplers import AlfredTaskSampler
 
         torch.set_num_threads(self.sampler_torch_threads)  # runs in the sampler's process
         return AlfredTaskSampler(**kwargs)
 
     def sampler_args(self, split: str, sensors: Sequence[Sensor], process_ind: int, total: int,
                      seed: int, deterministic: bool) -> Dict[str, Any]:
-        from alfred_task.traj_data import load_split_file
+        from alfred_task.data.traj_data import load_split_file
 
         entries = list(load_split_file(self.splits).get(split, ()))
         if not entries:

@@ -52,7 +52,7 @@ class AlfredSeq2SeqILConfig(AlfredSeq2SeqBaseConfig):
 
     def _updates_for(self, frames: int) -> int:
         """Updates that serve about `frames` teacher-forced frames (mean train sequence length)."""
-        from alfred_task.traj_data import load_split_file
+        from alfred_task.data.traj_data import load_split_file
 
         entries = list(load_split_file(self.splits).get(self.train_split, ()))[:self.max_examples]
         if not entries:
@@ -81,7 +81,7 @@ class AlfredSeq2SeqILConfig(AlfredSeq2SeqBaseConfig):
 
     def training_pipeline(self, **kwargs) -> TrainingPipeline:
         from alfred_task.models.allenact_losses import AlfredSeq2SeqOfflineLoss
-        from alfred_task.online import ACTION_NAMES
+        from alfred_task.alfred_tasks import ACTION_NAMES
 
         n = self.training_updates
         loss = Builder(AlfredSeq2SeqOfflineLoss, {"weights": self.loss_weights(), "action_names": ACTION_NAMES})

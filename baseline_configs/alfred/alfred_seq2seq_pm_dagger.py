@@ -1,5 +1,5 @@
 """ALFRED Seq2Seq+PM trained online with DAgger on thor_lite: the learner acts, the online expert
-(`alfred_task.expert.AlfredExpert`, replanning from whatever state the learner reached) labels
+(`alfred_task.planning.expert.AlfredExpert`, replanning from whatever state the learner reached) labels
 every step with its action, interaction mask, subgoal index and progress.
 
     allenact -b . baseline_configs/alfred/alfred_seq2seq_pm_dagger.py -o out/alfred_pm_dagger -s 123 \\
@@ -10,7 +10,7 @@ is taken with probability 1 for ``bc_tf1_steps`` environment steps, then the pro
 linearly to 0 over ``dagger_steps`` (defaults: 10 % and 50 % of ``training_frames``). The loss is
 ALFRED's (`AlfredSeq2SeqLoss`) on the stored expert labels, whoever acted. When the learner
 interacts, the task uses the expert's mask if the learner chose the expert's action, else the
-object nearest the image centre (`alfred_task.online`); evaluation uses the model's own masks.
+object nearest the image centre (`alfred_task.alfred_tasks`); evaluation uses the model's own masks.
 Steps count environment frames over all samplers (AllenAct's on-policy counting).
 ``freeze_batchnorm`` (default true): batch norm (visual encoder, mask decoder) uses its running
 statistics in training too (`alfred_task.models.actor_critic`): a rollout's frames come from a
@@ -66,13 +66,13 @@ class AlfredSeq2SeqPMDaggerConfig(AlfredSeq2SeqBaseConfig):
                 raise ConfigError(f"demo_splits: {self.demo_splits} not found")
             if self.vocab_path is None and self.demo_data_root.resolve() != self.data_root.resolve():
                 raise ConfigError(f"demo_data_root: {o.demo_data_root} and data_root {self.data_root} must share one "
-                                  f"vocabulary: pass vocab, a pp.vocab covering both (python -m alfred_task.preprocess "
+                                  f"vocabulary: pass vocab, a pp.vocab covering both (python -m alfred_task.data.preprocess "
                                   f"--data {o.demo_data_root} --splits {self.demo_splits} --out DIR writes DIR/pp.vocab)")
             self.check_dataset_encoder(self.demo_data_root)
             self.demo_split = o.demo_split
 
     def train_sensors(self) -> List[Sensor]:
-        from alfred_task.sensors import (AlfredExpertActionSensor, ExpertHighIdxSensor, ExpertMaskSensor,
+        from alfred_task.alfred_sensors import (AlfredExpertActionSensor, ExpertHighIdxSensor, ExpertMaskSensor,
                                          ExpertProgressSensor)
 
         expert = [AlfredExpertActionSensor(), ExpertMaskSensor(size=self.dims["pframe"])]
@@ -90,7 +90,7 @@ class AlfredSeq2SeqPMDaggerConfig(AlfredSeq2SeqBaseConfig):
 
     def training_pipeline(self, **kwargs) -> TrainingPipeline:
         from alfred_task.models.allenact_losses import AlfredSeq2SeqLoss
-        from alfred_task.online import ACTION_NAMES
+        from alfred_task.alfred_tasks import ACTION_NAMES
 
         losses = {"seq2seq": Builder(AlfredSeq2SeqLoss, {"weights": self.loss_weights(), "action_names": ACTION_NAMES})}
         storages, components = None, None

@@ -1,0 +1,1 @@
+"""Research studies that ship nothing; the library never imports this package."""
