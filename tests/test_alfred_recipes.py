@@ -65,7 +65,7 @@ def test_options_of_one_config_are_unknown_to_another():
 @pytest.fixture(scope="module")
 def tiny_dataset(tmp_path_factory):
     """One generated train demonstration with random-encoder features."""
-    from alfred_task.gen import generate
+    from alfred_task.gen.generate import generate
 
     out = tmp_path_factory.mktemp("alfred_ds")
     generate(out, 1, seed=0, features="random_resnet18", planner="template", split="train")
