@@ -1,6 +1,7 @@
 """Single source of truth for ALFRED constants.
 
-Everything here is taken from the ALFRED reference (shared/reference/alfred.md):
+Everything here is taken from ALFRED's public code and data (askforalfred/alfred; the
+sections are those of the ALFRED table in docs/references.md):
 §2.4 (traj_data fields), §2.5 (vocabularies), §3.1 (task types), §3.4 (generation
 constants), §3.5 (object/receptacle constraints), §4 (evaluation limits) and §7
 (action vocabulary and special tokens).

@@ -1,9 +1,9 @@
 """Baseline actor-critic models for the 2023 Rearrangement Challenge.
 
-Written from the specification in `shared/reference/rearrangement.md` §6.4 on
-top of AllenAct's building blocks (`SimpleCNN`, `RNNStateEncoder`,
-`LinearActorCriticHead`, `CategoricalDistr`). Parameter names and shapes are
-the official ones (`shared/reference/rearrangement_official_state_dict_keys.json`),
+Written after the official `rearrange/baseline_models.py` of allenai/ai2thor-rearrangement
+(§6.4 in docs/references.md) on top of AllenAct's building blocks (`SimpleCNN`,
+`RNNStateEncoder`, `LinearActorCriticHead`, `CategoricalDistr`). Parameter names and shapes are
+the official ones (`tests/fixtures/rearrangement_official_state_dict_keys.json`),
 so the published checkpoints load with ``strict=True``:
 
 * SimpleConv: ``visual_encoder.rgb_cnn.*`` (the encoder *is* a `SimpleCNN`);

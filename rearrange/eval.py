@@ -141,11 +141,14 @@ def run_agent(config, agent: Agent, stage: str, episodes_per_scene: Optional[int
 
 
 def write_gif(frames: List[np.ndarray], path: Path, fps: int = 4) -> None:
-    """Encoded in memory, then written atomically (the same bytes as a direct GIF write)."""
+    """Encoded in memory, then written atomically (the same bytes as a direct GIF write).
+
+    imageio's pillow GIF writer reads `duration` in milliseconds per frame.
+    """
     import imageio.v2 as imageio
 
     with atomic_open(path, "wb") as f:
-        imageio.mimsave(f, frames, format="GIF", duration=1.0 / fps, loop=0)
+        imageio.mimsave(f, frames, format="GIF", duration=1000.0 / fps, loop=0)
 
 
 def summarize(results: List[Dict[str, Any]]) -> Dict[str, float]:

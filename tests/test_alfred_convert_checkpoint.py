@@ -13,7 +13,7 @@ from alfred_task import constants as C
 from alfred_task.training.convert_checkpoint import load_seq2seq_checkpoint, main
 from alfred_task.data.vocabulary import AlfredVocab, Vocab, lookup
 
-KEYS_JSON = Path(__file__).resolve().parents[2] / "shared" / "reference" / "alfred_seq2seq_official_state_dict_keys.json"
+KEYS_JSON = Path(__file__).resolve().parent / "fixtures" / "alfred_seq2seq_official_state_dict_keys.json"
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -30,8 +30,6 @@ def _vocab(n_words: int) -> AlfredVocab:
 def fake_alfred_pth(path: Path, variant: str, shapes: dict | None = None) -> dict:
     """A model.pth as ALFRED's train_seq2seq writes it, tensors from the official key/shape list."""
     if shapes is None:
-        if not KEYS_JSON.is_file():
-            pytest.skip(f"{KEYS_JSON} not available")
         shapes = json.loads(KEYS_JSON.read_text())[variant]
     g = torch.Generator().manual_seed(len(shapes))
     state = {k: (torch.randn(s, generator=g) if s else torch.tensor(11)) for k, s in shapes.items()}

@@ -25,7 +25,7 @@ from alfred_task.models.observations import (
 )
 from alfred_task.models.seq2seq import ABLATIONS, Seq2Seq, ablation_flags, seq_lengths
 
-KEYS_JSON = Path(__file__).resolve().parents[2] / "shared" / "reference" / "alfred_seq2seq_official_state_dict_keys.json"
+KEYS_JSON = Path(__file__).resolve().parent / "fixtures" / "alfred_seq2seq_official_state_dict_keys.json"
 LITE = dict(demb=16, dhid=24, dframe=40)
 
 
@@ -33,8 +33,6 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def official_shapes() -> dict:
-    if not KEYS_JSON.is_file():
-        pytest.skip(f"{KEYS_JSON} not available")
     return json.loads(KEYS_JSON.read_text())
 
 

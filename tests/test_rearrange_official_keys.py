@@ -1,5 +1,6 @@
 """Official parameter names/shapes: every baseline model matches the published checkpoints' keys
-(../shared/reference/rearrangement_official_state_dict_keys.json) and loads them strictly."""
+(tests/fixtures/rearrangement_official_state_dict_keys.json, see tests/fixtures/README.md) and
+loads them strictly."""
 from __future__ import annotations
 
 import json
@@ -20,8 +21,7 @@ from rearrange.baseline_models import (
 )
 from rearrange.constants import REARRANGE_ACTIONS
 
-KEYS_JSON = Path(__file__).resolve().parents[2] / "shared" / "reference" / "rearrangement_official_state_dict_keys.json"
-pytestmark = pytest.mark.skipif(not KEYS_JSON.is_file(), reason="official key list not available (../shared)")
+KEYS_JSON = Path(__file__).resolve().parent / "fixtures" / "rearrangement_official_state_dict_keys.json"
 
 SIZE = 224  # the official frame size: SimpleCNN's fc is 512 x (32*24*24) only at 224 px
 
@@ -69,7 +69,7 @@ def _official() -> Dict[str, Dict[str, Tuple[int, ...]]]:
     return {entry: {k: tuple(v) for k, v in keys.items()} for entry, keys in raw.items()}
 
 
-ENTRIES = sorted(_official()) if KEYS_JSON.is_file() else []
+ENTRIES = sorted(_official())
 
 
 @pytest.mark.parametrize("entry", ENTRIES)
