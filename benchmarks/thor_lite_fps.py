@@ -32,7 +32,7 @@ import random
 import statistics
 import time
 from pathlib import Path
-from typing import Callable, Dict, List, Tuple
+from typing import Dict, List, Tuple
 
 from thor_lite import Controller
 

@@ -15,7 +15,6 @@ the table to ``benchmarks/results/thor_lite_fps_compare.md``.
 from __future__ import annotations
 
 import os
-import re
 import statistics
 import subprocess
 import sys

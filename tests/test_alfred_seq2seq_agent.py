@@ -160,7 +160,7 @@ def test_checkpoint_overrides_choose_the_agents_mask_rule(tmp_path):
     interact = C.ACTION_LOW_VOCAB.index("PickupObject")
     for agent in (default, topk):
         agent.allowed = torch.tensor([interact])
-    (a1, m1), (a2, m2) = default.act(env), topk.act(env)
+    (a1, _), (a2, m2) = default.act(env), topk.act(env)
     assert a1 == a2 == "PickupObject"
     assert m2.sum() == 700 and m2.shape == C.MASK_SHAPE
     with pytest.raises(Exception, match="mask rule 'top_k:-1'"):

@@ -21,7 +21,7 @@ import re
 import shlex
 import shutil
 from pathlib import Path, PurePosixPath
-from typing import Dict, List, Optional, Set, Tuple
+from typing import List, Optional, Set, Tuple
 
 import pytest
 

@@ -14,7 +14,6 @@ from typing import Any, Dict, List
 import numpy as np
 import pytest
 
-from backends import find_object
 
 SHARED_TRAIN = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "rearrangement" / "2023_train.pkl.gz"
 pytestmark = pytest.mark.skipif(not SHARED_TRAIN.is_file(), reason="official 2023 train split not available (../shared)")

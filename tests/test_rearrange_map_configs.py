@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, List
 
-import gym
 import numpy as np
 import pytest
 import torch

@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import copy
-import gzip
-import pickle
 from collections import OrderedDict
 from pathlib import Path
 

@@ -1,7 +1,6 @@
 """Drawn shapes of furniture parts: drawer fronts a furniture box would cover (thor_lite/fronts.py), desk lamps."""
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from thor_lite.fronts import MAX_RECESS, proud_distances

@@ -101,7 +101,7 @@ def test_a_reset_forgets_posed_configurations(fresh):
     apple, potato = _pose_two_overlapping(c)
     c.reset("FloorPlan1")
     names = {o["name"]: o for o in c.last_event.metadata["objects"]}
-    a2, p2 = names[apple["name"]], names[potato["name"]]
+    p2 = names[potato["name"]]
     assert c.step("TeleportObject", objectId=p2["objectId"], position=potato["position"], rotation=dict(potato["rotation"]),
                   forceAction=True, forceKinematic=True).metadata["lastActionSuccess"]
     ev = c.step("TeleportObject", **_snap_args(apple))

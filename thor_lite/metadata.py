@@ -102,7 +102,6 @@ def objects_metadata(w: World) -> List[Dict[str, Any]]:
 
 
 def held_object_pose(w: World) -> Dict[str, Any]:
-    cam = w.camera_position()
     hand = w.hand_position()
     return {
         "position": _v(hand),

@@ -11,7 +11,7 @@ a shuffled one now lying on the spot) still collides.
 """
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, Sequence, Tuple
+from typing import FrozenSet, Sequence, Tuple
 
 import numpy as np
 

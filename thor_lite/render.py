@@ -252,7 +252,7 @@ class BoxRenderer:
         # Without ids or depth, draw into a framebuffer holding only the colour (and z)
         # buffer: llvmpipe then skips two stores per fragment (measured in
         # benchmarks/thor_lite_fps_compare.py).
-        ctx, fbo = self._ctx, (self._fbo if ids or depth else self._fbo_rgb)
+        fbo = self._fbo if ids or depth else self._fbo_rgb
         fbo.use()
         fbo.clear(0.0, 0.0, 0.0, 0.0, depth=1.0)
         n = self._instances.shape[0]

@@ -26,7 +26,6 @@ import re
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from statistics import median
 from typing import Any, Dict, List

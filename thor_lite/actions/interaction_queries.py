@@ -40,7 +40,6 @@ def interactable_poses(w: World, obj: SimObject, positions: np.ndarray, rotation
     dxz = np.hypot(positions[:, None, 0] - pts[None, :, 0], positions[:, None, 1] - pts[None, :, 2])
     in_range = (dxz <= max_distance) & (pts[None, :, 1] <= agent_y + AGENT_HEIGHT / 2 + max_distance)
     tan_v, aspect = camera_tan_aspect(w.fov, w.width, w.height)
-    results: Dict[tuple, bool] = {}
     unocc: Dict[bool, np.ndarray] = {}
     for st in standings:
         cam_y = agent_y + (CAMERA_STANDING_OFFSET if st else CAMERA_CROUCH_OFFSET)
