@@ -9,6 +9,7 @@
 
 Set `backend="thor"` in the config kwargs to run the same code on the real AI2-THOR.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,9 +28,13 @@ from rearrange.tasks import UnshuffleTask, WalkthroughTask
 
 
 def two_phase_random_on_train(num_tasks: int = 2, seed: int = 0) -> None:
-    config = TwoPhaseRGBPPOWalkthroughILUnshuffleExperimentConfig(episodes_per_scene=1, train_split="train_subset")
+    config = TwoPhaseRGBPPOWalkthroughILUnshuffleExperimentConfig(
+        episodes_per_scene=1, train_split="train_subset"
+    )
     args = config.stagewise_task_sampler_args("train", process_ind=0, total_processes=1)
-    args["scenes_to_task_spec_dicts"] = OrderedDict(list(args["scenes_to_task_spec_dicts"].items())[:num_tasks])
+    args["scenes_to_task_spec_dicts"] = OrderedDict(
+        list(args["scenes_to_task_spec_dicts"].items())[:num_tasks]
+    )
     args["epochs"] = 1
     sampler = config.make_sampler_fn(**args)
     rng = random.Random(seed)
@@ -41,37 +46,59 @@ def two_phase_random_on_train(num_tasks: int = 2, seed: int = 0) -> None:
             kind = "walkthrough" if isinstance(task, WalkthroughTask) else "unshuffle"
             while not task.is_done():
                 obs = task.step(rng.randrange(task.action_space.n)).observation
-            print(f"[2-phase/train] {kind:11s} {task.task_info['unique_id']}: {task.num_steps_taken()} steps, "
-                  f"observations {sorted(obs)}")
+            print(
+                f"[2-phase/train] {kind:11s} {task.task_info['unique_id']}: {task.num_steps_taken()} steps, "
+                f"observations {sorted(obs)}"
+            )
             if isinstance(task, UnshuffleTask):
                 m = task.metrics()
-                print(f"    % fixed strict {m['unshuffle/prop_fixed_strict']:.2f}, walkthrough saw "
-                      f"{m['walkthrough/num_obj_seen']} objects")
+                print(
+                    f"    % fixed strict {m['unshuffle/prop_fixed_strict']:.2f}, walkthrough saw "
+                    f"{m['walkthrough/num_obj_seen']} objects"
+                )
     finally:
         sampler.close()
 
 
 def one_phase_random_on_val(episodes_per_scene: int = 1, seed: int = 0) -> None:
     config = OnePhaseRGBDaggerExperimentConfig()
-    res = run_agent(config, RandomAgent(seed), "val", episodes_per_scene=episodes_per_scene,
-                    scenes=["FloorPlan21", "FloorPlan221"], desc="1-phase val")
+    res = run_agent(
+        config,
+        RandomAgent(seed),
+        "val",
+        episodes_per_scene=episodes_per_scene,
+        scenes=["FloorPlan21", "FloorPlan221"],
+        desc="1-phase val",
+    )
     s = summarize(res)
-    print(f"[1-phase/val] random agent on {len(res)} episodes: % fixed strict "
-          f"{100 * s['unshuffle/prop_fixed_strict']:.1f}, energy remaining {s['unshuffle/energy_prop']:.2f}")
+    print(
+        f"[1-phase/val] random agent on {len(res)} episodes: % fixed strict "
+        f"{100 * s['unshuffle/prop_fixed_strict']:.1f}, energy remaining {s['unshuffle/energy_prop']:.2f}"
+    )
 
 
 def submission_on_combined(out: Path, max_episodes: Optional[int], seed: int = 0) -> None:
     config = OnePhaseRGBDaggerExperimentConfig(test_stage="combined")
-    res = run_agent(config, RandomAgent(seed), "combined", episodes_per_scene=max_episodes, desc="combined")
+    res = run_agent(
+        config, RandomAgent(seed), "combined", episodes_per_scene=max_episodes, desc="combined"
+    )
     write_submission(res, out)
     print(f"[submission] {len(res)} episodes -> {out}")
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--part", choices=["all", "two_phase", "one_phase", "submission"], default="all")
-    ap.add_argument("--max-episodes", type=int, default=1,
-                    help="episodes per scene for the submission (0 = all 2800)")
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--part", choices=["all", "two_phase", "one_phase", "submission"], default="all"
+    )
+    ap.add_argument(
+        "--max-episodes",
+        type=int,
+        default=1,
+        help="episodes per scene for the submission (0 = all 2800)",
+    )
     ap.add_argument("--out", type=Path, default=Path("out/submission.json.gz"))
     args = ap.parse_args(argv)
     if args.part in ("all", "two_phase"):

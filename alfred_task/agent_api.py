@@ -4,6 +4,7 @@ Why its own module: the online expert (`expert`) and the Seq2Seq agent (`models.
 it, and the agents module builds them by reference; with the protocol here neither imports the
 registry, so there is no import cycle between them.
 """
+
 from __future__ import annotations
 
 from abc import ABC, abstractmethod

@@ -22,6 +22,7 @@ Why inline features: the samplers see the frame anyway and ALFRED's model reads 
 so storing features (100 KB/step) instead of 300×300 frames keeps rollouts small and the encoder
 identical to the one that featurised the offline demonstrations.
 """
+
 from __future__ import annotations
 
 from typing import Any, Dict, Optional, Sequence
@@ -33,13 +34,31 @@ from allenact.base_abstractions.preprocessor import Preprocessor
 from allenact.base_abstractions.sensor import AbstractExpertActionSensor, Sensor
 
 from alfred_task import constants as C
-from alfred_task.models.observations import (EXPERT_ACTION_UUID, EXPERT_HIGH_IDX_UUID, EXPERT_MASK_UUID, EXPERT_PROGRESS_UUID,
-                                  LANG_GOAL_UUID, LANG_INSTR_UUID, PREV_ACTION_UUID, RESNET_UUID, RGB_UUID)
+from alfred_task.models.observations import (
+    EXPERT_ACTION_UUID,
+    EXPERT_HIGH_IDX_UUID,
+    EXPERT_MASK_UUID,
+    EXPERT_PROGRESS_UUID,
+    LANG_GOAL_UUID,
+    LANG_INSTR_UUID,
+    PREV_ACTION_UUID,
+    RESNET_UUID,
+    RGB_UUID,
+)
 
-__all__ = ["LanguageSensor", "GoalTokensSensor", "InstructionTokensSensor", "ResnetFeatureSensor", "FrameSensor",
-           "ResnetFeaturePreprocessor",
-           "AlfredExpertActionSensor", "ExpertMaskSensor", "ExpertHighIdxSensor", "ExpertProgressSensor",
-           "PrevActionSensor"]
+__all__ = [
+    "LanguageSensor",
+    "GoalTokensSensor",
+    "InstructionTokensSensor",
+    "ResnetFeatureSensor",
+    "FrameSensor",
+    "ResnetFeaturePreprocessor",
+    "AlfredExpertActionSensor",
+    "ExpertMaskSensor",
+    "ExpertHighIdxSensor",
+    "ExpertProgressSensor",
+    "PrevActionSensor",
+]
 
 MAX_GOAL_LEN = 64
 MAX_INSTR_LEN = 512
@@ -50,26 +69,34 @@ class LanguageSensor(Sensor):
 
     def __init__(self, key: str, max_len: int, uuid: Optional[str] = None, **kwargs: Any) -> None:
         self.key, self.max_len = key, int(max_len)
-        space = gym.spaces.Box(low=0, high=np.iinfo(np.int64).max, shape=(self.max_len,), dtype=np.int64)
+        space = gym.spaces.Box(
+            low=0, high=np.iinfo(np.int64).max, shape=(self.max_len,), dtype=np.int64
+        )
         super().__init__(uuid=uuid or key, observation_space=space, **kwargs)
 
     def get_observation(self, env: Any, task: Any, *args: Any, **kwargs: Any) -> np.ndarray:
         ids = task.task_info[self.key]
         if len(ids) > self.max_len:
-            raise ValueError(f"{task.task_info.get('task')} repeat_idx {task.task_info.get('repeat_idx')}: "
-                             f"{self.key} has {len(ids)} tokens, more than max_len={self.max_len}")
+            raise ValueError(
+                f"{task.task_info.get('task')} repeat_idx {task.task_info.get('repeat_idx')}: "
+                f"{self.key} has {len(ids)} tokens, more than max_len={self.max_len}"
+            )
         out = np.zeros(self.max_len, dtype=np.int64)
-        out[:len(ids)] = ids
+        out[: len(ids)] = ids
         return out
 
 
 class GoalTokensSensor(LanguageSensor):
-    def __init__(self, max_len: int = MAX_GOAL_LEN, uuid: str = LANG_GOAL_UUID, **kwargs: Any) -> None:
+    def __init__(
+        self, max_len: int = MAX_GOAL_LEN, uuid: str = LANG_GOAL_UUID, **kwargs: Any
+    ) -> None:
         super().__init__("lang_goal", max_len, uuid, **kwargs)
 
 
 class InstructionTokensSensor(LanguageSensor):
-    def __init__(self, max_len: int = MAX_INSTR_LEN, uuid: str = LANG_INSTR_UUID, **kwargs: Any) -> None:
+    def __init__(
+        self, max_len: int = MAX_INSTR_LEN, uuid: str = LANG_INSTR_UUID, **kwargs: Any
+    ) -> None:
         super().__init__("lang_instr", max_len, uuid, **kwargs)
 
 
@@ -81,7 +108,9 @@ class ResnetFeatureSensor(Sensor):
     fails when the sensor is built, naming the file.
     """
 
-    def __init__(self, encoder: str = "imagenet", seed: int = 0, uuid: str = RESNET_UUID, **kwargs: Any) -> None:
+    def __init__(
+        self, encoder: str = "imagenet", seed: int = 0, uuid: str = RESNET_UUID, **kwargs: Any
+    ) -> None:
         from alfred_task.data.features import check_encoder, seeded_spec
 
         check_encoder(seeded_spec(encoder, seed))
@@ -118,15 +147,28 @@ class ResnetFeaturePreprocessor(Preprocessor):
     """``rgb`` -> ``frames`` [512, 7, 7] in the trainer process, batched, on its device (GPU runs:
     samplers only render, the encoder runs once per step for all of them)."""
 
-    def __init__(self, encoder: str = "imagenet", seed: int = 0, input_uuids: Sequence[str] = (RGB_UUID,),
-                 output_uuid: str = RESNET_UUID, device: Optional[torch.device] = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        encoder: str = "imagenet",
+        seed: int = 0,
+        input_uuids: Sequence[str] = (RGB_UUID,),
+        output_uuid: str = RESNET_UUID,
+        device: Optional[torch.device] = None,
+        **kwargs: Any,
+    ) -> None:
         from alfred_task.data.features import check_encoder, seeded_spec
 
         check_encoder(seeded_spec(encoder, seed))
-        self.encoder_name, self.seed, self.device = encoder, int(seed), torch.device(device or "cpu")
+        self.encoder_name, self.seed, self.device = (
+            encoder,
+            int(seed),
+            torch.device(device or "cpu"),
+        )
         self._net: Any = None
         space = gym.spaces.Box(low=-np.inf, high=np.inf, shape=(512, 7, 7), dtype=np.float32)
-        super().__init__(input_uuids=list(input_uuids), output_uuid=output_uuid, observation_space=space)
+        super().__init__(
+            input_uuids=list(input_uuids), output_uuid=output_uuid, observation_space=space
+        )
 
     def to(self, device: torch.device) -> "ResnetFeaturePreprocessor":
         self.device = torch.device(device)
@@ -149,7 +191,9 @@ class AlfredExpertActionSensor(AbstractExpertActionSensor):
     """``expert_action``: the online expert's next action id and whether it could plan."""
 
     def __init__(self, uuid: str = EXPERT_ACTION_UUID, **kwargs: Any) -> None:
-        super().__init__(action_space=gym.spaces.Discrete(len(C.ACTION_LOW_VOCAB)), uuid=uuid, **kwargs)
+        super().__init__(
+            action_space=gym.spaces.Discrete(len(C.ACTION_LOW_VOCAB)), uuid=uuid, **kwargs
+        )
 
     def query_expert(self, task: Any, expert_sensor_group_name: Optional[str]) -> tuple:
         return task.query_expert()
@@ -158,7 +202,9 @@ class AlfredExpertActionSensor(AbstractExpertActionSensor):
 class ExpertMaskSensor(Sensor):
     """``expert_mask``: the expert's interaction mask, nearest-resized to `size` (uint8 0/1)."""
 
-    def __init__(self, size: int = C.SCREEN_SIZE, uuid: str = EXPERT_MASK_UUID, **kwargs: Any) -> None:
+    def __init__(
+        self, size: int = C.SCREEN_SIZE, uuid: str = EXPERT_MASK_UUID, **kwargs: Any
+    ) -> None:
         self.size = int(size)
         space = gym.spaces.Box(low=0, high=1, shape=(self.size, self.size), dtype=np.uint8)
         super().__init__(uuid=uuid, observation_space=space, **kwargs)

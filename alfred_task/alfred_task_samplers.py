@@ -2,6 +2,7 @@
 
 Why its own module: AllenAct plugins keep tasks (`alfred_tasks`), samplers and sensors apart.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -32,10 +33,22 @@ class AlfredTaskSampler(TaskSampler):
     does, so both agree on the word ids).
     """
 
-    def __init__(self, data_root: str, splits: Union[str, Mapping[str, Sequence[Any]]], split: str,
-                 sensors: Sequence[Sensor], vocab: Any = None, max_steps: int = C.MAX_STEPS, seed: int = 0,
-                 deterministic: bool = False, backend: str = DEFAULT_BACKEND, planner: str = "template",
-                 entries: Optional[Sequence[Any]] = None, env: Optional[AlfredEnv] = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        data_root: str,
+        splits: Union[str, Mapping[str, Sequence[Any]]],
+        split: str,
+        sensors: Sequence[Sensor],
+        vocab: Any = None,
+        max_steps: int = C.MAX_STEPS,
+        seed: int = 0,
+        deterministic: bool = False,
+        backend: str = DEFAULT_BACKEND,
+        planner: str = "template",
+        entries: Optional[Sequence[Any]] = None,
+        env: Optional[AlfredEnv] = None,
+        **kwargs: Any,
+    ) -> None:
         self.data_root = Path(data_root)
         all_splits = dict(splits) if isinstance(splits, Mapping) else load_split_file(splits)
         if split not in all_splits:
@@ -43,7 +56,11 @@ class AlfredTaskSampler(TaskSampler):
         self.split, self.sensors = split, list(sensors)
         self.vocab = resolve_vocab(vocab, self.data_root, all_splits)  # same rule as the IL dataset
         self.entries = list(entries if entries is not None else all_splits[split])
-        self.max_steps, self.deterministic, self.planner = int(max_steps), bool(deterministic), planner
+        self.max_steps, self.deterministic, self.planner = (
+            int(max_steps),
+            bool(deterministic),
+            planner,
+        )
         self.backend = backend
         self._env = env
         self._last: Optional[AlfredOnlineTask] = None
@@ -52,7 +69,9 @@ class AlfredTaskSampler(TaskSampler):
     @property
     def env(self) -> AlfredEnv:
         if self._env is None:
-            self._env = AlfredEnv(backend=self.backend, width=C.SCREEN_WIDTH, height=C.SCREEN_HEIGHT)
+            self._env = AlfredEnv(
+                backend=self.backend, width=C.SCREEN_WIDTH, height=C.SCREEN_HEIGHT
+            )
         return self._env
 
     @property
@@ -87,7 +106,10 @@ class AlfredTaskSampler(TaskSampler):
     def _make_order(self) -> List[int]:
         if self.deterministic:
             return list(range(len(self.entries)))
-        return [int(i) for i in np.random.default_rng([self.seed, self._epoch]).permutation(len(self.entries))]
+        return [
+            int(i)
+            for i in np.random.default_rng([self.seed, self._epoch]).permutation(len(self.entries))
+        ]
 
     def next_task(self, force_advance_scene: bool = False) -> Optional[AlfredOnlineTask]:
         if self._pos >= len(self._order):
@@ -100,9 +122,15 @@ class AlfredTaskSampler(TaskSampler):
         traj = read_traj_json(entry.traj_path(self.data_root, self.split))
         pp = preprocess_traj(traj, self.vocab, entry.repeat_idx, split=self.split, grow=False)
         self.env.init_episode(traj)
-        info = {"traj": traj, "task": entry.task, "repeat_idx": entry.repeat_idx, "task_type": traj["task_type"],
-                "lang_goal": list(pp["num"]["lang_goal"]),
-                "lang_instr": [w for seg in pp["num"]["lang_instr"] for w in seg]}
-        self._last = AlfredOnlineTask(self.env, self.sensors, info, self.max_steps, planner=self.planner)
+        info = {
+            "traj": traj,
+            "task": entry.task,
+            "repeat_idx": entry.repeat_idx,
+            "task_type": traj["task_type"],
+            "lang_goal": list(pp["num"]["lang_goal"]),
+            "lang_instr": [w for seg in pp["num"]["lang_instr"] for w in seg],
+        }
+        self._last = AlfredOnlineTask(
+            self.env, self.sensors, info, self.max_steps, planner=self.planner
+        )
         return self._last
-

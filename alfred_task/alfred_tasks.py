@@ -17,6 +17,7 @@ expert's mask when the learner chose the expert's interaction, else the instance
 visible interactable object nearest the image centre (``interaction_mask``); the mask head is
 trained on the ``expert_mask`` labels.
 """
+
 from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
@@ -59,9 +60,18 @@ class AlfredOnlineTask(Task[AlfredEnv]):
     def class_action_names(cls, **kwargs: Any) -> Tuple[str, ...]:
         return ACTION_NAMES
 
-    def __init__(self, env: AlfredEnv, sensors: Sequence[Sensor], task_info: Dict[str, Any], max_steps: int,
-                 planner: str = "template", **kwargs: Any) -> None:
-        super().__init__(env=env, sensors=sensors, task_info=task_info, max_steps=max_steps, **kwargs)
+    def __init__(
+        self,
+        env: AlfredEnv,
+        sensors: Sequence[Sensor],
+        task_info: Dict[str, Any],
+        max_steps: int,
+        planner: str = "template",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            env=env, sensors=sensors, task_info=task_info, max_steps=max_steps, **kwargs
+        )
         traj = task_info["traj"]
         self.goal = make_task(traj)
         self.planner = planner
@@ -98,7 +108,9 @@ class AlfredOnlineTask(Task[AlfredEnv]):
         try:
             if self.expert is None:
                 traj = self.task_info["traj"]
-                self.expert = AlfredExpert(self.env, traj["task_type"], traj["pddl_params"], self.planner)
+                self.expert = AlfredExpert(
+                    self.env, traj["task_type"], traj["pddl_params"], self.planner
+                )
             act: Optional[ExpertAction] = self.expert.next_action()
         except (ExpertError, PlanningError):
             self.expert_failures += 1
@@ -124,7 +136,7 @@ class AlfredOnlineTask(Task[AlfredEnv]):
         from alfred_task.models.mask_rules import MaskRule, frame_logits
 
         flat = np.asarray(logits, dtype=np.float32).reshape(-1)
-        side = int(round(flat.size ** 0.5))
+        side = int(round(flat.size**0.5))
         if side * side != flat.size:
             raise ValueError(f"mask logits of {flat.size} values are not a square map")
         md = self.env.last_event.metadata
@@ -151,8 +163,12 @@ class AlfredOnlineTask(Task[AlfredEnv]):
                 mask = np.zeros(C.MASK_SHAPE, dtype=bool)
             ok = self.env.va_interact(name, mask)[0]
             self.num_fails += 0 if ok else 1
-        return RLStepResult(observation=self.get_observations(), reward=0.0, done=self.is_done(),
-                            info={"action_name": name})
+        return RLStepResult(
+            observation=self.get_observations(),
+            reward=0.0,
+            done=self.is_done(),
+            info={"action_name": name},
+        )
 
     def metrics(self) -> Dict[str, Any]:
         if not self.is_done():
@@ -166,10 +182,20 @@ class AlfredOnlineTask(Task[AlfredEnv]):
         # numerators/denominators of ALFRED's micro-averaged GC and L*-weighted PLW (§5.2): AllenAct
         # averages per-episode scalars, and ratios of those means are ALFRED's aggregates
         # (`alfred_task.evaluation.allenact_metrics`)
-        return {"ep_length": self.num_steps_taken(), "task_info": info, "success": success, "goal_condition_success": s / max(ts, 1),
-                "success_plw": success * weight, "num_fails": float(self.num_fails),
-                "expert_failures": float(self.expert_failures), "stopped": float(self._stopped),
-                "gc_completed": float(s), "gc_total": float(ts), "expert_len": float(expert_len),
-                "plw_success_num": success * weight * expert_len,
-                "plw_gc_num": s / max(ts, 1) * weight * expert_len, "interactions": float(self.interactions),
-                "model_mask_interactions": float(self.model_mask_interactions)}
+        return {
+            "ep_length": self.num_steps_taken(),
+            "task_info": info,
+            "success": success,
+            "goal_condition_success": s / max(ts, 1),
+            "success_plw": success * weight,
+            "num_fails": float(self.num_fails),
+            "expert_failures": float(self.expert_failures),
+            "stopped": float(self._stopped),
+            "gc_completed": float(s),
+            "gc_total": float(ts),
+            "expert_len": float(expert_len),
+            "plw_success_num": success * weight * expert_len,
+            "plw_gc_num": s / max(ts, 1) * weight * expert_len,
+            "interactions": float(self.interactions),
+            "model_mask_interactions": float(self.model_mask_interactions),
+        }

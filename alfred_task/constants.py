@@ -8,6 +8,7 @@ constants), §3.5 (object/receptacle constraints), §4 (evaluation limits) and �
 
 Nothing in this module imports anything heavy; it is safe to import anywhere.
 """
+
 from __future__ import annotations
 
 from types import MappingProxyType
@@ -171,16 +172,48 @@ OPENABLE_CLASS_LIST = frozenset({"Fridge", "Cabinet", "Microwave", "Drawer", "Sa
 
 HEATABLE = frozenset(
     {
-        "Apple", "AppleSliced", "Bread", "BreadSliced", "Cup", "Egg", "Mug", "Plate",
-        "Potato", "PotatoSliced", "Tomato", "TomatoSliced",
+        "Apple",
+        "AppleSliced",
+        "Bread",
+        "BreadSliced",
+        "Cup",
+        "Egg",
+        "Mug",
+        "Plate",
+        "Potato",
+        "PotatoSliced",
+        "Tomato",
+        "TomatoSliced",
     }
 )
 COOLABLE = HEATABLE | frozenset({"Bowl", "Lettuce", "LettuceSliced", "Pan", "Pot", "WineBottle"})
 CLEANABLE = frozenset(
     {
-        "Apple", "AppleSliced", "Bowl", "ButterKnife", "Cloth", "Cup", "DishSponge", "Egg",
-        "Fork", "Kettle", "Knife", "Ladle", "Lettuce", "LettuceSliced", "Mug", "Pan", "Plate",
-        "Pot", "Potato", "PotatoSliced", "SoapBar", "Spatula", "Spoon", "Tomato", "TomatoSliced",
+        "Apple",
+        "AppleSliced",
+        "Bowl",
+        "ButterKnife",
+        "Cloth",
+        "Cup",
+        "DishSponge",
+        "Egg",
+        "Fork",
+        "Kettle",
+        "Knife",
+        "Ladle",
+        "Lettuce",
+        "LettuceSliced",
+        "Mug",
+        "Pan",
+        "Plate",
+        "Pot",
+        "Potato",
+        "PotatoSliced",
+        "SoapBar",
+        "Spatula",
+        "Spoon",
+        "Tomato",
+        "TomatoSliced",
     }
 )
 TOGGLEABLE = frozenset({"DeskLamp", "FloorLamp"})
@@ -190,11 +223,42 @@ KNIVES = frozenset({"Knife", "ButterKnife"})
 
 #: Every receptacle class that is a key of ALFRED's VAL_RECEPTACLE_OBJECTS (§3.5).
 RECEPTACLE_CLASSES = (
-    "Pot", "Pan", "Bowl", "CoffeeMachine", "Microwave", "StoveBurner", "Fridge", "Mug",
-    "Plate", "Cup", "Sofa", "ArmChair", "Box", "Ottoman", "Dresser", "LaundryHamper", "Desk",
-    "Bed", "Toilet", "ToiletPaperHanger", "TowelHolder", "HandTowelHolder", "Cart",
-    "BathtubBasin", "SinkBasin", "Cabinet", "CounterTop", "Shelf", "Drawer", "GarbageCan",
-    "Safe", "TVStand", "Toaster", "DiningTable", "CoffeeTable", "SideTable",
+    "Pot",
+    "Pan",
+    "Bowl",
+    "CoffeeMachine",
+    "Microwave",
+    "StoveBurner",
+    "Fridge",
+    "Mug",
+    "Plate",
+    "Cup",
+    "Sofa",
+    "ArmChair",
+    "Box",
+    "Ottoman",
+    "Dresser",
+    "LaundryHamper",
+    "Desk",
+    "Bed",
+    "Toilet",
+    "ToiletPaperHanger",
+    "TowelHolder",
+    "HandTowelHolder",
+    "Cart",
+    "BathtubBasin",
+    "SinkBasin",
+    "Cabinet",
+    "CounterTop",
+    "Shelf",
+    "Drawer",
+    "GarbageCan",
+    "Safe",
+    "TVStand",
+    "Toaster",
+    "DiningTable",
+    "CoffeeTable",
+    "SideTable",
 )
 RECEPTACLE_CLASS_SET = frozenset(RECEPTACLE_CLASSES)
 
@@ -221,7 +285,9 @@ FORBIDDEN_GOAL_RECEPTACLES: Mapping[str, frozenset] = MappingProxyType(
         "pick_heat_then_place_in_recep": frozenset({"Microwave"}),
         "pick_cool_then_place_in_recep": frozenset({"Fridge"}),
         "pick_clean_then_place_in_recep": frozenset({"SinkBasin"}),
-        "pick_two_obj_and_place": frozenset({"CoffeeMachine", "ToiletPaperHanger", "HandTowelHolder"}),
+        "pick_two_obj_and_place": frozenset(
+            {"CoffeeMachine", "ToiletPaperHanger", "HandTowelHolder"}
+        ),
     }
 )
 

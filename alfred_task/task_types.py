@@ -7,6 +7,7 @@ cleaned/heated/cooled sets) live in :mod:`alfred_task.env.goal_conditions`, the 
 truth; these classes add the per-type facts a user needs (which pddl_params a type uses, its
 goal-condition count) and a registry, so a new task type is one class and one decorator.
 """
+
 from __future__ import annotations
 
 from typing import Any, ClassVar, Dict, Mapping, Tuple, Type
@@ -41,8 +42,15 @@ class AlfredTask:
 
     def goal_conditions_met(self, env) -> Tuple[int, int]:
         md = env.last_event.metadata
-        return goal_conditions_met(self.task_type, self.pddl_params, md["objects"], env.cleaned_objects,
-                                   env.heated_objects, env.cooled_objects, md["inventoryObjects"])
+        return goal_conditions_met(
+            self.task_type,
+            self.pddl_params,
+            md["objects"],
+            env.cleaned_objects,
+            env.heated_objects,
+            env.cooled_objects,
+            md["inventoryObjects"],
+        )
 
     def goal_satisfied(self, env) -> bool:
         s, ts = self.goal_conditions_met(env)
@@ -51,8 +59,17 @@ class AlfredTask:
 
 def _define(task_type: str, required: Tuple[str, ...] = ("parent_target",)) -> Type[AlfredTask]:
     name = "".join(p.title() for p in task_type.split("_")) + "Task"
-    return register_task(type(name, (AlfredTask,), {"task_type": task_type, "required": required,
-                                                    "__doc__": f"ALFRED's {task_type} (§3.1)."}))
+    return register_task(
+        type(
+            name,
+            (AlfredTask,),
+            {
+                "task_type": task_type,
+                "required": required,
+                "__doc__": f"ALFRED's {task_type} (§3.1).",
+            },
+        )
+    )
 
 
 PickAndPlaceSimpleTask = _define("pick_and_place_simple")
@@ -61,15 +78,21 @@ PickCleanThenPlaceInRecepTask = _define("pick_clean_then_place_in_recep")
 PickHeatThenPlaceInRecepTask = _define("pick_heat_then_place_in_recep")
 PickCoolThenPlaceInRecepTask = _define("pick_cool_then_place_in_recep")
 PickTwoObjAndPlaceTask = _define("pick_two_obj_and_place")
-PickAndPlaceWithMovableRecepTask = _define("pick_and_place_with_movable_recep", ("parent_target", "mrecep_target"))
+PickAndPlaceWithMovableRecepTask = _define(
+    "pick_and_place_with_movable_recep", ("parent_target", "mrecep_target")
+)
 
 
 def make_task(traj: Mapping[str, Any]) -> AlfredTask:
     """The task of a train/valid ``traj_data.json`` dict."""
     t = traj.get("task_type")
     if t not in TASKS:
-        raise ValueError(f"{traj.get('task_id', '?')}: task_type {t!r} is not one of {sorted(TASKS)}")
+        raise ValueError(
+            f"{traj.get('task_id', '?')}: task_type {t!r} is not one of {sorted(TASKS)}"
+        )
     return TASKS[t](traj["pddl_params"])
 
 
-__all__ = ["AlfredTask", "TASKS", "make_task", "register_task"] + [c.__name__ for c in TASKS.values()]
+__all__ = ["AlfredTask", "TASKS", "make_task", "register_task"] + [
+    c.__name__ for c in TASKS.values()
+]

@@ -3,6 +3,7 @@
 Kept apart from `visual_encoders` because importing it imports the `clip` package (pinned
 `clip-anytorch`), which only the CLIP configs need.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -10,10 +11,15 @@ from typing import Any
 import clip
 import torch
 import torch.nn as nn
-from allenact_plugins.clip_plugin.clip_preprocessors import ClipResNetEmbedder, ClipResNetPreprocessor
+from allenact_plugins.clip_plugin.clip_preprocessors import (
+    ClipResNetEmbedder,
+    ClipResNetPreprocessor,
+)
 
 # clip.load("RN50") builds exactly this visual trunk (vision width 64, output 1024, 32 heads).
-_RANDOM_INIT_VISUAL_KWARGS = {"RN50": dict(layers=(3, 4, 6, 3), output_dim=1024, heads=32, width=64)}
+_RANDOM_INIT_VISUAL_KWARGS = {
+    "RN50": dict(layers=(3, 4, 6, 3), output_dim=1024, heads=32, width=64)
+}
 
 
 class _VisualOnly(nn.Module):
@@ -39,7 +45,9 @@ class SeededClipResNetPreprocessor(ClipResNetPreprocessor):
             return super().resnet
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(self.seed)
-            visual = clip.model.ModifiedResNet(input_resolution=224, **_RANDOM_INIT_VISUAL_KWARGS[self.clip_model_type])
+            visual = clip.model.ModifiedResNet(
+                input_resolution=224, **_RANDOM_INIT_VISUAL_KWARGS[self.clip_model_type]
+            )
         embedder = ClipResNetEmbedder(_VisualOnly(visual), pool=self.pool).to(self.device)
         for module in embedder.modules():
             if "BatchNorm" in type(module).__name__:

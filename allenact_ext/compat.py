@@ -15,6 +15,7 @@ Importing this module changes nothing; `install_allenact_fixes()` applies every 
 
 `baseline_configs/rearrange_base.py` and the ALFRED configs call it (rearrange_base's docstring says why there).
 """
+
 from __future__ import annotations
 
 import logging
@@ -73,7 +74,9 @@ def _install_exit_status_guard() -> None:
         finally:
             logger.removeHandler(recorder)
         if recorder.failed:
-            raise SystemExit("allenact: a worker process failed (see the errors above); exit status 1")
+            raise SystemExit(
+                "allenact: a worker process failed (see the errors above); exit status 1"
+            )
         return result
 
     OnPolicyRunner.log_and_close = log_and_close

@@ -11,6 +11,7 @@ traceback) naming the file, its URL and the folder to put it in. With ``pretrain
 same architecture is built randomly initialised from a fixed seed, identically in every train,
 valid and test process, so a checkpoint trained that way evaluates against the same encoder.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -26,11 +27,24 @@ from allenact.utils.experiment_utils import Builder
 
 from common.errors import PretrainedWeightsError
 
-__all__ = ["ENCODERS", "EncoderSpec", "TorchvisionResNet", "check_pretrained_weights",
-           "weights_path", "resnet_preprocessor_builder", "resnet_preprocessor_builders", "feature_uuid",
-           "CLIP_RGB_MEANS", "CLIP_RGB_STDS"]
+__all__ = [
+    "ENCODERS",
+    "EncoderSpec",
+    "TorchvisionResNet",
+    "check_pretrained_weights",
+    "weights_path",
+    "resnet_preprocessor_builder",
+    "resnet_preprocessor_builders",
+    "feature_uuid",
+    "CLIP_RGB_MEANS",
+    "CLIP_RGB_STDS",
+]
 
-CLIP_RGB_MEANS = (0.48145466, 0.4578275, 0.40821073)  # same values as allenact's ClipResNetPreprocessor
+CLIP_RGB_MEANS = (
+    0.48145466,
+    0.4578275,
+    0.40821073,
+)  # same values as allenact's ClipResNetPreprocessor
 CLIP_RGB_STDS = (0.26862954, 0.26130258, 0.27577711)
 
 
@@ -47,15 +61,31 @@ class EncoderSpec:
 
 
 ENCODERS: Dict[str, EncoderSpec] = {
-    "RN18": EncoderSpec("ImageNet ResNet-18", 512, "https://download.pytorch.org/models/resnet18-f37072fd.pth",
-                        "f37072fd", "torchvision", "resnet18"),
-    "RN50": EncoderSpec("ImageNet ResNet-50", 2048, "https://download.pytorch.org/models/resnet50-0676ba61.pth",
-                        "0676ba61", "torchvision", "resnet50"),
+    "RN18": EncoderSpec(
+        "ImageNet ResNet-18",
+        512,
+        "https://download.pytorch.org/models/resnet18-f37072fd.pth",
+        "f37072fd",
+        "torchvision",
+        "resnet18",
+    ),
+    "RN50": EncoderSpec(
+        "ImageNet ResNet-50",
+        2048,
+        "https://download.pytorch.org/models/resnet50-0676ba61.pth",
+        "0676ba61",
+        "torchvision",
+        "resnet50",
+    ),
     "CLIP-RN50": EncoderSpec(
-        "CLIP RN50", 2048,
+        "CLIP RN50",
+        2048,
         "https://openaipublic.azureedge.net/clip/models/"
         "afeb0e10f9e5a86da6080e35cf09123aca3b358a0c3e3b6c78a7b63bc04b6762/RN50.pt",
-        "afeb0e10f9e5a86da6080e35cf09123aca3b358a0c3e3b6c78a7b63bc04b6762", "clip", "RN50"),
+        "afeb0e10f9e5a86da6080e35cf09123aca3b358a0c3e3b6c78a7b63bc04b6762",
+        "clip",
+        "RN50",
+    ),
 }
 
 
@@ -77,8 +107,10 @@ def weights_path(kind: str) -> Path:
 def check_pretrained_weights(kind: str) -> Path:
     """The weight file of `kind`, after checking it exists and its sha256 matches; else one clear error."""
     spec, path = _spec(kind), weights_path(kind)
-    hint = (f"download {spec.url} to {path} (no network here?), or pass --config_kwargs "
-            f"'{{\"pretrained\": false}}' for a randomly initialised (seeded) {spec.name}")
+    hint = (
+        f"download {spec.url} to {path} (no network here?), or pass --config_kwargs "
+        f"'{{\"pretrained\": false}}' for a randomly initialised (seeded) {spec.name}"
+    )
     if not path.is_file():
         raise PretrainedWeightsError(f"pretrained {spec.name} weights not found: {hint}")
     digest = hashlib.sha256()
@@ -86,9 +118,11 @@ def check_pretrained_weights(kind: str) -> Path:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     if not digest.hexdigest().startswith(spec.sha256_prefix):
-        raise PretrainedWeightsError(f"pretrained {spec.name} weights at {path} are damaged (sha256 "
-                                     f"{digest.hexdigest()[:12]}..., expected {spec.sha256_prefix[:12]}...): "
-                                     f"delete it and {hint}")
+        raise PretrainedWeightsError(
+            f"pretrained {spec.name} weights at {path} are damaged (sha256 "
+            f"{digest.hexdigest()[:12]}..., expected {spec.sha256_prefix[:12]}...): "
+            f"delete it and {hint}"
+        )
     return path
 
 
@@ -121,8 +155,9 @@ def feature_uuid(rgb_uuid: str) -> str:
     return f"{rgb_uuid}_resnet"
 
 
-def resnet_preprocessor_builder(kind: str, rgb_uuid: str, screen_size: int, pretrained: bool,
-                                seed: int = 0) -> Builder:
+def resnet_preprocessor_builder(
+    kind: str, rgb_uuid: str, screen_size: int, pretrained: bool, seed: int = 0
+) -> Builder:
     """A Builder of the frozen, unpooled `kind` trunk turning `rgb_uuid` into `feature_uuid(rgb_uuid)`.
 
     kind: "RN18" / "RN50" (allenact `ResNetPreprocessor` over torchvision) or "CLIP-RN50"
@@ -132,23 +167,43 @@ def resnet_preprocessor_builder(kind: str, rgb_uuid: str, screen_size: int, pret
     """
     spec = _spec(kind)
     if screen_size % 32:
-        raise ValueError(f"screen_size must be a multiple of 32 for the {spec.name} encoder, not {screen_size}")
+        raise ValueError(
+            f"screen_size must be a multiple of 32 for the {spec.name} encoder, not {screen_size}"
+        )
     if spec.source == "clip":
         from allenact_ext.clip_preprocessor import SeededClipResNetPreprocessor
 
-        return Builder(SeededClipResNetPreprocessor, {
-            "rgb_input_uuid": rgb_uuid, "output_uuid": feature_uuid(rgb_uuid), "clip_model_type": spec.arch,
-            "pool": False, "input_img_height_width": (screen_size, screen_size),
-            "pretrained": bool(pretrained), "seed": int(seed)})
+        return Builder(
+            SeededClipResNetPreprocessor,
+            {
+                "rgb_input_uuid": rgb_uuid,
+                "output_uuid": feature_uuid(rgb_uuid),
+                "clip_model_type": spec.arch,
+                "pool": False,
+                "input_img_height_width": (screen_size, screen_size),
+                "pretrained": bool(pretrained),
+                "seed": int(seed),
+            },
+        )
     side = screen_size // 32
-    return Builder(ResNetPreprocessor, {
-        "input_uuids": [rgb_uuid], "output_uuid": feature_uuid(rgb_uuid),
-        "input_height": screen_size, "input_width": screen_size, "output_height": side, "output_width": side,
-        "output_dims": spec.channels, "pool": False,
-        "torchvision_resnet_model": TorchvisionResNet(spec.arch, pretrained, seed)})
+    return Builder(
+        ResNetPreprocessor,
+        {
+            "input_uuids": [rgb_uuid],
+            "output_uuid": feature_uuid(rgb_uuid),
+            "input_height": screen_size,
+            "input_width": screen_size,
+            "output_height": side,
+            "output_width": side,
+            "output_dims": spec.channels,
+            "pool": False,
+            "torchvision_resnet_model": TorchvisionResNet(spec.arch, pretrained, seed),
+        },
+    )
 
 
-def resnet_preprocessor_builders(kind: str, rgb_uuids: Sequence[str], screen_size: int, pretrained: bool,
-                                 seed: int = 0) -> List[Builder]:
+def resnet_preprocessor_builders(
+    kind: str, rgb_uuids: Sequence[str], screen_size: int, pretrained: bool, seed: int = 0
+) -> List[Builder]:
     """One preprocessor per RGB uuid, as the official configs build them."""
     return [resnet_preprocessor_builder(kind, u, screen_size, pretrained, seed) for u in rgb_uuids]

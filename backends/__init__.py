@@ -8,8 +8,16 @@ resolution on metadata dicts (`find_object`). Task packages import these from he
 from each other or from thor_lite. Importing it loads no simulator: thor_lite and ai2thor
 are imported inside `make_controller` / `check_thor`, only for the backend asked for.
 """
-from .launch import (BACKENDS, DEFAULT_BACKEND, ThorUnavailableError, check_thor, make_controller, open_x_displays,
-                     thor2_pose_kwargs)
+
+from .launch import (
+    BACKENDS,
+    DEFAULT_BACKEND,
+    ThorUnavailableError,
+    check_thor,
+    make_controller,
+    open_x_displays,
+    thor2_pose_kwargs,
+)
 from .objects import find_object, position_from_object_id
 from .thor_facts import (
     AGENT_Y_OFFSET,

@@ -6,6 +6,7 @@ Vulkan driver fails in seconds with the reason, instead of hanging a sampler pro
 Neither simulator is imported here until `make_controller` needs it, so a real-THOR run
 never loads thor_lite (and a thor_lite run never loads ai2thor).
 """
+
 from __future__ import annotations
 
 import glob
@@ -23,8 +24,12 @@ class ThorUnavailableError(RuntimeError):
     """The real AI2-THOR backend cannot start on this machine."""
 
 
-def make_controller(backend: str = DEFAULT_BACKEND, *, layout_clears_moveables: bool = False,
-                    **controller_kwargs: Any):
+def make_controller(
+    backend: str = DEFAULT_BACKEND,
+    *,
+    layout_clears_moveables: bool = False,
+    **controller_kwargs: Any,
+):
     """A started controller of `backend`; the real one only after `check_thor` passes.
 
     `layout_clears_moveables` (thor_lite only; real THOR has the real furniture): navigation
@@ -72,7 +77,11 @@ def open_x_displays() -> List[str]:
 # Where the Vulkan loader looks for installable client drivers (ICDs), in its search order
 # (XDG/home folders are left out: a driver is installed system-wide or mounted by the NVIDIA
 # container toolkit into one of these).
-VULKAN_ICD_DIRS: Tuple[str, ...] = ("/etc/vulkan/icd.d", "/usr/local/share/vulkan/icd.d", "/usr/share/vulkan/icd.d")
+VULKAN_ICD_DIRS: Tuple[str, ...] = (
+    "/etc/vulkan/icd.d",
+    "/usr/local/share/vulkan/icd.d",
+    "/usr/share/vulkan/icd.d",
+)
 
 
 def _find_library(name: str):
@@ -82,7 +91,7 @@ def _find_library(name: str):
 
 
 def _library_stem(lib: str) -> str:
-    """"libGLX_nvidia.so.0" -> "GLX_nvidia", the name ctypes.util.find_library takes."""
+    """ "libGLX_nvidia.so.0" -> "GLX_nvidia", the name ctypes.util.find_library takes."""
     base = os.path.basename(lib).split(".so")[0]
     return base[3:] if base.startswith("lib") else base
 
@@ -120,8 +129,10 @@ def vulkan_problems() -> List[str]:
     """What keeps CloudRendering (Vulkan, NVIDIA GPU) from starting here; empty when nothing does."""
     problems = []
     if _find_library("vulkan") is None:
-        problems.append("CloudRendering needs the Vulkan loader (libvulkan.so.1, Debian/Ubuntu package libvulkan1); "
-                        "it was not found")
+        problems.append(
+            "CloudRendering needs the Vulkan loader (libvulkan.so.1, Debian/Ubuntu package libvulkan1); "
+            "it was not found"
+        )
     icds = vulkan_icds()
     manifest, lib = nvidia_vulkan_icd()
     if not manifest:
@@ -129,11 +140,14 @@ def vulkan_problems() -> List[str]:
         problems.append(
             "CloudRendering needs NVIDIA's Vulkan driver manifest (an ICD .json naming libGLX_nvidia.so.0 in "
             f"{' or '.join(VULKAN_ICD_DIRS)}); found: {others}. Install the NVIDIA driver's Vulkan part, or in "
-            "Docker run with --gpus all -e NVIDIA_DRIVER_CAPABILITIES=all (Dockerfile.cuda writes the manifest)")
+            "Docker run with --gpus all -e NVIDIA_DRIVER_CAPABILITIES=all (Dockerfile.cuda writes the manifest)"
+        )
     elif lib and not os.path.isabs(lib) and _find_library(_library_stem(lib)) is None:
-        problems.append(f"the NVIDIA Vulkan manifest {manifest} names {lib}, which the dynamic loader cannot find "
-                        "(the driver's graphics libraries are missing; in Docker add 'graphics' to "
-                        "NVIDIA_DRIVER_CAPABILITIES)")
+        problems.append(
+            f"the NVIDIA Vulkan manifest {manifest} names {lib}, which the dynamic loader cannot find "
+            "(the driver's graphics libraries are missing; in Docker add 'graphics' to "
+            "NVIDIA_DRIVER_CAPABILITIES)"
+        )
     elif lib and os.path.isabs(lib) and not os.path.exists(lib):
         problems.append(f"the NVIDIA Vulkan manifest {manifest} names {lib}, which does not exist")
     return problems
@@ -157,15 +171,21 @@ def check_thor(controller_kwargs: Dict[str, Any]) -> None:
     commit = controller_kwargs.get("commit_id", THOR_COMMIT_ID)
     platform = controller_kwargs.get("platform")
     problems = []
-    cloud = platform is not None and getattr(platform, "__name__", str(platform)) == "CloudRendering"
+    cloud = (
+        platform is not None and getattr(platform, "__name__", str(platform)) == "CloudRendering"
+    )
     if cloud:
         problems += vulkan_problems()
-        if controller_kwargs.get("gpu_device") is None and not os.environ.get("CUDA_VISIBLE_DEVICES"):
+        if controller_kwargs.get("gpu_device") is None and not os.environ.get(
+            "CUDA_VISIBLE_DEVICES"
+        ):
             problems.append("CloudRendering needs gpu_device=<int>")
     else:
         x_display = controller_kwargs.get("x_display") or os.environ.get("DISPLAY")
         if not x_display and not open_x_displays():
-            problems.append("no X display is open (start one, or pass platform=CloudRendering with a GPU)")
+            problems.append(
+                "no X display is open (start one, or pass platform=CloudRendering with a GPU)"
+            )
     releases = os.path.join(os.path.expanduser("~"), ".ai2thor", "releases")
     plat_name = "CloudRendering" if cloud else "Linux64"
     build_dir = os.path.join(releases, f"thor-{plat_name}-{commit}")
@@ -176,7 +196,8 @@ def check_thor(controller_kwargs: Dict[str, Any]) -> None:
         )
     if problems:
         raise ThorUnavailableError(
-            "Cannot start the real AI2-THOR backend:\n  - " + "\n  - ".join(problems)
+            "Cannot start the real AI2-THOR backend:\n  - "
+            + "\n  - ".join(problems)
             + f"\nUse backend='{DEFAULT_BACKEND}' (the default) to run on the embedded CPU simulator."
         )
     del Build  # imported only to prove the package is complete

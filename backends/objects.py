@@ -7,6 +7,7 @@ Datasets recorded on another THOR build carry other name hashes and, for a few o
 slightly different ids. Resolution order: exact name, exact objectId, then the nearest
 object of the same type to the position encoded in the objectId (or given explicitly).
 """
+
 from __future__ import annotations
 
 import math
@@ -35,10 +36,14 @@ def type_from_name(name: str) -> str:
     return NAME_PREFIX_TYPES.get(prefix, prefix)
 
 
-def find_object(objects: Iterable[Dict[str, Any]], name: Optional[str] = None,
-                object_id: Optional[str] = None, object_type: Optional[str] = None,
-                position: Optional[Sequence[float]] = None,
-                max_distance: float = 0.5) -> Optional[Dict[str, Any]]:
+def find_object(
+    objects: Iterable[Dict[str, Any]],
+    name: Optional[str] = None,
+    object_id: Optional[str] = None,
+    object_type: Optional[str] = None,
+    position: Optional[Sequence[float]] = None,
+    max_distance: float = 0.5,
+) -> Optional[Dict[str, Any]]:
     """The object meant by a dataset's name/objectId (or type + position), or None."""
     objs = list(objects)
     if name is not None:
@@ -59,7 +64,11 @@ def find_object(objects: Iterable[Dict[str, Any]], name: Optional[str] = None,
     for o in objs:
         if o["objectType"] != object_type:
             continue
-        ref = position_from_object_id(o["objectId"]) or (o["position"]["x"], o["position"]["y"], o["position"]["z"])
+        ref = position_from_object_id(o["objectId"]) or (
+            o["position"]["x"],
+            o["position"]["y"],
+            o["position"]["z"],
+        )
         d = math.dist(ref, position)
         if d < best_d:
             best, best_d = o, d

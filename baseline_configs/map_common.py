@@ -12,6 +12,7 @@ Config kwargs (`--config_kwargs`):
 - map_checkpoint / resnet_weights: other weight files than the default locations.
 - map_seed (default 0): the seed of the random map init.
 """
+
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -21,7 +22,10 @@ from allenact.embodiedai.mapping.mapping_models.active_neural_slam import Active
 from common.cli import fail
 from rearrange.map_settings import MAP_FRAME_SIZE
 from rearrange.map_weights import (
-    PretrainedWeightsError, build_active_neural_slam, load_map_state_dict, load_resnet18_into_map,
+    PretrainedWeightsError,
+    build_active_neural_slam,
+    load_map_state_dict,
+    load_resnet18_into_map,
     load_resnet18_state_dict,
 )
 
@@ -36,12 +40,20 @@ class MapWeightsMixin:
 
     MAP_SOURCE: str = "map_checkpoint"
 
-    def __init__(self, pretrained: bool = True, map_checkpoint: Optional[str] = None,
-                 resnet_weights: Optional[str] = None, map_seed: int = 0, screen_size: Optional[int] = None,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self,
+        pretrained: bool = True,
+        map_checkpoint: Optional[str] = None,
+        resnet_weights: Optional[str] = None,
+        map_seed: int = 0,
+        screen_size: Optional[int] = None,
+        **kwargs: Any,
+    ) -> None:
         if screen_size is not None and screen_size != MAP_FRAME_SIZE:
-            raise ValueError(f"screen_size must be {MAP_FRAME_SIZE} for the map configs (the Active Neural SLAM "
-                             f"LayerNorm expects 512x7x7 ResNet-18 features), not {screen_size!r}")
+            raise ValueError(
+                f"screen_size must be {MAP_FRAME_SIZE} for the map configs (the Active Neural SLAM "
+                f"LayerNorm expects 512x7x7 ResNet-18 features), not {screen_size!r}"
+            )
         if not isinstance(pretrained, bool):
             raise ValueError(f"pretrained must be true or false, not {pretrained!r}")
         super().__init__(screen_size=MAP_FRAME_SIZE, **kwargs)  # type: ignore[call-arg]
@@ -82,11 +94,14 @@ class MapWeightsMixin:
 class RolloutLengthMixin:
     """`num_steps` / `update_repeats` kwargs for configs whose pipeline does not take them."""
 
-    def __init__(self, num_steps: Optional[int] = None, update_repeats: Optional[int] = None,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self, num_steps: Optional[int] = None, update_repeats: Optional[int] = None, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)  # type: ignore[call-arg]
         for name, value in (("num_steps", num_steps), ("update_repeats", update_repeats)):
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or value < 1
+            ):
                 raise ValueError(f"{name} must be a positive integer, not {value!r}")
         self.rollout_num_steps = num_steps
         self.rollout_update_repeats = update_repeats

@@ -22,6 +22,7 @@ main process and again in every forkserver/spawn worker (to unpickle the config)
 `__init__` runs only in the main process. Workers need the numpy fixes (map builders,
 checkpoint loading); the main process needs the exit-status guard before the runner starts.
 """
+
 from __future__ import annotations
 
 import copy
@@ -45,7 +46,11 @@ from backends import DEFAULT_BACKEND, open_x_displays
 from allenact_ext.compat import install_allenact_fixes
 from allenact_ext.schedules import StepwiseLinearDecay
 from rearrange.constants import (
-    MAX_UNSHUFFLE_STEPS, MAX_WALKTHROUGH_STEPS, REARRANGE_ACTIONS, SCREEN_SIZE, default_controller_kwargs,
+    MAX_UNSHUFFLE_STEPS,
+    MAX_WALKTHROUGH_STEPS,
+    REARRANGE_ACTIONS,
+    SCREEN_SIZE,
+    default_controller_kwargs,
 )
 from rearrange.dataset import load_stage
 from rearrange.sensors import RGBRearrangeSensor
@@ -62,7 +67,12 @@ def simple_cnn_min_size() -> int:
     from allenact.embodiedai.models.basic_models import SimpleCNN
 
     params = inspect.signature(SimpleCNN.__init__).parameters
-    layers = zip(*(params[name].default for name in ("kernel_sizes", "layers_stride", "paddings", "dilations")))
+    layers = zip(
+        *(
+            params[name].default
+            for name in ("kernel_sizes", "layers_stride", "paddings", "dilations")
+        )
+    )
     need = 1  # output pixels wanted after the last layer
     for (k, _), (s, _), (p, _), (d, _) in reversed(list(layers)):
         # Conv2d: out = floor((in + 2p - d(k-1) - 1) / s) + 1, so in >= (out-1)s + d(k-1) + 1 - 2p
@@ -77,7 +87,9 @@ def checked_visual_layer_norm(config: Any, simpleconv_base: type, value: Any) ->
     if not isinstance(value, bool):
         raise ValueError(f"visual_layer_norm must be true or false, not {value!r}")
     if value and type(config).create_model is not simpleconv_base.create_model:
-        raise ValueError(f"visual_layer_norm applies to the SimpleConv configs only, not {type(config).__name__}")
+        raise ValueError(
+            f"visual_layer_norm applies to the SimpleConv configs only, not {type(config).__name__}"
+        )
     return value
 
 
@@ -86,7 +98,7 @@ def partition_sequence(seq: Sequence[Any], parts: int) -> List[List[Any]]:
     out, start = [], 0
     for i in range(parts):
         size = len(seq) // parts + (1 if i < len(seq) % parts else 0)
-        out.append(list(seq[start:start + size]))
+        out.append(list(seq[start : start + size]))
         start += size
     return out
 
@@ -101,30 +113,51 @@ class RearrangeBaseExperimentConfig(ExperimentConfig):
     SAVE_INTERVAL = int(1e6)
     ACTIONS: Tuple[str, ...] = REARRANGE_ACTIONS
 
-    def __init__(self, backend: str = DEFAULT_BACKEND, num_train_processes: Optional[int] = None,
-                 num_valid_processes: Optional[int] = None, num_test_processes: Optional[int] = None,
-                 training_steps: Optional[int] = None, save_interval: Optional[int] = None,
-                 data_dir: Optional[str] = None, test_stage: str = "val",
-                 episodes_per_scene: Optional[int] = None, max_test_episodes_per_scene: Optional[int] = None,
-                 train_scenes: Optional[Sequence[str]] = None, test_scenes: Optional[Sequence[str]] = None,
-                 metric_accumulate_interval: Optional[int] = None, lr: float = 3e-4,
-                 train_split: str = "train", screen_size: Optional[int] = None,
-                 num_machines: int = 1) -> None:
+    def __init__(
+        self,
+        backend: str = DEFAULT_BACKEND,
+        num_train_processes: Optional[int] = None,
+        num_valid_processes: Optional[int] = None,
+        num_test_processes: Optional[int] = None,
+        training_steps: Optional[int] = None,
+        save_interval: Optional[int] = None,
+        data_dir: Optional[str] = None,
+        test_stage: str = "val",
+        episodes_per_scene: Optional[int] = None,
+        max_test_episodes_per_scene: Optional[int] = None,
+        train_scenes: Optional[Sequence[str]] = None,
+        test_scenes: Optional[Sequence[str]] = None,
+        metric_accumulate_interval: Optional[int] = None,
+        lr: float = 3e-4,
+        train_split: str = "train",
+        screen_size: Optional[int] = None,
+        num_machines: int = 1,
+    ) -> None:
         self.backend = backend
         if int(num_machines) < 1:
             raise ValueError(f"num_machines must be at least 1, not {num_machines!r}")
         self.num_machines = int(num_machines)
         if screen_size is not None:
             minimum = simple_cnn_min_size()
-            if isinstance(screen_size, bool) or not isinstance(screen_size, int) or screen_size < minimum:
-                raise ValueError(f"screen_size must be an integer of at least {minimum} pixels (the smallest "
-                                 f"frame SimpleCNN's three convolutions reduce to 1x1), not {screen_size!r}")
+            if (
+                isinstance(screen_size, bool)
+                or not isinstance(screen_size, int)
+                or screen_size < minimum
+            ):
+                raise ValueError(
+                    f"screen_size must be an integer of at least {minimum} pixels (the smallest "
+                    f"frame SimpleCNN's three convolutions reduce to 1x1), not {screen_size!r}"
+                )
             # Instance attribute shadows the class default; CPU-only runs use small frames for speed.
             self.SCREEN_SIZE = int(screen_size)
         self.cuda = torch.cuda.is_available()
         cpus = os.cpu_count() or 1
-        self.num_train_processes = num_train_processes or (40 if self.cuda else max(1, min(cpus, 8)))
-        self.num_valid_processes = 2 if num_valid_processes is None and self.cuda else (num_valid_processes or 0)
+        self.num_train_processes = num_train_processes or (
+            40 if self.cuda else max(1, min(cpus, 8))
+        )
+        self.num_valid_processes = (
+            2 if num_valid_processes is None and self.cuda else (num_valid_processes or 0)
+        )
         self.num_test_processes = num_test_processes or (20 if self.cuda else max(1, min(cpus, 8)))
         self.training_steps = int(training_steps or self.TRAINING_STEPS)
         self.save_interval = int(save_interval or min(self.SAVE_INTERVAL, self.training_steps))
@@ -142,16 +175,13 @@ class RearrangeBaseExperimentConfig(ExperimentConfig):
 
     # --- what concrete configs provide -----------------------------------------------------
     @abstractmethod
-    def sensors(self) -> Sequence[Sensor]:
-        ...
+    def sensors(self) -> Sequence[Sensor]: ...
 
     @abstractmethod
-    def training_pipeline(self, **kwargs) -> TrainingPipeline:
-        ...
+    def training_pipeline(self, **kwargs) -> TrainingPipeline: ...
 
     @abstractmethod
-    def create_model(self, **kwargs) -> torch.nn.Module:
-        ...
+    def create_model(self, **kwargs) -> torch.nn.Module: ...
 
     @classmethod
     def actions(cls) -> Tuple[str, ...]:
@@ -194,11 +224,19 @@ class RearrangeBaseExperimentConfig(ExperimentConfig):
             machine_id = kwargs.get("machine_id")
             if machine_id is not None:
                 if not 0 <= int(machine_id) < self.num_machines:
-                    raise ValueError(f"--machine_id {machine_id} is outside 0..{self.num_machines - 1} "
-                                     f"(num_machines={self.num_machines})")
-                local_ids = list(range(int(machine_id) * per_node, (int(machine_id) + 1) * per_node))
-        return MachineParams(nprocesses=nprocesses, devices=devices, local_worker_ids=local_ids,
-                             sensor_preprocessor_graph=self.sensor_preprocessor_graph_builder(mode))
+                    raise ValueError(
+                        f"--machine_id {machine_id} is outside 0..{self.num_machines - 1} "
+                        f"(num_machines={self.num_machines})"
+                    )
+                local_ids = list(
+                    range(int(machine_id) * per_node, (int(machine_id) + 1) * per_node)
+                )
+        return MachineParams(
+            nprocesses=nprocesses,
+            devices=devices,
+            local_worker_ids=local_ids,
+            sensor_preprocessor_graph=self.sensor_preprocessor_graph_builder(mode),
+        )
 
     def sensor_preprocessor_graph_builder(self, mode: str) -> Optional[Builder]:
         return None
@@ -216,10 +254,15 @@ class RearrangeBaseExperimentConfig(ExperimentConfig):
             data = OrderedDict((s, eps[:limit]) for s, eps in data.items())
         return data
 
-    def stagewise_task_sampler_args(self, stage: str, process_ind: int, total_processes: int,
-                                    devices: Optional[Sequence[int]] = None,
-                                    seeds: Optional[Sequence[int]] = None,
-                                    deterministic_cudnn: bool = False) -> Dict[str, Any]:
+    def stagewise_task_sampler_args(
+        self,
+        stage: str,
+        process_ind: int,
+        total_processes: int,
+        devices: Optional[Sequence[int]] = None,
+        seeds: Optional[Sequence[int]] = None,
+        deterministic_cudnn: bool = False,
+    ) -> Dict[str, Any]:
         data = self._data("val" if stage == "valid_subset" else stage)
         if stage == "train" and self.train_scenes:
             data = OrderedDict((s, data[s]) for s in self.train_scenes)
@@ -231,29 +274,35 @@ class RearrangeBaseExperimentConfig(ExperimentConfig):
         if stage == "combined":  # balance: 2 train scenes for each val/test scene
             tr = [s for s in scenes if data[s][0].get("stage") == "train"]
             ot = [s for s in scenes if s not in tr]
-            scenes = [x for pair in zip(tr[0::2], tr[1::2], ot) for x in pair] + tr[2 * len(ot):]
+            scenes = [x for pair in zip(tr[0::2], tr[1::2], ot) for x in pair] + tr[2 * len(ot) :]
         if total_processes > len(scenes):
             if total_processes % len(scenes) != 0:
-                raise ValueError(f"{total_processes} processes cannot share {len(scenes)} scenes evenly")
+                raise ValueError(
+                    f"{total_processes} processes cannot share {len(scenes)} scenes evenly"
+                )
             scenes = scenes * (total_processes // len(scenes))
         mine = partition_sequence(scenes, total_processes)[process_ind]
         device = devices[process_ind % len(devices)] if devices else None
         if isinstance(device, torch.device):
             device = device.index
-        seed = int(hashlib.md5("|".join(mine).encode()).hexdigest(), 16) % (2 ** 31)
+        seed = int(hashlib.md5("|".join(mine).encode()).hexdigest(), 16) % (2**31)
         return {
             "run_walkthrough_phase": self.run_walkthrough_phase,
             "run_unshuffle_phase": self.run_unshuffle_phase,
             "stage": "val" if stage == "valid_subset" else stage,
             "scenes_to_task_spec_dicts": OrderedDict((s, copy.deepcopy(data[s])) for s in mine),
-            "rearrange_env_kwargs": {"backend": self.backend, "force_cache_reset": stage != "train",
-                                     "controller_kwargs": self.thor_controller_kwargs(stage, device)},
+            "rearrange_env_kwargs": {
+                "backend": self.backend,
+                "force_cache_reset": stage != "train",
+                "controller_kwargs": self.thor_controller_kwargs(stage, device),
+            },
             "sensors": SensorSuite(self.sensors_for(stage)),
             "max_steps": self.MAX_STEPS,
             "discrete_actions": self.actions(),
             "require_done_action": self.REQUIRE_DONE_ACTION,
             "force_axis_aligned_start": self.FORCE_AXIS_ALIGNED_START,
-            "randomize_start_rotation": stage == "train" and self.RANDOMIZE_START_ROTATION_DURING_TRAINING,
+            "randomize_start_rotation": stage == "train"
+            and self.RANDOMIZE_START_ROTATION_DURING_TRAINING,
             "epochs": float("inf") if stage == "train" else 1,
             "seed": seed if seeds is None else seeds[process_ind],
         }
@@ -265,25 +314,57 @@ class RearrangeBaseExperimentConfig(ExperimentConfig):
             sensors = [s for s in sensors if not isinstance(s, ExpertActionSensor)]
         return sensors
 
-    def train_task_sampler_args(self, process_ind: int, total_processes: int, devices=None, seeds=None,
-                                deterministic_cudnn: bool = False) -> Dict[str, Any]:
-        return self.stagewise_task_sampler_args("train", process_ind, total_processes, devices, seeds)
+    def train_task_sampler_args(
+        self,
+        process_ind: int,
+        total_processes: int,
+        devices=None,
+        seeds=None,
+        deterministic_cudnn: bool = False,
+    ) -> Dict[str, Any]:
+        return self.stagewise_task_sampler_args(
+            "train", process_ind, total_processes, devices, seeds
+        )
 
-    def valid_task_sampler_args(self, process_ind: int, total_processes: int, devices=None, seeds=None,
-                                deterministic_cudnn: bool = False) -> Dict[str, Any]:
-        return self.stagewise_task_sampler_args("valid_subset", process_ind, total_processes, devices, seeds)
+    def valid_task_sampler_args(
+        self,
+        process_ind: int,
+        total_processes: int,
+        devices=None,
+        seeds=None,
+        deterministic_cudnn: bool = False,
+    ) -> Dict[str, Any]:
+        return self.stagewise_task_sampler_args(
+            "valid_subset", process_ind, total_processes, devices, seeds
+        )
 
-    def test_task_sampler_args(self, process_ind: int, total_processes: int, devices=None, seeds=None,
-                               deterministic_cudnn: bool = False) -> Dict[str, Any]:
-        return self.stagewise_task_sampler_args(self.test_stage, process_ind, total_processes, devices, seeds)
+    def test_task_sampler_args(
+        self,
+        process_ind: int,
+        total_processes: int,
+        devices=None,
+        seeds=None,
+        deterministic_cudnn: bool = False,
+    ) -> Dict[str, Any]:
+        return self.stagewise_task_sampler_args(
+            self.test_stage, process_ind, total_processes, devices, seeds
+        )
 
     # --- sensors and model inputs shared by the 1- and 2-phase configs --------------------
     def rgb_sensors(self, goal_sensor_cls: type) -> List[Sensor]:
         """The current view ("rgb") and a goal-state view ("unshuffled_rgb") of the same size."""
         size, norm = self.SCREEN_SIZE, self.rgb_normalisation()
         return [
-            RGBRearrangeSensor(height=size, width=size, use_resnet_normalization=True, uuid="rgb", **norm),
-            goal_sensor_cls(height=size, width=size, use_resnet_normalization=True, uuid="unshuffled_rgb", **norm),
+            RGBRearrangeSensor(
+                height=size, width=size, use_resnet_normalization=True, uuid="rgb", **norm
+            ),
+            goal_sensor_cls(
+                height=size,
+                width=size,
+                use_resnet_normalization=True,
+                uuid="unshuffled_rgb",
+                **norm,
+            ),
         ]
 
     def rgb_normalisation(self) -> Dict[str, Sequence[float]]:
@@ -298,29 +379,46 @@ class RearrangeBaseExperimentConfig(ExperimentConfig):
         return gym.spaces.Dict({s.uuid: s.observation_space for s in self.sensors()})
 
     # --- pipeline helpers ------------------------------------------------------------------
-    def pipeline(self, named_losses: Dict[str, Any], stages: List[PipelineStage],
-                 lr_scheduler_builder: Optional[Builder] = None, num_mini_batch: int = 1,
-                 update_repeats: int = 3, num_steps: int = 64) -> TrainingPipeline:
+    def pipeline(
+        self,
+        named_losses: Dict[str, Any],
+        stages: List[PipelineStage],
+        lr_scheduler_builder: Optional[Builder] = None,
+        num_mini_batch: int = 1,
+        update_repeats: int = 3,
+        num_steps: int = 64,
+    ) -> TrainingPipeline:
         """A TrainingPipeline with the settings every baseline shares (Adam, GAE, clipping)."""
         return TrainingPipeline(
             save_interval=self.save_interval,
             metric_accumulate_interval=self._metric_interval(),
             optimizer_builder=Builder(torch.optim.Adam, dict(lr=self.lr)),
-            num_mini_batch=num_mini_batch, update_repeats=update_repeats, max_grad_norm=0.5,
-            num_steps=num_steps, named_losses=named_losses,
-            gamma=0.99, use_gae=True, gae_lambda=0.95, advance_scene_rollout_period=None,
-            pipeline_stages=stages, lr_scheduler_builder=lr_scheduler_builder,
+            num_mini_batch=num_mini_batch,
+            update_repeats=update_repeats,
+            max_grad_norm=0.5,
+            num_steps=num_steps,
+            named_losses=named_losses,
+            gamma=0.99,
+            use_gae=True,
+            gae_lambda=0.95,
+            advance_scene_rollout_period=None,
+            pipeline_stages=stages,
+            lr_scheduler_builder=lr_scheduler_builder,
         )
 
     def _metric_interval(self) -> int:
         if self.metric_accumulate_interval is not None:
             return self.metric_accumulate_interval
-        return self.num_train_processes * 500 if self.cuda else max(1, self.num_train_processes * 64)
+        return (
+            self.num_train_processes * 500 if self.cuda else max(1, self.num_train_processes * 64)
+        )
 
     @staticmethod
     def lr_schedule(steps: int):
-        return Builder(torch.optim.lr_scheduler.LambdaLR,
-                       {"lr_lambda": LinearDecay(steps=steps // 3, startp=1.0, endp=1.0 / 3)})
+        return Builder(
+            torch.optim.lr_scheduler.LambdaLR,
+            {"lr_lambda": LinearDecay(steps=steps // 3, startp=1.0, endp=1.0 / 3)},
+        )
 
     run_walkthrough_phase = False
     run_unshuffle_phase = True
@@ -338,16 +436,23 @@ class ImitationMixin:
     IL_PARAMS: Dict[str, Any]
     training_steps: int
 
-    def __init__(self, bc_tf1_steps: Optional[int] = None, dagger_steps: Optional[int] = None,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self, bc_tf1_steps: Optional[int] = None, dagger_steps: Optional[int] = None, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)  # type: ignore[call-arg]
         p, t = self.IL_PARAMS, self.training_steps
-        self.bc_tf1_steps = int(bc_tf1_steps if bc_tf1_steps is not None else min(p["bc_tf1_steps"], 0.25 * t))
-        self.dagger_steps = int(dagger_steps if dagger_steps is not None else min(p["dagger_steps"], 0.5 * t))
+        self.bc_tf1_steps = int(
+            bc_tf1_steps if bc_tf1_steps is not None else min(p["bc_tf1_steps"], 0.25 * t)
+        )
+        self.dagger_steps = int(
+            dagger_steps if dagger_steps is not None else min(p["dagger_steps"], 0.5 * t)
+        )
 
     def sensors(self) -> Sequence[Sensor]:
-        return [*super().sensors(),  # type: ignore[misc]
-                ExpertActionSensor(gym.spaces.Discrete(len(self.actions())))]  # type: ignore[attr-defined]
+        return [
+            *super().sensors(),  # type: ignore[misc]
+            ExpertActionSensor(gym.spaces.Discrete(len(self.actions()))),
+        ]  # type: ignore[attr-defined]
 
     def teacher_forcing(self) -> StepwiseLinearDecay:
         return StepwiseLinearDecay(self.bc_tf1_steps, self.dagger_steps)

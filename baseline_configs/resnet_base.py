@@ -7,6 +7,7 @@ normalisation (ImageNet or CLIP), the ``pretrained`` / ``pretrained_seed`` confi
 the weight pre-flight, and a tag that records a random-init run (``<official tag>-randinit``),
 so checkpoints, logs and metrics of the two kinds of run never mix.
 """
+
 from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -18,7 +19,12 @@ from allenact.utils.experiment_utils import Builder
 from allenact.utils.system import get_logger
 
 from allenact_ext.visual_encoders import (
-    CLIP_RGB_MEANS, CLIP_RGB_STDS, ENCODERS, check_pretrained_weights, feature_uuid, resnet_preprocessor_builders,
+    CLIP_RGB_MEANS,
+    CLIP_RGB_STDS,
+    ENCODERS,
+    check_pretrained_weights,
+    feature_uuid,
+    resnet_preprocessor_builders,
 )
 
 RANDOM_INIT_TAG_SUFFIX = "-randinit"
@@ -44,12 +50,16 @@ class ResNetPreprocessorMixin:
             raise ValueError(f"pretrained_seed must be an integer, not {pretrained_seed!r}")
         super().__init__(**kwargs)  # type: ignore[call-arg]
         if self.SCREEN_SIZE % 32:
-            raise ValueError(f"screen_size must be a multiple of 32 for the {ENCODERS[self.VISUAL_ENCODER].name} "
-                             f"encoder, not {self.SCREEN_SIZE}")
+            raise ValueError(
+                f"screen_size must be a multiple of 32 for the {ENCODERS[self.VISUAL_ENCODER].name} "
+                f"encoder, not {self.SCREEN_SIZE}"
+            )
         self.pretrained = pretrained
         self.pretrained_seed = pretrained_seed
         if pretrained:
-            check_pretrained_weights(self.VISUAL_ENCODER)  # fails in seconds, before any worker starts
+            check_pretrained_weights(
+                self.VISUAL_ENCODER
+            )  # fails in seconds, before any worker starts
         get_logger().info(f"{self.tag()}: visual encoder {self.visual_encoder_description()}")
 
     def tag(self) -> str:
@@ -70,14 +80,21 @@ class ResNetPreprocessorMixin:
         return [feature_uuid(u) for u in self.RGB_UUIDS]
 
     def preprocessors(self) -> List[Builder]:
-        return resnet_preprocessor_builders(self.VISUAL_ENCODER, self.RGB_UUIDS, self.SCREEN_SIZE,
-                                            self.pretrained, self.pretrained_seed)
+        return resnet_preprocessor_builders(
+            self.VISUAL_ENCODER,
+            self.RGB_UUIDS,
+            self.SCREEN_SIZE,
+            self.pretrained,
+            self.pretrained_seed,
+        )
 
     def sensor_preprocessor_graph_builder(self, mode: str) -> Optional[Builder]:
         stage = "train" if mode == "train" else "test"
         sources = SensorSuite(self.sensors_for(stage)).observation_spaces  # type: ignore[attr-defined]
-        return Builder(SensorPreprocessorGraph,
-                       {"source_observation_spaces": sources, "preprocessors": self.preprocessors()})
+        return Builder(
+            SensorPreprocessorGraph,
+            {"source_observation_spaces": sources, "preprocessors": self.preprocessors()},
+        )
 
     def observation_space(self, model_kwargs: Dict[str, Any]) -> gym.spaces.Dict:
         """allenact's preprocessed spaces, or the same graph's (its trunks are built lazily: cheap)."""

@@ -12,6 +12,7 @@ simulator step, and the policy step; ``--threads`` sets torch's intra-op threads
 ``sampler_torch_threads`` / ``trainer_torch_threads``; AllenAct alone leaves one per core); ``--profile`` adds cProfile's top functions.
 Writes ``benchmarks/results/alfred_dagger_sampler_<threads>t.{json,md}``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,17 +39,26 @@ def _memory(model: Any) -> Any:
 
     mem = Memory()
     for key, (dims, dtype) in model.recurrent_memory_specification.items():
-        mem.check_append(key, torch.zeros(*[d if d is not None else 1 for _, d in dims], dtype=dtype), 1)
+        mem.check_append(
+            key, torch.zeros(*[d if d is not None else 1 for _, d in dims], dtype=dtype), 1
+        )
     return mem
 
 
 def run(args: argparse.Namespace) -> Dict[str, Any]:
     from baseline_configs.alfred.alfred_seq2seq_pm_dagger import AlfredSeq2SeqPMDaggerConfig
 
-    cfg = AlfredSeq2SeqPMDaggerConfig(data_root=args.data, visual_encoder="random_resnet18", model_size="lite",
-                                      num_train_processes=2, sampler_torch_threads=args.threads,
-                                      trainer_torch_threads=args.threads)
-    sampler = cfg.make_sampler_fn(**cfg.train_task_sampler_args(0, 2, seeds=[args.seed, args.seed + 1]))
+    cfg = AlfredSeq2SeqPMDaggerConfig(
+        data_root=args.data,
+        visual_encoder="random_resnet18",
+        model_size="lite",
+        num_train_processes=2,
+        sampler_torch_threads=args.threads,
+        trainer_torch_threads=args.threads,
+    )
+    sampler = cfg.make_sampler_fn(
+        **cfg.train_task_sampler_args(0, 2, seeds=[args.seed, args.seed + 1])
+    )
     model = cfg.create_model().eval()
     rng = np.random.default_rng(args.seed)
     t_obs = t_env = t_pol = 0.0
@@ -60,7 +70,11 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
             task = sampler.next_task()
             obs = task.get_observations()
             t_obs += time.perf_counter() - t0
-            memory, prev, mask = _memory(model), torch.zeros(1, 1, dtype=torch.long), torch.zeros(1, 1, 1)
+            memory, prev, mask = (
+                _memory(model),
+                torch.zeros(1, 1, dtype=torch.long),
+                torch.zeros(1, 1, 1),
+            )
             episodes += 1
         t0 = time.perf_counter()
         with torch.no_grad():
@@ -76,16 +90,27 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
         obs, prev, mask = res.observation, torch.tensor([[action]]), torch.ones(1, 1, 1)
         frames += 1
     sampler.close()
-    return {"frames": frames, "episodes": episodes, "ms_per_frame": {
-        "step_and_observations": 1000 * t_env / frames, "policy": 1000 * t_pol / frames,
-        "episode_starts": 1000 * t_obs / frames, "total": 1000 * (t_env + t_pol + t_obs) / frames}}
+    return {
+        "frames": frames,
+        "episodes": episodes,
+        "ms_per_frame": {
+            "step_and_observations": 1000 * t_env / frames,
+            "policy": 1000 * t_pol / frames,
+            "episode_starts": 1000 * t_obs / frames,
+            "total": 1000 * (t_env + t_pol + t_obs) / frames,
+        },
+    }
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", required=True, help="dataset with train split (python -m alfred_task.gen)")
+    ap.add_argument(
+        "--data", required=True, help="dataset with train split (python -m alfred_task.gen)"
+    )
     ap.add_argument("--steps", type=int, default=150)
-    ap.add_argument("--tf", type=float, default=0.5, help="probability of taking the expert's action")
+    ap.add_argument(
+        "--tf", type=float, default=0.5, help="probability of taking the expert's action"
+    )
     ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--profile", action="store_true")
@@ -98,12 +123,20 @@ def main() -> None:
     res = run(args)
     if prof:
         prof.disable()
-    res.update(wall_s=time.perf_counter() - wall, threads=args.threads, tf=args.tf,
-               load_avg=round(__import__("os").getloadavg()[0], 1))
+    res.update(
+        wall_s=time.perf_counter() - wall,
+        threads=args.threads,
+        tf=args.tf,
+        load_avg=round(__import__("os").getloadavg()[0], 1),
+    )
     ms = res["ms_per_frame"]
-    lines = [f"# One DAgger sampler + policy step, in-process ({args.threads} torch thread(s))", "",
-             f"{res['frames']} frames, {res['episodes']} episodes, teacher forcing {args.tf}, "
-             f"load average {res['load_avg']}; {1000 / ms['total']:.1f} frames/s", ""]
+    lines = [
+        f"# One DAgger sampler + policy step, in-process ({args.threads} torch thread(s))",
+        "",
+        f"{res['frames']} frames, {res['episodes']} episodes, teacher forcing {args.tf}, "
+        f"load average {res['load_avg']}; {1000 / ms['total']:.1f} frames/s",
+        "",
+    ]
     lines += markdown_table(["part", "ms / frame"], [[k, f"{v:.1f}"] for k, v in ms.items()], "lr")
     if prof:
         s = io.StringIO()

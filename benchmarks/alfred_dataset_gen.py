@@ -9,6 +9,7 @@ process plus its children) predict a dedicated run, ``total CPU / cores``. The R
 is timed on its own (median of 3 batches of 32 frames, one thread). Prints a table and writes
 benchmarks/results/alfred_dataset_gen.{json,md} with the full-run estimate.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,7 +30,10 @@ from _common import RESULTS_DIR, markdown_table, write_json, write_markdown
 
 
 def _cpu() -> float:
-    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    own, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
@@ -52,18 +56,29 @@ def bench(demos: int, split: str, encoder: str, seed: int, out: Path) -> dict:
     ok = [m for m in markers if "error" not in m]
     frames = sum(m["n_low"] + 1 for m in ok)
     disk = sum(p.stat().st_size for p in (out / split).rglob("*") if p.is_file())
-    return {"demos": demos, "ok": len(ok), "failed": summary["failed"], "wall_s": round(wall, 1),
-            "cpu_s": round(cpu, 1), "cpu_s_per_demo": round(cpu / max(len(ok), 1), 2),
-            "frames_per_demo": round(frames / max(len(ok), 1), 1), "mb_per_demo": round(disk / 2**20 / max(len(ok), 1), 2)}
+    return {
+        "demos": demos,
+        "ok": len(ok),
+        "failed": summary["failed"],
+        "wall_s": round(wall, 1),
+        "cpu_s": round(cpu, 1),
+        "cpu_s_per_demo": round(cpu / max(len(ok), 1), 2),
+        "frames_per_demo": round(frames / max(len(ok), 1), 1),
+        "mb_per_demo": round(disk / 2**20 / max(len(ok), 1), 2),
+    }
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--demos", type=int, default=10)
     ap.add_argument("--split", default="train")
     ap.add_argument("--encoder", default="random_resnet18")
     ap.add_argument("--seed", type=int, default=1000, help="not the dataset's seed: a fresh sample")
-    ap.add_argument("--full", type=int, default=2200, help="demonstrations of the full run (2000 + 2 x 100)")
+    ap.add_argument(
+        "--full", type=int, default=2200, help="demonstrations of the full run (2000 + 2 x 100)"
+    )
     ap.add_argument("--cores", type=int, default=2)
     args = ap.parse_args()
     torch.set_num_threads(1)  # as each generation worker does
@@ -80,7 +95,9 @@ def main() -> None:
     print(table)
     RESULTS_DIR.mkdir(exist_ok=True)
     write_json(RESULTS_DIR / "alfred_dataset_gen.json", r)
-    write_markdown(RESULTS_DIR / "alfred_dataset_gen.md", "# ALFRED dataset generation cost\n\n" + table)
+    write_markdown(
+        RESULTS_DIR / "alfred_dataset_gen.md", "# ALFRED dataset generation cost\n\n" + table
+    )
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ The script prints median seconds per episode and the ratio, asserts that both tr
 same records (every field), and times one ResNet-18 call at 1 and 2 torch threads (the thread
 effect alone). Results: ``benchmarks/results/alfred_eval_speed.{json,md}``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,7 +41,9 @@ def _worker(args: argparse.Namespace) -> None:
 
     if args.torch_threads:
         torch.set_num_threads(args.torch_threads)
-    entries = E.resolve_entries(args.data, args.splits or str(Path(args.data) / "splits.json"), args.split)
+    entries = E.resolve_entries(
+        args.data, args.splits or str(Path(args.data) / "splits.json"), args.split
+    )
     env = AlfredEnv(width=300, height=300)
     agents = {"random": lambda: A.RandomAgent(seed=0)}
     if args.checkpoint:
@@ -50,20 +53,26 @@ def _worker(args: argparse.Namespace) -> None:
     for name, make in agents.items():
         agent = make()
         tasks, subgoals = [], []
-        for e in entries[:args.tasks]:
+        for e in entries[: args.tasks]:
             traj = json.loads(Path(e.path).read_text())
             t0 = time.perf_counter()
             rec = E.run_task_episode(env, agent, traj, e.repeat_idx, max_steps=args.max_steps)
             tasks.append({"s": time.perf_counter() - t0, "rec": rec})
-        for e in entries[:args.subgoal_episodes]:
+        for e in entries[: args.subgoal_episodes]:
             traj = json.loads(Path(e.path).read_text())
             idxs = E.subgoal_indices(traj, types)
             t0 = time.perf_counter()
             if hasattr(E, "run_subgoal_episodes"):
-                recs = E.run_subgoal_episodes(env, agent, traj, e.repeat_idx, idxs, max_steps=args.subgoal_max_steps)
+                recs = E.run_subgoal_episodes(
+                    env, agent, traj, e.repeat_idx, idxs, max_steps=args.subgoal_max_steps
+                )
             else:  # the code before one-pass subgoal evaluation
-                recs = [E.run_subgoal_episode(env, agent, traj, e.repeat_idx, i, max_steps=args.subgoal_max_steps)
-                        for i in idxs]
+                recs = [
+                    E.run_subgoal_episode(
+                        env, agent, traj, e.repeat_idx, i, max_steps=args.subgoal_max_steps
+                    )
+                    for i in idxs
+                ]
             subgoals.append({"s": time.perf_counter() - t0, "recs": recs, "n": len(idxs)})
         out[name] = {"task": tasks, "subgoal": subgoals}
     env.stop()
@@ -95,11 +104,27 @@ def _resnet_threads() -> Dict[str, float]:
 
 
 def _run_tree(tree: Path, args: argparse.Namespace, threads: int) -> Dict[str, Any]:
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", "--data", str(Path(args.data).resolve()),
-           "--split", args.split,
-           "--tasks", str(args.tasks), "--subgoal-episodes", str(args.subgoal_episodes), "--max-steps",
-           str(args.max_steps), "--subgoal-max-steps", str(args.subgoal_max_steps), "--subgoals", args.subgoals,
-           "--torch-threads", str(threads)]
+    cmd = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--worker",
+        "--data",
+        str(Path(args.data).resolve()),
+        "--split",
+        args.split,
+        "--tasks",
+        str(args.tasks),
+        "--subgoal-episodes",
+        str(args.subgoal_episodes),
+        "--max-steps",
+        str(args.max_steps),
+        "--subgoal-max-steps",
+        str(args.subgoal_max_steps),
+        "--subgoals",
+        args.subgoals,
+        "--torch-threads",
+        str(threads),
+    ]
     if args.splits:
         cmd += ["--splits", str(Path(args.splits).resolve())]
     if args.checkpoint:
@@ -116,10 +141,15 @@ def _run_tree(tree: Path, args: argparse.Namespace, threads: int) -> Dict[str, A
 
 def _medians(res: Dict[str, Any], agent: str) -> Dict[str, Optional[float]]:
     r = res[agent]
-    return {"task": median(x["s"] for x in r["task"]) if r["task"] else None,
-            "subgoal": median(x["s"] for x in r["subgoal"]) if r["subgoal"] else None,
-            "subgoal_per_eval": (sum(x["s"] for x in r["subgoal"]) / max(1, sum(x["n"] for x in r["subgoal"]))
-                                 if r["subgoal"] else None)}
+    return {
+        "task": median(x["s"] for x in r["task"]) if r["task"] else None,
+        "subgoal": median(x["s"] for x in r["subgoal"]) if r["subgoal"] else None,
+        "subgoal_per_eval": (
+            sum(x["s"] for x in r["subgoal"]) / max(1, sum(x["n"] for x in r["subgoal"]))
+            if r["subgoal"]
+            else None
+        ),
+    }
 
 
 def _same_records(a: Dict[str, Any], b: Dict[str, Any], agent: str) -> bool:
@@ -137,14 +167,23 @@ def _report(out: Dict[str, Any], args: argparse.Namespace) -> str:
             a = out["after"]["medians"][agent][kind]
             ratio = f"{b / a:.1f}x" if b and a else "-"
             rows.append([agent, kind, fmt(b), fmt(a), ratio])
-    lines = ["# ALFRED evaluation cost per episode (s), before -> after", "",
-             f"{args.tasks} task episodes (max_steps {args.max_steps}), {args.subgoal_episodes} subgoal episodes "
-             f"({args.subgoals}, max_steps {args.subgoal_max_steps} after the prefix), split {args.split}; "
-             f"load average at start {out['load_avg']}.", ""]
-    lines += markdown_table(["agent", "what (median s)", "before", "after", "speed-up"], rows, "llrrr")
-    lines += ["", f"identical records before/after: {out.get('identical', 'not compared')}",
-              f"ResNet-18, one 300x300 frame: {out['resnet']['2_threads']:.3f} s at 2 torch threads, "
-              f"{out['resnet']['1_threads']:.3f} s at 1"]
+    lines = [
+        "# ALFRED evaluation cost per episode (s), before -> after",
+        "",
+        f"{args.tasks} task episodes (max_steps {args.max_steps}), {args.subgoal_episodes} subgoal episodes "
+        f"({args.subgoals}, max_steps {args.subgoal_max_steps} after the prefix), split {args.split}; "
+        f"load average at start {out['load_avg']}.",
+        "",
+    ]
+    lines += markdown_table(
+        ["agent", "what (median s)", "before", "after", "speed-up"], rows, "llrrr"
+    )
+    lines += [
+        "",
+        f"identical records before/after: {out.get('identical', 'not compared')}",
+        f"ResNet-18, one 300x300 frame: {out['resnet']['2_threads']:.3f} s at 2 torch threads, "
+        f"{out['resnet']['1_threads']:.3f} s at 1",
+    ]
     return "\n".join(lines)
 
 
@@ -153,29 +192,43 @@ def main() -> None:
     ap.add_argument("--data", required=True)
     ap.add_argument("--splits", default=None, help="split file (default <data>/splits.json)")
     ap.add_argument("--split", default="valid_seen")
-    ap.add_argument("--checkpoint", default=None, help="checkpoint for --agent checkpoint (omit: random only)")
+    ap.add_argument(
+        "--checkpoint", default=None, help="checkpoint for --agent checkpoint (omit: random only)"
+    )
     ap.add_argument("--before-tree", default=None, help="checkout of the code to compare against")
     ap.add_argument("--tasks", type=int, default=3)
     ap.add_argument("--subgoal-episodes", type=int, default=2)
     ap.add_argument("--max-steps", type=int, default=40)
     ap.add_argument("--subgoal-max-steps", type=int, default=20)
     ap.add_argument("--subgoals", default="GotoLocation,PickupObject")
-    ap.add_argument("--torch-threads", type=int, default=1, help="threads of this tree's run (the CLI default)")
+    ap.add_argument(
+        "--torch-threads", type=int, default=1, help="threads of this tree's run (the CLI default)"
+    )
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--out", default=str(RESULTS_DIR / "alfred_eval_speed"))
     args = ap.parse_args()
     if args.worker:
         return _worker(args)
     agents = ["random"] + (["checkpoint"] if args.checkpoint else [])
-    out: Dict[str, Any] = {"agents": agents, "load_avg": round(os.getloadavg()[0], 1), "args": vars(args)}
+    out: Dict[str, Any] = {
+        "agents": agents,
+        "load_avg": round(os.getloadavg()[0], 1),
+        "args": vars(args),
+    }
     out["resnet"] = _resnet_threads()
     if args.before_tree:
         before = _run_tree(Path(args.before_tree).resolve(), args, 0)
-        out["before"] = {"medians": {a: _medians(before, a) for a in agents}, "wall_s": before["wall_s"],
-                         "torch_threads": before["torch_threads"]}
+        out["before"] = {
+            "medians": {a: _medians(before, a) for a in agents},
+            "wall_s": before["wall_s"],
+            "torch_threads": before["torch_threads"],
+        }
     after = _run_tree(REPO, args, args.torch_threads)
-    out["after"] = {"medians": {a: _medians(after, a) for a in agents}, "wall_s": after["wall_s"],
-                    "torch_threads": after["torch_threads"]}
+    out["after"] = {
+        "medians": {a: _medians(after, a) for a in agents},
+        "wall_s": after["wall_s"],
+        "torch_threads": after["torch_threads"],
+    }
     if args.before_tree:
         out["identical"] = {a: _same_records(before, after, a) for a in agents}
     text = _report(out, args)

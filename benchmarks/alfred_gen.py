@@ -13,6 +13,7 @@
 
 Writes benchmarks/results/alfred_gen.json and prints a table.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,8 +42,14 @@ def bench_generation(n: int, workers: int, seed: int) -> dict:
         summary = generate(Path(d), n, seed=seed, workers=workers)
         dt = time.perf_counter() - t
     ok = n - summary["failed"]
-    return {"demos": n, "ok": ok, "failed": summary["failed"], "seconds": round(dt, 1),
-            "demos_per_min": round(60 * ok / dt, 2), "workers": workers}
+    return {
+        "demos": n,
+        "ok": ok,
+        "failed": summary["failed"],
+        "seconds": round(dt, 1),
+        "demos_per_min": round(60 * ok / dt, 2),
+        "workers": workers,
+    }
 
 
 def _episodes(env: AlfredEnv, n: int, seed: int):
@@ -64,7 +71,9 @@ def bench_planners(env: AlfredEnv, trajs) -> dict:
         env.init_episode(traj)
         nav = GridNavigator.from_controller(env.controller)
         index = LocationIndex(env.controller, nav, agent_node(env.last_event.metadata["agent"]))
-        state = build_problem_state(env.last_event.metadata, index, traj["task_type"], traj["pddl_params"])
+        state = build_problem_state(
+            env.last_event.metadata, index, traj["task_type"], traj["pddl_params"]
+        )
         t = time.perf_counter()
         p_t = template_plan(state, traj["task_type"], traj["pddl_params"])
         tp.append(time.perf_counter() - t)
@@ -72,9 +81,13 @@ def bench_planners(env: AlfredEnv, trajs) -> dict:
         p_f = solve(domain, make_problem(state, traj["task_type"], traj["pddl_params"]))
         fd.append(time.perf_counter() - t)
         agree += plan_cost(state, p_t) == plan_cost(state, p_f)
-    return {"problems": len(trajs), "fast_downward_median_s": round(statistics.median(fd), 3),
-            "fast_downward_max_s": round(max(fd), 3), "template_median_ms": round(1000 * statistics.median(tp), 2),
-            "same_cost": agree}
+    return {
+        "problems": len(trajs),
+        "fast_downward_median_s": round(statistics.median(fd), 3),
+        "fast_downward_max_s": round(max(fd), 3),
+        "template_median_ms": round(1000 * statistics.median(tp), 2),
+        "same_cost": agree,
+    }
 
 
 def _random_interaction(env: AlfredEnv, rng: np.random.Generator) -> None:
@@ -88,7 +101,9 @@ def _random_interaction(env: AlfredEnv, rng: np.random.Generator) -> None:
     env.va_interact(str(rng.choice(C.INTERACT_ACTIONS)), masks[oid])
 
 
-def bench_online_expert(env: AlfredEnv, trajs, deviate: float, seed: int, interact: bool = False) -> dict:
+def bench_online_expert(
+    env: AlfredEnv, trajs, deviate: float, seed: int, interact: bool = False
+) -> dict:
     """`deviate`: chance per step that the learner does something else than the expert says:
     a random navigation action, or (``interact``) a random interaction on a visible object."""
     rng = np.random.default_rng(seed)
@@ -120,19 +135,38 @@ def bench_online_expert(env: AlfredEnv, trajs, deviate: float, seed: int, intera
             else:
                 env.va_interact(a.action, a.mask)
         md = env.last_event.metadata
-        success += goal_satisfied(traj["task_type"], traj["pddl_params"], md["objects"], env.cleaned_objects,
-                                  env.heated_objects, env.cooled_objects, md["inventoryObjects"])
+        success += goal_satisfied(
+            traj["task_type"],
+            traj["pddl_params"],
+            md["objects"],
+            env.cleaned_objects,
+            env.heated_objects,
+            env.cooled_objects,
+            md["inventoryObjects"],
+        )
         replans += expert.replans
-    return {"episodes": len(trajs), "deviate": deviate, "mistakes": "interactions" if interact else "navigation",
-            "queries": queries, "queries_per_s": round(queries / q_time, 1), "replans": replans,
-            "goal_success": success, "expert_errors": errors, "error_messages": messages}
+    return {
+        "episodes": len(trajs),
+        "deviate": deviate,
+        "mistakes": "interactions" if interact else "navigation",
+        "queries": queries,
+        "queries_per_s": round(queries / q_time, 1),
+        "replans": replans,
+        "goal_success": success,
+        "expert_errors": errors,
+        "error_messages": messages,
+    }
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--demos", type=int, default=28)
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--episodes", type=int, default=14, help="tasks for the planner and expert benchmarks")
+    ap.add_argument(
+        "--episodes", type=int, default=14, help="tasks for the planner and expert benchmarks"
+    )
     ap.add_argument("--deviate", type=float, nargs="*", default=[0.0, 0.1])
     ap.add_argument("--seed", type=int, default=101)
     ap.add_argument("--out", type=Path, default=RESULTS_DIR / "alfred_gen.json")
@@ -144,20 +178,25 @@ def main(argv=None) -> int:
     res["planners"] = bench_planners(env, trajs)
     print("planners:", res["planners"], flush=True)
     res["online_expert"] = [bench_online_expert(env, trajs, d, args.seed) for d in args.deviate]
-    res["online_expert"] += [bench_online_expert(env, trajs, d, args.seed, interact=True)
-                             for d in args.deviate if d > 0]
+    res["online_expert"] += [
+        bench_online_expert(env, trajs, d, args.seed, interact=True) for d in args.deviate if d > 0
+    ]
     for r in res["online_expert"]:
         print("online expert:", r, flush=True)
     write_json(args.out, res)
     g, p = res["generation"], res["planners"]
-    print(f"\n| measure | value |\n|---|---|\n| demonstrations/min ({g['workers']} workers) | {g['demos_per_min']} "
-          f"({g['ok']}/{g['demos']} ok) |\n| Fast Downward per problem (median / max) | {p['fast_downward_median_s']} s / "
-          f"{p['fast_downward_max_s']} s |\n| template planner per problem (median) | {p['template_median_ms']} ms |\n"
-          f"| plans of equal cost | {p['same_cost']}/{p['problems']} |")
+    print(
+        f"\n| measure | value |\n|---|---|\n| demonstrations/min ({g['workers']} workers) | {g['demos_per_min']} "
+        f"({g['ok']}/{g['demos']} ok) |\n| Fast Downward per problem (median / max) | {p['fast_downward_median_s']} s / "
+        f"{p['fast_downward_max_s']} s |\n| template planner per problem (median) | {p['template_median_ms']} ms |\n"
+        f"| plans of equal cost | {p['same_cost']}/{p['problems']} |"
+    )
     for r in res["online_expert"]:
-        print(f"| online expert queries/s, {r['mistakes']} mistakes {r['deviate']:.0%} | {r['queries_per_s']} "
-              f"({r['replans']} replans, goal {r['goal_success']}/{r['episodes']}, "
-              f"{r['expert_errors']} expert errors) |")
+        print(
+            f"| online expert queries/s, {r['mistakes']} mistakes {r['deviate']:.0%} | {r['queries_per_s']} "
+            f"({r['replans']} replans, goal {r['goal_success']}/{r['episodes']}, "
+            f"{r['expert_errors']} expert errors) |"
+        )
     print(f"\nwrote {args.out}")
     return 0
 

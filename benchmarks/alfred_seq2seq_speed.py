@@ -9,6 +9,7 @@ medians, frames/s and the ratio to the official size. Parameter counts and check
 show which lite size fits the 20 MB checkpoint budget. Results:
 ``benchmarks/results/alfred_seq2seq_speed.{md,json}``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,7 +37,9 @@ def _batch(b: int, t: int, seed: int = 0):
     instr = torch.randint(3, NUM_WORDS, (b, 80), generator=g)
     frames = torch.randn(b, t, 512, 7, 7, generator=g)
     actions = torch.randint(3, 15, (b, t), generator=g)
-    inter = torch.tensor([[C.has_interaction(C.ACTION_LOW_VOCAB[a]) for a in row] for row in actions.tolist()])
+    inter = torch.tensor(
+        [[C.has_interaction(C.ACTION_LOW_VOCAB[a]) for a in row] for row in actions.tolist()]
+    )
     gold = (torch.rand(int(inter.sum()), 300, 300, generator=g) > 0.9).float()
     return goal, instr, frames, actions, inter, gold
 
@@ -59,8 +62,15 @@ def measure(name: str, dims: dict, b: int, t: int, repeats: int) -> dict:
 
     def update() -> None:
         out = model(goal, instr, frames, mask_steps=inter)
-        total, _ = seq2seq_losses(out.action_logits, actions, mask_logits=out.mask_logits, gold_masks=gold,
-                                  subgoal=out.subgoal, progress=out.progress, high_idx=torch.zeros_like(actions))
+        total, _ = seq2seq_losses(
+            out.action_logits,
+            actions,
+            mask_logits=out.mask_logits,
+            gold_masks=gold,
+            subgoal=out.subgoal,
+            progress=out.progress,
+            high_idx=torch.zeros_like(actions),
+        )
         opt.zero_grad()
         total.backward()
         opt.step()
@@ -75,9 +85,15 @@ def measure(name: str, dims: dict, b: int, t: int, repeats: int) -> dict:
     model.eval()
     step_s = _time(infer, repeats * 3)
     params = sum(p.numel() for p in model.parameters())
-    return {"size": name, **dims, "params_M": round(params / 1e6, 2), "ckpt_MB": round(params * 4 / 2**20, 1),
-            "train_update_s": round(train_s, 3), "train_frames_per_s": round(b * t / train_s, 1),
-            "step_ms": round(step_s * 1000, 1)}
+    return {
+        "size": name,
+        **dims,
+        "params_M": round(params / 1e6, 2),
+        "ckpt_MB": round(params * 4 / 2**20, 1),
+        "train_update_s": round(train_s, 3),
+        "train_frames_per_s": round(b * t / train_s, 1),
+        "step_ms": round(step_s * 1000, 1),
+    }
 
 
 def main() -> None:
@@ -93,9 +109,14 @@ def main() -> None:
     for r in rows:
         r["speedup_vs_official"] = round(r["train_frames_per_s"] / base, 1)
     header = list(rows[0])
-    lines = [f"# ALFRED Seq2Seq(+PM) speed (batch {args.batch}, {args.steps} steps, {args.threads} threads, "
-             f"{args.repeats} repeats, medians)", ""]
-    lines += markdown_table(header, [[r[k] for k in header] for r in rows], "l" + "r" * (len(header) - 1))
+    lines = [
+        f"# ALFRED Seq2Seq(+PM) speed (batch {args.batch}, {args.steps} steps, {args.threads} threads, "
+        f"{args.repeats} repeats, medians)",
+        "",
+    ]
+    lines += markdown_table(
+        header, [[r[k] for k in header] for r in rows], "l" + "r" * (len(header) - 1)
+    )
     text = "\n".join(lines)
     print(text)
     write_markdown(RESULTS_DIR / "alfred_seq2seq_speed.md", text)

@@ -15,6 +15,7 @@ would. Then it checks that
 prints a summary (exit codes, wall time, checkpoint paths and step counts, weight difference),
 writes it to benchmarks/results/multinode_smoke.md and exits 0 only when every check passed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,13 +44,33 @@ def free_port() -> int:
 
 
 def node_command(node: int, port: int, steps: int, seed: int, out: Path) -> List[str]:
-    kwargs = {"num_machines": 2, "num_train_processes": 1, "num_valid_processes": 0,
-              "training_steps": steps, "save_interval": steps, "screen_size": 64,
-              "train_split": "train_subset", "metric_accumulate_interval": 64}
+    kwargs = {
+        "num_machines": 2,
+        "num_train_processes": 1,
+        "num_valid_processes": 0,
+        "training_steps": steps,
+        "save_interval": steps,
+        "screen_size": 64,
+        "train_split": "train_subset",
+        "metric_accumulate_interval": 64,
+    }
     allenact = str(Path(sys.executable).with_name("allenact"))
-    return [allenact, "-b", ".", CONFIG, "-o", str(out / f"node{node}"), "-s", str(seed),
-            "--distributed_ip_and_port", f"127.0.0.1:{port}", "--machine_id", str(node),
-            "--config_kwargs", json.dumps(kwargs)]
+    return [
+        allenact,
+        "-b",
+        ".",
+        CONFIG,
+        "-o",
+        str(out / f"node{node}"),
+        "-s",
+        str(seed),
+        "--distributed_ip_and_port",
+        f"127.0.0.1:{port}",
+        "--machine_id",
+        str(node),
+        "--config_kwargs",
+        json.dumps(kwargs),
+    ]
 
 
 def run_nodes(steps: int, seed: int, out: Path, timeout: float) -> Dict[str, object]:
@@ -63,8 +84,16 @@ def run_nodes(steps: int, seed: int, out: Path, timeout: float) -> Dict[str, obj
         (out / f"node{node}").mkdir(parents=True, exist_ok=True)
         log = open(out / f"node{node}.log", "w")
         logs.append(log)
-        procs.append(subprocess.Popen(node_command(node, port, steps, seed, out), cwd=REPO, env=env,
-                                      stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
+        procs.append(
+            subprocess.Popen(
+                node_command(node, port, steps, seed, out),
+                cwd=REPO,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        )
     codes: List[Optional[int]] = [None, None]
     timed_out = False
     try:
@@ -87,14 +116,22 @@ def run_nodes(steps: int, seed: int, out: Path, timeout: float) -> Dict[str, obj
 
 def last_checkpoint(node_out: Path) -> Optional[Path]:
     ckpts = glob.glob(str(node_out / "checkpoints" / "**" / "*.pt"), recursive=True)
-    return Path(max(ckpts, key=lambda c: int(re.search(r"steps_(\d+)", c).group(1)))) if ckpts else None
+    return (
+        Path(max(ckpts, key=lambda c: int(re.search(r"steps_(\d+)", c).group(1))))
+        if ckpts
+        else None
+    )
 
 
 def checkpoint_facts(path: Path) -> Dict[str, object]:
     import torch
 
     ck = torch.load(path, map_location="cpu", weights_only=False)
-    return {"path": str(path), "steps": int(ck.get("total_steps", -1)), "state": ck["model_state_dict"]}
+    return {
+        "path": str(path),
+        "steps": int(ck.get("total_steps", -1)),
+        "state": ck["model_state_dict"],
+    }
 
 
 def max_weight_diff(a: Dict[str, "object"], b: Dict[str, "object"]) -> float:
@@ -112,7 +149,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--steps", type=int, default=256, help="training steps (over both nodes)")
     ap.add_argument("--seed", type=int, default=12345, help="the -s seed shared by both nodes")
-    ap.add_argument("--timeout", type=float, default=240.0, help="seconds before both nodes are killed")
+    ap.add_argument(
+        "--timeout", type=float, default=240.0, help="seconds before both nodes are killed"
+    )
     ap.add_argument("--out", type=Path, default=REPO / "out" / "multinode_smoke")
     args = ap.parse_args(argv)
     out = args.out.resolve()
@@ -140,17 +179,19 @@ def main(argv: Optional[List[str]] = None) -> int:
     diff = max_weight_diff(facts[0]["state"], facts[1]["state"]) if len(facts) == 2 else None
     if diff is not None and diff != 0.0:
         problems.append(f"the two nodes' weights differ (max |dw| = {diff:.3g})")
-    summary = "\n".join([
-        "# Two-node AllenAct smoke run on one machine",
-        "",
-        f"`python benchmarks/multinode_smoke.py --steps {args.steps}`: 2 nodes x 1 CPU trainer x 1 sampler, "
-        f"rendezvous 127.0.0.1:{run['port']}, seed {args.seed}",
-        "",
-        f"- exit codes: node 0 = {run['codes'][0]}, node 1 = {run['codes'][1]}; wall time {run['wall_s']:.1f} s",
-        *lines,
-        f"- max |weight difference| between the nodes' checkpoints: {diff}",
-        f"- result: {'OK' if not problems else 'FAILED: ' + '; '.join(problems)}",
-    ])
+    summary = "\n".join(
+        [
+            "# Two-node AllenAct smoke run on one machine",
+            "",
+            f"`python benchmarks/multinode_smoke.py --steps {args.steps}`: 2 nodes x 1 CPU trainer x 1 sampler, "
+            f"rendezvous 127.0.0.1:{run['port']}, seed {args.seed}",
+            "",
+            f"- exit codes: node 0 = {run['codes'][0]}, node 1 = {run['codes'][1]}; wall time {run['wall_s']:.1f} s",
+            *lines,
+            f"- max |weight difference| between the nodes' checkpoints: {diff}",
+            f"- result: {'OK' if not problems else 'FAILED: ' + '; '.join(problems)}",
+        ]
+    )
     print(summary)
     write_markdown(RESULTS_DIR / "multinode_smoke.md", summary)
     return 0 if not problems else 1

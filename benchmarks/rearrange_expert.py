@@ -8,6 +8,7 @@ Prints % Fixed Strict, success and energy per room type and overall, expert step
 failure taxonomy (each object wrong at the end, by the expert's last failure on it), and
 writes the markdown tables, plus per-episode JSON with those reasons, to benchmarks/results/.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,7 +37,9 @@ def room_of(scene: str) -> str:
 def _nearest_reachable(task, pos: Dict[str, float]) -> float:
     """Horizontal distance from `pos` to the closest reachable grid cell (tells hidden from out of reach)."""
     cells = task.unshuffle_env.reachable_positions()
-    return min((float(np.hypot(c["x"] - pos["x"], c["z"] - pos["z"])) for c in cells), default=float("inf"))
+    return min(
+        (float(np.hypot(c["x"] - pos["x"], c["z"] - pos["z"])) for c in cells), default=float("inf")
+    )
 
 
 def unfixed_reasons(task, steps: int) -> List[Dict[str, str]]:
@@ -61,8 +64,12 @@ def unfixed_reasons(task, steps: int) -> List[Dict[str, str]]:
             reason = "time limit" if timed_out else "expert never tried"
         if reason.endswith("(hidden/unreachable)"):
             where = g if reason.startswith("goal") else c
-            far = where["position"] is not None and _nearest_reachable(task, where["position"]) > 1.5
-            reason = reason.replace("(hidden/unreachable)", "(no reachable cell within 1.5 m)" if far else "(hidden)")
+            far = (
+                where["position"] is not None and _nearest_reachable(task, where["position"]) > 1.5
+            )
+            reason = reason.replace(
+                "(hidden/unreachable)", "(no reachable cell within 1.5 m)" if far else "(hidden)"
+            )
         out.append({"name": g["name"], "type": g["type"], "reason": reason})
     return out
 
@@ -74,9 +81,16 @@ def run_scene(args: Tuple[str, List[Dict[str, Any]], str]) -> List[Dict[str, Any
     from rearrange.tasks import RearrangeTaskSampler
 
     sampler = RearrangeTaskSampler(
-        run_walkthrough_phase=False, run_unshuffle_phase=True, stage=stage,
-        scenes_to_task_spec_dicts=OrderedDict({scene: episodes}), rearrange_env_kwargs={},
-        sensors=SensorSuite([]), max_steps=500, epochs=1, seed=0)
+        run_walkthrough_phase=False,
+        run_unshuffle_phase=True,
+        stage=stage,
+        scenes_to_task_spec_dicts=OrderedDict({scene: episodes}),
+        rearrange_env_kwargs={},
+        sensors=SensorSuite([]),
+        max_steps=500,
+        epochs=1,
+        seed=0,
+    )
     out = []
     try:
         while True:
@@ -90,19 +104,39 @@ def run_scene(args: Tuple[str, List[Dict[str, Any]], str]) -> List[Dict[str, Any
                 n += 1
             m = task.metrics()
             info = m.pop("task_info")
-            out.append({"scene": scene, "unique_id": info["unique_id"], "steps": n,
-                        "seconds": time.perf_counter() - t0, "unfixed": unfixed_reasons(task, n), **m})
+            out.append(
+                {
+                    "scene": scene,
+                    "unique_id": info["unique_id"],
+                    "steps": n,
+                    "seconds": time.perf_counter() - t0,
+                    "unfixed": unfixed_reasons(task, n),
+                    **m,
+                }
+            )
     finally:
         sampler.close()
     return out
 
 
 def main(argv=None) -> int:
-    ap = OneLineArgumentParser(prog="benchmarks/rearrange_expert.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--stage", default="val", help="thor_lite split to load (data/rearrange/<stage>.pkl.gz)")
-    ap.add_argument("--data", type=Path, help="explicit .pkl.gz file (e.g. the official 2023 val split)")
-    ap.add_argument("--year", type=int, help="the official split of that year, data/<year>/<stage>.pkl.gz "
-                                             "(python -m rearrange.download data --years <year>)")
+    ap = OneLineArgumentParser(
+        prog="benchmarks/rearrange_expert.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument(
+        "--stage", default="val", help="thor_lite split to load (data/rearrange/<stage>.pkl.gz)"
+    )
+    ap.add_argument(
+        "--data", type=Path, help="explicit .pkl.gz file (e.g. the official 2023 val split)"
+    )
+    ap.add_argument(
+        "--year",
+        type=int,
+        help="the official split of that year, data/<year>/<stage>.pkl.gz "
+        "(python -m rearrange.download data --years <year>)",
+    )
     ap.add_argument("--episodes-per-scene", type=int, default=None)
     ap.add_argument("--processes", type=int, default=max(1, min(2, os.cpu_count() or 1)))
     ap.add_argument("--out", type=Path, default=None)
@@ -110,7 +144,11 @@ def main(argv=None) -> int:
 
     from rearrange.dataset import DatasetError, load_dataset, load_stage
 
-    name = args.data.stem.replace(".pkl", "") if args.data else (f"{args.year}_" if args.year else "") + args.stage
+    name = (
+        args.data.stem.replace(".pkl", "")
+        if args.data
+        else (f"{args.year}_" if args.year else "") + args.stage
+    )
     out = args.out or RESULTS_DIR / f"rearrange_expert_{name}.md"
     with report_usage_errors(ap.prog, DatasetError):
         check_int("--processes", args.processes, 1)
@@ -123,10 +161,15 @@ def main(argv=None) -> int:
 
 
 def _run(args: argparse.Namespace, data, out: Path) -> int:
-    label = args.data.name if args.data else (f"official {args.year} {args.stage}" if args.year
-                                              else f"thor_lite {args.stage}")
-    jobs = [(s, eps[: args.episodes_per_scene] if args.episodes_per_scene else eps, args.stage)
-            for s, eps in data.items()]
+    label = (
+        args.data.name
+        if args.data
+        else (f"official {args.year} {args.stage}" if args.year else f"thor_lite {args.stage}")
+    )
+    jobs = [
+        (s, eps[: args.episodes_per_scene] if args.episodes_per_scene else eps, args.stage)
+        for s, eps in data.items()
+    ]
     t0 = time.perf_counter()
     results: List[Dict[str, Any]] = []
     ctx = mp.get_context("forkserver")
@@ -138,14 +181,19 @@ def _run(args: argparse.Namespace, data, out: Path) -> int:
     by_room: Dict[str, List[Dict[str, Any]]] = defaultdict(list)
     for r in results:
         by_room[room_of(r["scene"])].append(r)
-    lines = [f"# Greedy expert, 1-phase, on {label}", "",
-             "| rooms | episodes | % Fixed Strict | success | start energy | end energy | steps (mean) |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        f"# Greedy expert, 1-phase, on {label}",
+        "",
+        "| rooms | episodes | % Fixed Strict | success | start energy | end energy | steps (mean) |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
 
     def row(name: str, rs: List[Dict[str, Any]]) -> str:
         f = lambda k: float(np.mean([r[f"unshuffle/{k}"] for r in rs]))
-        return (f"| {name} | {len(rs)} | {100 * f('prop_fixed_strict'):.1f} | {100 * f('success'):.1f} | "
-                f"{f('start_energy'):.2f} | {f('end_energy'):.2f} | {np.mean([r['steps'] for r in rs]):.1f} |")
+        return (
+            f"| {name} | {len(rs)} | {100 * f('prop_fixed_strict'):.1f} | {100 * f('success'):.1f} | "
+            f"{f('start_energy'):.2f} | {f('end_energy'):.2f} | {np.mean([r['steps'] for r in rs]):.1f} |"
+        )
 
     for room in ROOMS.values():
         if by_room.get(room):
@@ -153,9 +201,12 @@ def _run(args: argparse.Namespace, data, out: Path) -> int:
     lines.append(row("**all**", results))
     steps = sum(r["steps"] for r in results)
     env_seconds = sum(r["seconds"] for r in results)
-    lines += ["", f"{steps} expert steps in {wall:.0f} s wall on {args.processes} processes "
-                  f"({steps / max(env_seconds, 1e-9):.1f} steps/s per process, median episode "
-                  f"{np.median([r['seconds'] for r in results]):.2f} s)"]
+    lines += [
+        "",
+        f"{steps} expert steps in {wall:.0f} s wall on {args.processes} processes "
+        f"({steps / max(env_seconds, 1e-9):.1f} steps/s per process, median episode "
+        f"{np.median([r['seconds'] for r in results]):.2f} s)",
+    ]
     lines += ["", *taxonomy_lines(results, by_room)]
     text = "\n".join(lines)
     print(text)
@@ -164,7 +215,9 @@ def _run(args: argparse.Namespace, data, out: Path) -> int:
     return 0
 
 
-def taxonomy_lines(results: List[Dict[str, Any]], by_room: Dict[str, List[Dict[str, Any]]]) -> List[str]:
+def taxonomy_lines(
+    results: List[Dict[str, Any]], by_room: Dict[str, List[Dict[str, Any]]]
+) -> List[str]:
     """Failure taxonomy: unfixed (or newly misplaced) objects by reason, overall and per room type."""
     rooms = [r for r in ROOMS.values() if by_room.get(r)]
     counts: Dict[str, Dict[str, int]] = defaultdict(lambda: defaultdict(int))
@@ -174,10 +227,18 @@ def taxonomy_lines(results: List[Dict[str, Any]], by_room: Dict[str, List[Dict[s
             counts[u["reason"]][room_of(r["scene"])] += 1
     order = sorted(counts, key=lambda k: (-counts[k]["all"], k))
     rows = [[k, counts[k]["all"], *(counts[k][room] for room in rooms)] for k in order]
-    rows.append(["**total**", sum(counts[k]["all"] for k in order),
-                 *(sum(counts[k][room] for k in order) for room in rooms)])
-    return ["## Failure taxonomy (objects wrong at the end, by the expert's last failure)", "",
-            *markdown_table(["reason", "objects", *rooms], rows, "l" + "r" * (1 + len(rooms)))]
+    rows.append(
+        [
+            "**total**",
+            sum(counts[k]["all"] for k in order),
+            *(sum(counts[k][room] for k in order) for room in rooms),
+        ]
+    )
+    return [
+        "## Failure taxonomy (objects wrong at the end, by the expert's last failure)",
+        "",
+        *markdown_table(["reason", "objects", *rooms], rows, "l" + "r" * (1 + len(rooms))),
+    ]
 
 
 if __name__ == "__main__":

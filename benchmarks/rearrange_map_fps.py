@@ -13,6 +13,7 @@ acting only (`act fps`) and for acting + updating (`train fps`), and the ms per 
 part and the process CPU seconds per frame, and writes `benchmarks/results/rearrange_map_fps.md`.
 224x224 frames (the map needs them).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,9 +30,9 @@ from _common import RESULTS_DIR, markdown_table, write_markdown
 CONFIGS = {
     "walkthrough": "baseline_configs.walkthrough.walkthrough_rgb_mapping_ppo:WalkthroughRGBMappingPPOExperimentConfig",
     "one_phase": "baseline_configs.one_phase.one_phase_rgb_resnet_frozen_map_dagger:"
-                 "OnePhaseRGBResNetFrozenMapDaggerExperimentConfig",
+    "OnePhaseRGBResNetFrozenMapDaggerExperimentConfig",
     "two_phase": "baseline_configs.two_phase.two_phase_rgb_resnet_frozen_map_ppowalkthrough_ilunshuffle:"
-                 "TwoPhaseRGBResNetFrozenMapPPOWalkthroughILUnshuffleExperimentConfig",
+    "TwoPhaseRGBResNetFrozenMapPPOWalkthroughILUnshuffleExperimentConfig",
 }
 SMALL = {"pretrained": False, "train_split": "train_subset", "episodes_per_scene": 2}
 
@@ -41,7 +42,9 @@ def _config(name: str, samplers: int):
 
     module, cls = CONFIGS[name].split(":")
     scenes = ["FloorPlan1", "FloorPlan201", "FloorPlan301", "FloorPlan401"][:samplers]
-    return getattr(importlib.import_module(module), cls)(num_train_processes=samplers, train_scenes=scenes, **SMALL)
+    return getattr(importlib.import_module(module), cls)(
+        num_train_processes=samplers, train_scenes=scenes, **SMALL
+    )
 
 
 def _stack_time(steps: List[Any]) -> Any:
@@ -62,8 +65,11 @@ def _memory(model, n: int):
     mem = Memory()
     for key, (dims, dtype) in model.recurrent_memory_specification.items():
         names = [a for a, _ in dims]
-        mem.check_append(key, torch.zeros([n if a == "sampler" else s for a, s in dims], dtype=dtype),
-                         names.index("sampler"))
+        mem.check_append(
+            key,
+            torch.zeros([n if a == "sampler" else s for a, s in dims], dtype=dtype),
+            names.index("sampler"),
+        )
     return mem
 
 
@@ -73,7 +79,9 @@ class Runner:
     def __init__(self, cfg, samplers: int) -> None:
         torch.manual_seed(0)
         self.cfg, self.model = cfg, cfg.create_model()
-        self.samplers = [cfg.make_sampler_fn(**cfg.train_task_sampler_args(i, samplers)) for i in range(samplers)]
+        self.samplers = [
+            cfg.make_sampler_fn(**cfg.train_task_sampler_args(i, samplers)) for i in range(samplers)
+        ]
         self.tasks = [s.next_task() for s in self.samplers]
         self.obs = [t.get_observations() for t in self.tasks]
         self.mem = _memory(self.model, samplers)
@@ -88,13 +96,17 @@ class Runner:
         from allenact.base_abstractions.misc import Memory
 
         steps = []
-        start_mem = Memory({k: (self.mem.tensor(k).clone(), self.mem.sampler_dim(k)) for k in self.mem})
+        start_mem = Memory(
+            {k: (self.mem.tensor(k).clone(), self.mem.sampler_dim(k)) for k in self.mem}
+        )
         for _ in range(num_steps):
             batch = _stack_time([batch_observations(self.obs)])
             with torch.no_grad():
                 out, self.mem = self.model(batch, self.mem, self.prev, self.masks)
             actions = out.distributions.sample()[0]
-            steps.append({"obs": batch, "actions": actions, "prev": self.prev[0], "masks": self.masks[0]})
+            steps.append(
+                {"obs": batch, "actions": actions, "prev": self.prev[0], "masks": self.masks[0]}
+            )
             self._env_step(actions)
         return {"steps": steps, "memory": start_mem}
 
@@ -120,15 +132,24 @@ class Runner:
         return loss.detach().item()
 
     def _loss(self, obs: Dict[str, Any], out, actions: torch.Tensor) -> torch.Tensor:
-        from allenact.embodiedai.mapping.mapping_losses import BinnedPointCloudMapLoss, SemanticMapFocalLoss
+        from allenact.embodiedai.mapping.mapping_losses import (
+            BinnedPointCloudMapLoss,
+            SemanticMapFocalLoss,
+        )
 
         logp = out.distributions.log_prob(actions)
         if "expert_action" in obs:
-            return torch.nn.functional.cross_entropy(out.distributions.logits.flatten(0, 1),
-                                                     obs["expert_action"][..., 0].flatten().long())
+            return torch.nn.functional.cross_entropy(
+                out.distributions.logits.flatten(0, 1),
+                obs["expert_action"][..., 0].flatten().long(),
+            )
         batch = {"observations": obs}
-        height = BinnedPointCloudMapLoss("binned_pc_map", "ego_height_binned_map_logits").loss(0, batch, out)[0]
-        semantic = SemanticMapFocalLoss("semantic_map", "ego_semantic_map_logits").loss(0, batch, out)[0]
+        height = BinnedPointCloudMapLoss("binned_pc_map", "ego_height_binned_map_logits").loss(
+            0, batch, out
+        )[0]
+        semantic = SemanticMapFocalLoss("semantic_map", "ego_semantic_map_logits").loss(
+            0, batch, out
+        )[0]
         advantage = torch.randn_like(logp)  # stands in for GAE advantages: same graph, same cost
         return -(logp * advantage).mean() + out.values.pow(2).mean() + height + 100 * semantic
 
@@ -158,13 +179,20 @@ def measure(name: str, args) -> Dict[str, float]:
     act_s = statistics.median(a for a, _ in act)
     upd_s = statistics.median(u for _, u in act)
     train_s = statistics.median(a + u for a, u in act)
-    return {"act fps": frames / act_s, "train fps": frames / train_s, "act ms/frame": 1000 * act_s / frames,
-            "update ms/frame": 1000 * upd_s / frames, "cpu s/frame": statistics.median(cpu) / frames,
-            "tag": cfg.tag()}
+    return {
+        "act fps": frames / act_s,
+        "train fps": frames / train_s,
+        "act ms/frame": 1000 * act_s / frames,
+        "update ms/frame": 1000 * upd_s / frames,
+        "cpu s/frame": statistics.median(cpu) / frames,
+        "tag": cfg.tag(),
+    }
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--configs", nargs="+", choices=sorted(CONFIGS), default=list(CONFIGS))
     ap.add_argument("--num-steps", type=int, default=8)
     ap.add_argument("--rollouts", type=int, default=3)
@@ -176,19 +204,42 @@ def main(argv=None) -> int:
     rows: List[Tuple] = []
     for name in args.configs:
         r = measure(name, args)
-        rows.append((r["tag"], f"{r['act fps']:.2f}", f"{r['train fps']:.2f}", f"{r['act ms/frame']:.0f}",
-                     f"{r['update ms/frame']:.0f}", f"{r['cpu s/frame']:.2f}"))
-        print(f"{name}: act {r['act fps']:.2f} fps, train {r['train fps']:.2f} fps (median of {args.rollouts})")
-    header = ("config", "act fps", "train fps", "act ms/frame", "update ms/frame", "CPU s/frame (all threads)")
+        rows.append(
+            (
+                r["tag"],
+                f"{r['act fps']:.2f}",
+                f"{r['train fps']:.2f}",
+                f"{r['act ms/frame']:.0f}",
+                f"{r['update ms/frame']:.0f}",
+                f"{r['cpu s/frame']:.2f}",
+            )
+        )
+        print(
+            f"{name}: act {r['act fps']:.2f} fps, train {r['train fps']:.2f} fps (median of {args.rollouts})"
+        )
+    header = (
+        "config",
+        "act fps",
+        "train fps",
+        "act ms/frame",
+        "update ms/frame",
+        "CPU s/frame (all threads)",
+    )
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    text = "\n".join([
-        "# Map configs: training throughput on thor_lite (224x224, random init)", "",
-        f"`python benchmarks/rearrange_map_fps.py --num-steps {args.num_steps} --rollouts {args.rollouts} "
-        f"--update-repeats {args.update_repeats} --samplers {args.samplers}`; {os.cpu_count()} CPUs, "
-        f"torch threads {torch.get_num_threads()}, 1-min load average at the end {load:.1f}; medians over rollouts.",
-        "", *markdown_table(header, rows, "lrrrrr"),
-        "", "Wall-clock numbers are only comparable at a similar load; CPU seconds per frame (acting +",
-        "updating, summed over torch's threads) are less sensitive to other processes."])
+    text = "\n".join(
+        [
+            "# Map configs: training throughput on thor_lite (224x224, random init)",
+            "",
+            f"`python benchmarks/rearrange_map_fps.py --num-steps {args.num_steps} --rollouts {args.rollouts} "
+            f"--update-repeats {args.update_repeats} --samplers {args.samplers}`; {os.cpu_count()} CPUs, "
+            f"torch threads {torch.get_num_threads()}, 1-min load average at the end {load:.1f}; medians over rollouts.",
+            "",
+            *markdown_table(header, rows, "lrrrrr"),
+            "",
+            "Wall-clock numbers are only comparable at a similar load; CPU seconds per frame (acting +",
+            "updating, summed over torch's threads) are less sensitive to other processes.",
+        ]
+    )
     print(text)
     write_markdown(RESULTS_DIR / "rearrange_map_fps.md", text)
     return 0

@@ -17,6 +17,7 @@ Prints the median over ``--repeats`` runs of ``--steps`` steps (steps/s and ms/s
 cProfile of the 224 / nav / all case, and writes the table to
 ``benchmarks/results/thor_lite_fps.md``.
 """
+
 from __future__ import annotations
 
 import os
@@ -48,8 +49,9 @@ MODES = ("all", "rgb", "none")
 
 def make_controller(scene: str, res: int, mode: str) -> Controller:
     full = mode == "all"
-    return Controller(scene=scene, width=res, height=res,
-                      renderDepthImage=full, renderInstanceSegmentation=full)
+    return Controller(
+        scene=scene, width=res, height=res, renderDepthImage=full, renderInstanceSegmentation=full
+    )
 
 
 def _read_frames(event, mode: str) -> None:
@@ -66,8 +68,12 @@ def _interaction(rng: random.Random, event) -> Dict:
     action = rng.choice(INTERACT_ACTIONS)
     if action == "DropHandObject":
         return {"action": action}
-    key = {"OpenObject": "openable", "CloseObject": "openable",
-           "PickupObject": "pickupable", "PutObject": "receptacle"}[action]
+    key = {
+        "OpenObject": "openable",
+        "CloseObject": "openable",
+        "PickupObject": "pickupable",
+        "PutObject": "receptacle",
+    }[action]
     if action == "PickupObject" and held:
         key = "receptacle"
         action = "PutObject"
@@ -77,8 +83,9 @@ def _interaction(rng: random.Random, event) -> Dict:
     return {"action": action, "objectId": rng.choice(cands)["objectId"]}
 
 
-def run_steps(controller: Controller, steps: int, mix: str, mode: str, seed: int
-              ) -> Tuple[float, float, int, int]:
+def run_steps(
+    controller: Controller, steps: int, mix: str, mode: str, seed: int
+) -> Tuple[float, float, int, int]:
     """Run `steps` steps; returns (wall seconds, CPU seconds of this process, interactions tried,
     interactions that succeeded).
 
@@ -103,8 +110,9 @@ def run_steps(controller: Controller, steps: int, mix: str, mode: str, seed: int
     return time.perf_counter() - t0, time.process_time() - c0, tried, ok
 
 
-def bench_case(scene: str, res: int, mix: str, mode: str, steps: int, repeats: int,
-               seed: int) -> Tuple[float, List[float], float, float]:
+def bench_case(
+    scene: str, res: int, mix: str, mode: str, steps: int, repeats: int, seed: int
+) -> Tuple[float, List[float], float, float]:
     """(median wall seconds, every repeat's wall seconds, interaction success rate, median CPU
     seconds) of `repeats` runs of `steps` steps."""
     controller = make_controller(scene, res, mode)
@@ -119,8 +127,12 @@ def bench_case(scene: str, res: int, mix: str, mode: str, steps: int, repeats: i
             tried, ok = tried + n, ok + k
     finally:
         controller.stop()
-    return (statistics.median(times), times, (ok / tried if tried else float("nan")),
-            statistics.median(cpu))
+    return (
+        statistics.median(times),
+        times,
+        (ok / tried if tried else float("nan")),
+        statistics.median(cpu),
+    )
 
 
 def profile_case(scene: str, steps: int, seed: int, top: int = 15) -> str:
@@ -150,21 +162,38 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
 
     rows = []
-    header, sep = markdown_table(["res", "mix", "images read", "steps/s", "ms/step", "interactions ok",
-                                  "repeats (s)", "CPU ms/step"], [], "rllrrrlr")
-    print(f"thor_lite FPS: scene={args.scene} steps={args.steps} repeats={args.repeats} "
-          f"python={platform.python_version()} cpus={os.cpu_count()} "
-          f"LP_NUM_THREADS={os.environ.get('LP_NUM_THREADS')}")
+    header, sep = markdown_table(
+        [
+            "res",
+            "mix",
+            "images read",
+            "steps/s",
+            "ms/step",
+            "interactions ok",
+            "repeats (s)",
+            "CPU ms/step",
+        ],
+        [],
+        "rllrrrlr",
+    )
+    print(
+        f"thor_lite FPS: scene={args.scene} steps={args.steps} repeats={args.repeats} "
+        f"python={platform.python_version()} cpus={os.cpu_count()} "
+        f"LP_NUM_THREADS={os.environ.get('LP_NUM_THREADS')}"
+    )
     print(header)
     print(sep)
     for res in RESOLUTIONS:
         for mix in MIXES:
             for mode in MODES:
-                med, times, ok, cpu = bench_case(args.scene, res, mix, mode, args.steps, args.repeats,
-                                                 args.seed)
+                med, times, ok, cpu = bench_case(
+                    args.scene, res, mix, mode, args.steps, args.repeats, args.seed
+                )
                 ok_s = "-" if ok != ok else f"{100 * ok:.0f}%"
-                row = (f"| {res} | {mix} | {mode} | {args.steps / med:.1f} | {1000 * med / args.steps:.2f} "
-                       f"| {ok_s} | {', '.join(f'{t:.3f}' for t in times)} | {1000 * cpu / args.steps:.3f} |")
+                row = (
+                    f"| {res} | {mix} | {mode} | {args.steps / med:.1f} | {1000 * med / args.steps:.2f} "
+                    f"| {ok_s} | {', '.join(f'{t:.3f}' for t in times)} | {1000 * cpu / args.steps:.3f} |"
+                )
                 rows.append(row)
                 print(row, flush=True)
 

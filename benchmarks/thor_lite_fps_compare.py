@@ -12,6 +12,7 @@ prints, per case, every round's steps/s, the median over rounds and the ratio af
 the same for the CPU time per step (which other processes on the cores barely move), and writes
 the table to ``benchmarks/results/thor_lite_fps_compare.md``.
 """
+
 from __future__ import annotations
 
 import os
@@ -25,7 +26,13 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from tqdm import tqdm
 
 from _common import REPO, RESULTS_DIR, markdown_table, write_markdown
-from common.cli import OneLineArgumentParser, UsageError, check_int, check_output_file, report_usage_errors
+from common.cli import (
+    OneLineArgumentParser,
+    UsageError,
+    check_int,
+    check_output_file,
+    report_usage_errors,
+)
 from common.procs import stop_children_on_signals
 
 Case = Tuple[str, str, str]  # resolution, action mix, images read
@@ -46,7 +53,9 @@ def parse_fps_table(text: str) -> Dict[Case, Result]:
             row = dict(zip(columns, cells))
             cpu = row.get("CPU ms/step")
             out[(row["res"], row["mix"], row["images read"])] = (
-                float(row["steps/s"]), float(cpu) if cpu else None)
+                float(row["steps/s"]),
+                float(cpu) if cpu else None,
+            )
     return out
 
 
@@ -54,8 +63,17 @@ def run_tree(tree: Path, out: Path, steps: int, repeats: int) -> Dict[Case, Resu
     """One run of this checkout's ``thor_lite_fps.py`` on `tree`'s ``thor_lite`` in a fresh
     process; its table, parsed."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tree), str(REPO)]))
-    cmd = [sys.executable, str(REPO / "benchmarks" / "thor_lite_fps.py"), "--steps", str(steps),
-           "--repeats", str(repeats), "--no-profile", "--out", str(out)]
+    cmd = [
+        sys.executable,
+        str(REPO / "benchmarks" / "thor_lite_fps.py"),
+        "--steps",
+        str(steps),
+        "--repeats",
+        str(repeats),
+        "--no-profile",
+        "--out",
+        str(out),
+    ]
     proc = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True)
     if proc.returncode != 0:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["(no output)"]
@@ -78,17 +96,36 @@ def compare_rows(before: List[Dict[Case, Result]], after: List[Dict[Case, Result
         mb, ma = statistics.median(b), statistics.median(a)
         bc = [run[case][1] for run in before if case in run and run[case][1] is not None]
         ac = [run[case][1] for run in after if case in run and run[case][1] is not None]
-        cpu = (["-", "-", "-"] if not (bc and ac) else
-               [f"{statistics.median(bc):.3f}", f"{statistics.median(ac):.3f}",
-                f"{statistics.median(bc) / statistics.median(ac):.2f}"])
-        rows.append([*case, ", ".join(f"{x:.0f}" for x in b), ", ".join(f"{x:.0f}" for x in a),
-                     f"{mb:.0f}", f"{ma:.0f}", f"{ma / mb:.2f}", *cpu])
+        cpu = (
+            ["-", "-", "-"]
+            if not (bc and ac)
+            else [
+                f"{statistics.median(bc):.3f}",
+                f"{statistics.median(ac):.3f}",
+                f"{statistics.median(bc) / statistics.median(ac):.2f}",
+            ]
+        )
+        rows.append(
+            [
+                *case,
+                ", ".join(f"{x:.0f}" for x in b),
+                ", ".join(f"{x:.0f}" for x in a),
+                f"{mb:.0f}",
+                f"{ma:.0f}",
+                f"{ma / mb:.2f}",
+                *cpu,
+            ]
+        )
     return rows
 
 
 def build_parser() -> OneLineArgumentParser:
-    ap = OneLineArgumentParser(prog="thor_lite_fps_compare.py", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--before-tree", type=Path, required=True, help="checkout of the code to compare against")
+    ap = OneLineArgumentParser(
+        prog="thor_lite_fps_compare.py", description=__doc__.split("\n\n")[0]
+    )
+    ap.add_argument(
+        "--before-tree", type=Path, required=True, help="checkout of the code to compare against"
+    )
     ap.add_argument("--rounds", type=int, default=3, help="alternating before/after runs per tree")
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--repeats", type=int, default=3)
@@ -96,14 +133,17 @@ def build_parser() -> OneLineArgumentParser:
     return ap
 
 
-def run_interleaved(before_tree: Path, rounds: int, steps: int, repeats: int
-                    ) -> Tuple[List[Dict[Case, Result]], List[Dict[Case, Result]]]:
+def run_interleaved(
+    before_tree: Path, rounds: int, steps: int, repeats: int
+) -> Tuple[List[Dict[Case, Result]], List[Dict[Case, Result]]]:
     """`rounds` runs per tree, alternating, after one discarded warm-up run per tree (a tree's
     first run pays for compiling its caches)."""
     before: List[Dict[Case, Result]] = []
     after: List[Dict[Case, Result]] = []
-    with tempfile.TemporaryDirectory(prefix="fps_compare_") as tmp, \
-            tqdm(total=2 * rounds + 2, desc="fps runs") as bar:
+    with (
+        tempfile.TemporaryDirectory(prefix="fps_compare_") as tmp,
+        tqdm(total=2 * rounds + 2, desc="fps runs") as bar,
+    ):
         for tree in (before_tree, REPO):
             run_tree(tree, Path(tmp) / "warmup.md", 20, 1)
             bar.update(1)
@@ -118,21 +158,42 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
     with report_usage_errors(ap.prog):
-        for flag, value in (("--rounds", args.rounds), ("--steps", args.steps), ("--repeats", args.repeats)):
+        for flag, value in (
+            ("--rounds", args.rounds),
+            ("--steps", args.steps),
+            ("--repeats", args.repeats),
+        ):
             check_int(flag, value, 1)
         check_output_file("--out", args.out)
         if not (args.before_tree / "benchmarks" / "thor_lite_fps.py").is_file():
-            raise UsageError(f"--before-tree {args.before_tree}: no benchmarks/thor_lite_fps.py there")
+            raise UsageError(
+                f"--before-tree {args.before_tree}: no benchmarks/thor_lite_fps.py there"
+            )
     before_tree = args.before_tree.resolve()
     with stop_children_on_signals(ap.prog):
         before, after = run_interleaved(before_tree, args.rounds, args.steps, args.repeats)
-    header = ["res", "mix", "images read", "before runs", "after runs", "before median", "after median",
-              "after/before", "before CPU ms", "after CPU ms", "CPU speed after/before"]
-    lines = [f"# thor_lite steps/s: this checkout vs {before_tree}", "",
-             f"{args.rounds} interleaved rounds of `benchmarks/thor_lite_fps.py --steps {args.steps} "
-             f"--repeats {args.repeats}` per tree; steps/s of each round is that run's median; CPU ms is "
-             "the median over rounds of each run's median CPU time per step.", "",
-             *markdown_table(header, compare_rows(before, after), "lllrrrrrrrr")]
+    header = [
+        "res",
+        "mix",
+        "images read",
+        "before runs",
+        "after runs",
+        "before median",
+        "after median",
+        "after/before",
+        "before CPU ms",
+        "after CPU ms",
+        "CPU speed after/before",
+    ]
+    lines = [
+        f"# thor_lite steps/s: this checkout vs {before_tree}",
+        "",
+        f"{args.rounds} interleaved rounds of `benchmarks/thor_lite_fps.py --steps {args.steps} "
+        f"--repeats {args.repeats}` per tree; steps/s of each round is that run's median; CPU ms is "
+        "the median over rounds of each run's median CPU time per step.",
+        "",
+        *markdown_table(header, compare_rows(before, after), "lllrrrrrrrr"),
+    ]
     print("\n".join(lines))
     write_markdown(args.out, "\n".join(lines))
     print(f"\ntable written to {args.out}")

@@ -20,6 +20,7 @@ ones sometimes added. Floor plans are drawn across all four room types. After ev
 Prints a table of checks and violations (with a few examples) and writes the whole result
 to benchmarks/results/thor_lite_fuzz.json. Runs are reproducible for a given --seed.
 """
+
 from __future__ import annotations
 
 import os
@@ -49,12 +50,19 @@ HOUSE_SLACK = 0.5  # metres around the loaded scene's box (held objects sit past
 EXAMPLES = 5
 UNKNOWN_ACTIONS = ("NotARealAction", "moveahead", "", "DropHeldObjectAheadNope", None, 5)
 # Expensive actions are drawn less often so that a run covers the cheap ones densely.
-ACTION_WEIGHTS = {"InitialRandomSpawn": 0.15, "GetInteractablePoses": 0.25,
-                  "GetReachablePositions": 0.5, "SetObjectPoses": 0.6}
+ACTION_WEIGHTS = {
+    "InitialRandomSpawn": 0.15,
+    "GetInteractablePoses": 0.25,
+    "GetReachablePositions": 0.5,
+    "SetObjectPoses": 0.6,
+}
 DOCUMENTED_VALUE_ERRORS = re.compile(
-    r"^Invalid action: |called with invalid argument\(s\)|is missing the following arguments")
-PARTIAL_LINE = re.compile(r"^(No Pickupable or Moveable object of name .* found in scene\.|"
-                          r".* is not a Moveable or Pickupable object\. SetObjectPoses only works .*)$")
+    r"^Invalid action: |called with invalid argument\(s\)|is missing the following arguments"
+)
+PARTIAL_LINE = re.compile(
+    r"^(No Pickupable or Moveable object of name .* found in scene\.|"
+    r".* is not a Moveable or Pickupable object\. SetObjectPoses only works .*)$"
+)
 RAW_EXCEPTION = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(Error|Exception|Warning)\b")
 TRACEBACK = re.compile(r"Traceback|File \"|\.py\", line|trace:")
 
@@ -67,11 +75,28 @@ INVARIANTS = {
     "clean_error_message": "errorMessage: one line, no traceback, no raw Python exception",
     "properties_readable": "no Event property raises on read",
 }
-CHEAP_PROPERTIES = ("screen_width", "screen_height", "pose", "pose_discrete", "events",
-                    "color_to_object_id", "object_id_to_color", "normals_frame", "flow_frame",
-                    "third_party_camera_frames", "image_data")
-IMAGE_PROPERTIES = ("frame", "cv2img", "depth_frame", "instance_segmentation_frame",
-                    "semantic_segmentation_frame", "class_segmentation_frame", "instance_ids_frame")
+CHEAP_PROPERTIES = (
+    "screen_width",
+    "screen_height",
+    "pose",
+    "pose_discrete",
+    "events",
+    "color_to_object_id",
+    "object_id_to_color",
+    "normals_frame",
+    "flow_frame",
+    "third_party_camera_frames",
+    "image_data",
+)
+IMAGE_PROPERTIES = (
+    "frame",
+    "cv2img",
+    "depth_frame",
+    "instance_segmentation_frame",
+    "semantic_segmentation_frame",
+    "class_segmentation_frame",
+    "instance_ids_frame",
+)
 MASK_PROPERTIES = ("instance_masks", "class_masks", "instance_detections2D", "class_detections2D")
 
 
@@ -85,12 +110,49 @@ class Junk:
 def hostile_values() -> List[Any]:
     nan, inf = float("nan"), float("inf")
     return [
-        nan, inf, -inf, 1e9, -1e9, 1e308, -1e308, -5, -1, 0, -0.0, 3, 2 ** 31, 10 ** 400, 0.5,
-        np.float32("nan"), np.float64(1e300), np.int64(-7), "abc", "", "nan", "1.5", None,
-        True, False, np.bool_(True), [], {}, [1, 2], [nan, 0, 0], (1e9, 0, -1e9),
-        {"x": nan, "y": 0, "z": 0}, {"x": "a", "y": 0, "z": 0}, {"x": 1e9, "y": 0, "z": 1e9},
-        {"x": 0, "y": inf, "z": 0}, {"y": 90}, {"nested": {"junk": [1, {"x": nan}]}},
-        [{"x": nan}], [[[]]], b"bytes", complex(1, 2), {1, 2}, Junk(),
+        nan,
+        inf,
+        -inf,
+        1e9,
+        -1e9,
+        1e308,
+        -1e308,
+        -5,
+        -1,
+        0,
+        -0.0,
+        3,
+        2**31,
+        10**400,
+        0.5,
+        np.float32("nan"),
+        np.float64(1e300),
+        np.int64(-7),
+        "abc",
+        "",
+        "nan",
+        "1.5",
+        None,
+        True,
+        False,
+        np.bool_(True),
+        [],
+        {},
+        [1, 2],
+        [nan, 0, 0],
+        (1e9, 0, -1e9),
+        {"x": nan, "y": 0, "z": 0},
+        {"x": "a", "y": 0, "z": 0},
+        {"x": 1e9, "y": 0, "z": 1e9},
+        {"x": 0, "y": inf, "z": 0},
+        {"y": 90},
+        {"nested": {"junk": [1, {"x": nan}]}},
+        [{"x": nan}],
+        [[[]]],
+        b"bytes",
+        complex(1, 2),
+        {1, 2},
+        Junk(),
     ]
 
 
@@ -124,7 +186,9 @@ class ArgMaker:
 
     def object_type(self) -> str:
         objs = self._objects()
-        return self.rng.choice(objs)["objectType"] if objs and self.rng.random() < 0.9 else "Unicorn"
+        return (
+            self.rng.choice(objs)["objectType"] if objs and self.rng.random() < 0.9 else "Unicorn"
+        )
 
     def agent_xyz(self) -> Tuple[float, float, float]:
         p = self.meta.get("agent", {}).get("position", {"x": 0.0, "y": 0.9, "z": 0.0})
@@ -139,8 +203,11 @@ class ArgMaker:
             return p
         x, y, z = self.agent_xyz()
         g = 0.25
-        return {"x": x + g * rng.randint(-3, 3), "y": y if rng.random() < 0.9 else y + rng.uniform(-1, 1),
-                "z": z + g * rng.randint(-3, 3)}
+        return {
+            "x": x + g * rng.randint(-3, 3),
+            "y": y if rng.random() < 0.9 else y + rng.uniform(-1, 1),
+            "z": z + g * rng.randint(-3, 3),
+        }
 
     def rotation(self) -> Any:
         y = self.rng.choice([0.0, 90.0, 180.0, 270.0, self.rng.uniform(-360, 720)])
@@ -153,10 +220,17 @@ class ArgMaker:
         for o in movable:
             if rng.random() < 0.8:
                 p = {k: float(v) + rng.uniform(-0.05, 0.05) for k, v in o["position"].items()}
-                out.append({"objectName": o["name"], "position": p, "rotation": dict(o["rotation"])})
+                out.append(
+                    {"objectName": o["name"], "position": p, "rotation": dict(o["rotation"])}
+                )
         if rng.random() < 0.2:
-            out.append({"objectName": "Unicorn_1234", "position": {"x": 0, "y": 1, "z": 0},
-                        "rotation": {"x": 0, "y": 0, "z": 0}})
+            out.append(
+                {
+                    "objectName": "Unicorn_1234",
+                    "position": {"x": 0, "y": 1, "z": 0},
+                    "rotation": {"x": 0, "y": 0, "z": 0},
+                }
+            )
         if out and rng.random() < 0.3:
             e = rng.choice(out)
             e[rng.choice(["position", "rotation", "objectName"])] = rng.choice(self.hostile)
@@ -182,7 +256,9 @@ class ArgMaker:
         if name == "position":
             return self.world_point(action in ("TeleportObject", "PlaceObjectAtPoint"))
         if name == "positions":
-            return [self.world_point(action != "GetInteractablePoses") for _ in range(rng.randint(0, 4))]
+            return [
+                self.world_point(action != "GetInteractablePoses") for _ in range(rng.randint(0, 4))
+            ]
         if name == "rotation":
             return self.rotation()
         if name == "rotations":
@@ -194,7 +270,11 @@ class ArgMaker:
         if name == "standings":
             return [rng.random() < 0.5 for _ in range(rng.randint(0, 2))]
         if name == "moveMagnitude":
-            return rng.uniform(0, 300) if action == "ThrowObject" else rng.choice([0.25, 0.5, rng.uniform(0, 1.5)])
+            return (
+                rng.uniform(0, 300)
+                if action == "ThrowObject"
+                else rng.choice([0.25, 0.5, rng.uniform(0, 1.5)])
+            )
         if name == "degrees":
             return rng.choice([30.0, 90.0, 10.0, rng.uniform(-180, 360)])
         if name == "openness":
@@ -212,12 +292,34 @@ class ArgMaker:
         if name == "objectPoses":
             return self.pose_entries()
         if name == "SetObjectStates":
-            change = rng.choice(["openable", "toggleable", "breakable", "canFillWithLiquid",
-                                 "dirtyable", "cookable", "sliceable", "canBeUsedUp", "junk"])
-            key = {"openable": "isOpen", "toggleable": "isToggled", "breakable": "isBroken",
-                   "canFillWithLiquid": "isFilledWithLiquid", "dirtyable": "isDirty",
-                   "cookable": "isCooked", "sliceable": "isSliced", "canBeUsedUp": "isUsedUp"}.get(change, "isJunk")
-            return {"objectType": self.object_type(), "stateChange": change, key: rng.random() < 0.5}
+            change = rng.choice(
+                [
+                    "openable",
+                    "toggleable",
+                    "breakable",
+                    "canFillWithLiquid",
+                    "dirtyable",
+                    "cookable",
+                    "sliceable",
+                    "canBeUsedUp",
+                    "junk",
+                ]
+            )
+            key = {
+                "openable": "isOpen",
+                "toggleable": "isToggled",
+                "breakable": "isBroken",
+                "canFillWithLiquid": "isFilledWithLiquid",
+                "dirtyable": "isDirty",
+                "cookable": "isCooked",
+                "sliceable": "isSliced",
+                "canBeUsedUp": "isUsedUp",
+            }.get(change, "isJunk")
+            return {
+                "objectType": self.object_type(),
+                "stateChange": change,
+                key: rng.random() < 0.5,
+            }
         if name == "objectToggles":
             return [{"objectType": self.object_type(), "isOn": rng.random() < 0.5}]
         if name == "StateChange":
@@ -235,7 +337,9 @@ class ArgMaker:
         return self.rng.choice(self.hostile)
 
 
-def draw_call(rng: random.Random, maker: ArgMaker, names: List[str], weights: List[float]) -> Tuple[Any, Dict[str, Any]]:
+def draw_call(
+    rng: random.Random, maker: ArgMaker, names: List[str], weights: List[float]
+) -> Tuple[Any, Dict[str, Any]]:
     if rng.random() < 0.01:
         return rng.choice(UNKNOWN_ACTIONS), {}
     name = rng.choices(names, weights)[0]
@@ -315,7 +419,9 @@ def first_diff(a: Tuple, b: Tuple) -> str:
     ia = {o["objectId"]: o for o in a[1]}
     ib = {o["objectId"]: o for o in b[1]}
     if set(ia) != set(ib):
-        return f"objects added {sorted(set(ib) - set(ia))[:3]} removed {sorted(set(ia) - set(ib))[:3]}"
+        return (
+            f"objects added {sorted(set(ib) - set(ia))[:3]} removed {sorted(set(ia) - set(ib))[:3]}"
+        )
     for k in ia:
         if ia[k] != ib[k]:
             keys = [f for f in ia[k] if ia[k][f] != ib[k].get(f)]
@@ -353,7 +459,7 @@ def short(x: Any, n: int = 160) -> str:
 
 def pick_scenes(n: int, seed: int) -> List[str]:
     scenes = list(ithor_scene_names())
-    by_type = [scenes[i * 30:(i + 1) * 30] for i in range(4)]
+    by_type = [scenes[i * 30 : (i + 1) * 30] for i in range(4)]
     rng = random.Random(seed)
     for group in by_type:
         rng.shuffle(group)
@@ -380,14 +486,18 @@ class _Tally:
                 self.examples[inv].append(f"{where}: {problem}")
 
 
-def _step(c: Controller, action: Any, kwargs: Dict[str, Any], tally: _Tally, where: str) -> Optional[BaseException]:
+def _step(
+    c: Controller, action: Any, kwargs: Dict[str, Any], tally: _Tally, where: str
+) -> Optional[BaseException]:
     """One call; only the documented ValueErrors may escape the controller."""
     try:
         c.step(action, **kwargs)
     except ValueError as e:
         tally.outcome["rejected (documented ValueError)"] += 1
         ok = DOCUMENTED_VALUE_ERRORS.search(str(e))
-        tally.check("only_documented_exceptions", None if ok else f"ValueError: {short(str(e))}", where)
+        tally.check(
+            "only_documented_exceptions", None if ok else f"ValueError: {short(str(e))}", where
+        )
         return e
     except Exception as e:  # noqa: BLE001
         tally.outcome["undocumented exception"] += 1
@@ -397,12 +507,22 @@ def _step(c: Controller, action: Any, kwargs: Dict[str, Any], tally: _Tally, whe
     return None
 
 
-def _check_failure(action: Any, raised: Optional[BaseException], before: Any, m: Dict[str, Any],
-                   tally: _Tally, where: str) -> None:
+def _check_failure(
+    action: Any,
+    raised: Optional[BaseException],
+    before: Any,
+    m: Dict[str, Any],
+    tally: _Tally,
+    where: str,
+) -> None:
     """A failed action has a clean one-line message and changed nothing (partial SetObjectPoses aside)."""
     err = m["errorMessage"] or ""
-    partial = (action == "SetObjectPoses" and raised is None and err
-               and all(PARTIAL_LINE.match(line) for line in err.split("\n")))
+    partial = (
+        action == "SetObjectPoses"
+        and raised is None
+        and err
+        and all(PARTIAL_LINE.match(line) for line in err.split("\n"))
+    )
     # THOR's own dispatcher messages (the documented ValueErrors) span lines
     multi_line = "\n" in err and not partial and raised is None
     dirty = multi_line or TRACEBACK.search(err) or RAW_EXCEPTION.match(err)
@@ -411,7 +531,9 @@ def _check_failure(action: Any, raised: Optional[BaseException], before: Any, m:
     if partial:
         tally.partial_applied += after != before
     else:
-        changed = f"{short(err, 80)} | changed {first_diff(before, after)}" if after != before else None
+        changed = (
+            f"{short(err, 80)} | changed {first_diff(before, after)}" if after != before else None
+        )
         tally.check("failure_changes_nothing", changed, where)
 
 
@@ -422,10 +544,18 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
     weights = [ACTION_WEIGHTS.get(n, 1.0) for n in names]
     maker = ArgMaker(rng)
     tally = _Tally()
-    c = Controller(scene=scenes[0], width=args.res, height=args.res, renderDepthImage=True,
-                   renderInstanceSegmentation=True, renderSemanticSegmentation=True)
-    per_scene = [args.actions // len(scenes) + (1 if i < args.actions % len(scenes) else 0)
-                 for i in range(len(scenes))]
+    c = Controller(
+        scene=scenes[0],
+        width=args.res,
+        height=args.res,
+        renderDepthImage=True,
+        renderInstanceSegmentation=True,
+        renderSemanticSegmentation=True,
+    )
+    per_scene = [
+        args.actions // len(scenes) + (1 if i < args.actions % len(scenes) else 0)
+        for i in range(len(scenes))
+    ]
     t0 = time.time()
     step = 0
     bar = tqdm(total=args.actions, unit="act", disable=args.no_progress, mininterval=1.0)
@@ -451,32 +581,53 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
             tally.check("one_held_object", held_problem(m), where)
             if not ok:
                 _check_failure(action, raised, before, m, tally, where)
-            tally.check("properties_readable", read_properties(ev, images=(step % args.image_every == 0)), where)
+            tally.check(
+                "properties_readable",
+                read_properties(ev, images=(step % args.image_every == 0)),
+                where,
+            )
             step += 1
             bar.update(1)
     bar.close()
     elapsed = time.time() - t0
     return {
-        "config": {"seed": args.seed, "actions": args.actions, "scenes": scenes,
-                   "image_every": args.image_every, "reset_every": args.reset_every,
-                   "res": args.res, "python": platform.python_version()},
+        "config": {
+            "seed": args.seed,
+            "actions": args.actions,
+            "scenes": scenes,
+            "image_every": args.image_every,
+            "reset_every": args.reset_every,
+            "res": args.res,
+            "python": platform.python_version(),
+        },
         "elapsed_s": round(elapsed, 1),
         "actions_per_s": round(step / max(elapsed, 1e-9), 1),
         "outcomes": dict(tally.outcome),
         "partial_failures_with_applied_entries": tally.partial_applied,
-        "invariants": {k: {"description": d, "checked": tally.checks[k], "violations": tally.violations[k],
-                           "examples": tally.examples[k]} for k, d in INVARIANTS.items()},
+        "invariants": {
+            k: {
+                "description": d,
+                "checked": tally.checks[k],
+                "violations": tally.violations[k],
+                "examples": tally.examples[k],
+            }
+            for k, d in INVARIANTS.items()
+        },
         "per_action": {k: dict(v) for k, v in sorted(tally.per_action.items())},
     }
 
 
 def print_table(res: Dict[str, Any]) -> None:
     cfg = res["config"]
-    print(f"\nthor_lite fuzz: seed={cfg['seed']} actions={cfg['actions']} scenes={len(cfg['scenes'])} "
-          f"in {res['elapsed_s']} s ({res['actions_per_s']} actions/s)")
+    print(
+        f"\nthor_lite fuzz: seed={cfg['seed']} actions={cfg['actions']} scenes={len(cfg['scenes'])} "
+        f"in {res['elapsed_s']} s ({res['actions_per_s']} actions/s)"
+    )
     print("outcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(res["outcomes"].items())))
-    print(f"SetObjectPoses partial failures that kept their valid entries (THOR semantics): "
-          f"{res['partial_failures_with_applied_entries']}\n")
+    print(
+        f"SetObjectPoses partial failures that kept their valid entries (THOR semantics): "
+        f"{res['partial_failures_with_applied_entries']}\n"
+    )
     print("| invariant | checked | violations |")
     print("|---|---:|---:|")
     for k, v in res["invariants"].items():
@@ -493,8 +644,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--actions", type=int, default=20000)
     ap.add_argument("--scenes", type=int, default=20)
-    ap.add_argument("--image-every", type=int, default=50, help="read every image on every Nth step")
-    ap.add_argument("--reset-every", type=int, default=1000, help="reload the scene every N actions")
+    ap.add_argument(
+        "--image-every", type=int, default=50, help="read every image on every Nth step"
+    )
+    ap.add_argument(
+        "--reset-every", type=int, default=1000, help="reload the scene every N actions"
+    )
     ap.add_argument("--res", type=int, default=64)
     ap.add_argument("--out", default=str(RESULTS_DIR / "thor_lite_fuzz.json"))
     ap.add_argument("--no-progress", action="store_true")

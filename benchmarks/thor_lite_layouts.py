@@ -10,6 +10,7 @@
    that are reachable in thor_lite.
 Both are run with the walls from the layout data (default) and with geometry only.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,7 +36,10 @@ def run(layouts: Path, episodes: Path) -> list:
     rows = []
     ious, blocked, extra = [], [], []
     for s in ithor_scene_names():
-        real = {(int(round(x / 0.25)), int(round(z / 0.25))) for x, z in np.load(layouts / f"{s}-layout.npy")}
+        real = {
+            (int(round(x / 0.25)), int(round(z / 0.25)))
+            for x, z in np.load(layouts / f"{s}-layout.npy")
+        }
         ours = reachable(s)
         ious.append(len(real & ours) / len(real | ours))
         blocked.append(len(real - ours) / len(real))
@@ -52,24 +56,36 @@ def run(layouts: Path, episodes: Path) -> list:
             cells = reachable(s)
             for e in eps:
                 total += 1
-                hits += (round(e["agent_position"]["x"] / 0.25), round(e["agent_position"]["z"] / 0.25)) in cells
+                hits += (
+                    round(e["agent_position"]["x"] / 0.25),
+                    round(e["agent_position"]["z"] / 0.25),
+                ) in cells
         rows.append(("official val agent starts reachable", hits / total))
     return rows
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--layouts", type=Path, default=SHARED / "data" / "ithor_layouts")
-    ap.add_argument("--episodes", type=Path, default=SHARED / "data" / "rearrangement" / "2023_val.pkl.gz")
+    ap.add_argument(
+        "--episodes", type=Path, default=SHARED / "data" / "rearrangement" / "2023_val.pkl.gz"
+    )
     args = ap.parse_args(argv)
     if not args.layouts.is_dir():
         print(f"no layout files at {args.layouts}; nothing to compare", file=sys.stderr)
         return 2
     with_walls = run(args.layouts, args.episodes)
-    os.environ["THOR_LITE_LAYOUTS"] = "/nonexistent"  # read per World: walls now from the Floor box only
+    os.environ["THOR_LITE_LAYOUTS"] = (
+        "/nonexistent"  # read per World: walls now from the Floor box only
+    )
     geometry = run(args.layouts, args.episodes)
-    lines = markdown_table(["measure", "walls from layouts", "geometry only"],
-                           [(name, f"{a:.3f}", f"{b:.3f}") for (name, a), (_, b) in zip(with_walls, geometry)], "lrr")
+    lines = markdown_table(
+        ["measure", "walls from layouts", "geometry only"],
+        [(name, f"{a:.3f}", f"{b:.3f}") for (name, a), (_, b) in zip(with_walls, geometry)],
+        "lrr",
+    )
     text = "\n".join(lines)
     print(text)
     write_markdown(RESULTS_DIR / "thor_lite_layouts.md", text)

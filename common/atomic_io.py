@@ -5,6 +5,7 @@ The data is written to a temporary file in the destination folder, flushed to di
 usual 0o644 permissions and renamed over the destination (``os.replace`` is atomic on POSIX).
 On any exception the temporary file is removed and the destination is left as it was.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -21,8 +22,9 @@ __all__ = ["atomic_open", "write_bytes_atomic", "write_text_atomic", "write_json
 
 
 @contextlib.contextmanager
-def atomic_open(path: PathLike, mode: str = "wb", gzip_mtime: int | None = None,
-                encoding: str | None = None) -> Iterator[IO[Any]]:
+def atomic_open(
+    path: PathLike, mode: str = "wb", gzip_mtime: int | None = None, encoding: str | None = None
+) -> Iterator[IO[Any]]:
     """Open ``path`` for writing through a temporary sibling that replaces it on success.
 
     ``mode`` is "w" (text, UTF-8 unless ``encoding``) or "wb". With ``gzip_mtime`` set the
@@ -73,8 +75,11 @@ def write_text_atomic(path: PathLike, text: str, encoding: str = "utf-8") -> Pat
     return Path(path)
 
 
-def write_json_atomic(path: PathLike, obj: Any, indent: int | None = 4, sort_keys: bool = True,
-                      **json_kwargs: Any) -> Path:
+def write_json_atomic(
+    path: PathLike, obj: Any, indent: int | None = 4, sort_keys: bool = True, **json_kwargs: Any
+) -> Path:
     """JSON with ASCII output by default (ALFRED's result files are written that way)."""
     json_kwargs.setdefault("ensure_ascii", True)
-    return write_text_atomic(path, json.dumps(obj, indent=indent, sort_keys=sort_keys, **json_kwargs))
+    return write_text_atomic(
+        path, json.dumps(obj, indent=indent, sort_keys=sort_keys, **json_kwargs)
+    )

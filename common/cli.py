@@ -7,6 +7,7 @@ flag, file and value, never as a traceback. CLIs raise `UsageError` from their c
 one line too. The output checks only read the file system (plus one probe file that is removed
 at once), so a rejected run leaves nothing behind.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,8 +21,19 @@ from typing import Any, Callable, Iterator, NoReturn, Optional, Union
 
 PathLike = Union[str, os.PathLike]
 
-__all__ = ["UsageError", "OneLineArgumentParser", "print_error", "fail", "report_usage_errors", "run_main",
-           "check_output_file", "check_output_dir", "check_input_file", "check_input_dir", "check_int"]
+__all__ = [
+    "UsageError",
+    "OneLineArgumentParser",
+    "print_error",
+    "fail",
+    "report_usage_errors",
+    "run_main",
+    "check_output_file",
+    "check_output_dir",
+    "check_input_file",
+    "check_input_dir",
+    "check_int",
+]
 
 EXIT_USAGE = 2
 

@@ -7,6 +7,7 @@ fsynced and renamed over `dest`. A part file whose hash is wrong is deleted, so 
 transfer never survives to poison the next try. Every failure is a `DownloadError` whose
 message is one line naming the file or URL, for CLIs to print as is.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -54,8 +55,16 @@ def is_complete(path: Path, size: Optional[int], sha256: Optional[str]) -> bool:
     return sha256 is None or sha256_of(path) == sha256
 
 
-def download(url: str, dest: Path, size: Optional[int] = None, sha256: Optional[str] = None,
-             retries: int = 3, timeout: float = 30.0, backoff_s: float = 1.0, progress: bool = True) -> bool:
+def download(
+    url: str,
+    dest: Path,
+    size: Optional[int] = None,
+    sha256: Optional[str] = None,
+    retries: int = 3,
+    timeout: float = 30.0,
+    backoff_s: float = 1.0,
+    progress: bool = True,
+) -> bool:
     """Fetch `url` into `dest`; False when `dest` already passes the checks (nothing fetched).
 
     `retries` more attempts follow a connection that broke mid-transfer (each resumes from
@@ -73,9 +82,11 @@ def download(url: str, dest: Path, size: Optional[int] = None, sha256: Optional[
         except _Interrupted as e:
             if attempt == retries:
                 have = part.stat().st_size if part.exists() else 0
-                raise DownloadError(f"{url}: transfer interrupted after {have} bytes ({e}); run the same "
-                                    f"command again to resume from {part}") from None
-            time.sleep(backoff_s * 2 ** attempt)
+                raise DownloadError(
+                    f"{url}: transfer interrupted after {have} bytes ({e}); run the same "
+                    f"command again to resume from {part}"
+                ) from None
+            time.sleep(backoff_s * 2**attempt)
     _verify(part, dest, url, size if size is not None else total, sha256)
     os.replace(part, dest)
     return True
@@ -86,17 +97,23 @@ def _verify(part: Path, dest: Path, url: str, size: Optional[int], sha256: Optio
     got_size = part.stat().st_size
     if size is not None and got_size != size:
         part.unlink()
-        raise DownloadError(f"{dest.name}: size mismatch for {url}: expected {size} bytes, got {got_size}")
+        raise DownloadError(
+            f"{dest.name}: size mismatch for {url}: expected {size} bytes, got {got_size}"
+        )
     if sha256 is not None:
         got = sha256_of(part)
         if got != sha256:
             part.unlink()
-            raise DownloadError(f"{dest.name}: sha256 mismatch for {url}: expected {sha256}, got {got}")
+            raise DownloadError(
+                f"{dest.name}: sha256 mismatch for {url}: expected {sha256}, got {got}"
+            )
     with open(part, "rb+") as f:
         os.fsync(f.fileno())
 
 
-def _fetch_into(url: str, part: Path, size: Optional[int], timeout: float, progress: bool) -> Optional[int]:
+def _fetch_into(
+    url: str, part: Path, size: Optional[int], timeout: float, progress: bool
+) -> Optional[int]:
     """Append the missing bytes of `url` to `part`; returns the server's full size (None if unsaid)."""
     have = part.stat().st_size if part.exists() else 0
     if size is not None and have >= size:
@@ -109,7 +126,11 @@ def _fetch_into(url: str, part: Path, size: Optional[int], timeout: float, progr
     try:
         resp = requests.get(url, headers=headers, stream=True, timeout=timeout)
     except requests.RequestException as e:
-        kept = f" (the partial file {part} is kept: run the same command again to resume)" if have else ""
+        kept = (
+            f" (the partial file {part} is kept: run the same command again to resume)"
+            if have
+            else ""
+        )
         raise DownloadError(f"cannot reach {url}: {_reason(e)}{kept}") from None
     with contextlib.closing(resp):
         if resp.status_code == 416 and have:
@@ -137,16 +158,30 @@ def _resume_point(resp: requests.Response, have: int) -> tuple:
         m = _CONTENT_RANGE.match(resp.headers.get("Content-Range", ""))
         if m and int(m.group(1)) == have:
             return have, int(m.group(3))
-        raise DownloadError(f"{resp.url}: unusable Content-Range {resp.headers.get('Content-Range')!r} "
-                            f"for a resume at byte {have}")
+        raise DownloadError(
+            f"{resp.url}: unusable Content-Range {resp.headers.get('Content-Range')!r} "
+            f"for a resume at byte {have}"
+        )
     length = resp.headers.get("Content-Length")
     return 0, int(length) if length and length.isdigit() else None
 
 
-def _stream(resp: requests.Response, part: Path, offset: int, total: Optional[int], progress: bool) -> None:
-    with open(part, "ab" if offset else "wb") as f, \
-            tqdm(total=total, initial=offset, unit="B", unit_scale=True, unit_divisor=1024,
-                 desc=part.name[: -len(".part")], disable=not progress, leave=False) as bar:
+def _stream(
+    resp: requests.Response, part: Path, offset: int, total: Optional[int], progress: bool
+) -> None:
+    with (
+        open(part, "ab" if offset else "wb") as f,
+        tqdm(
+            total=total,
+            initial=offset,
+            unit="B",
+            unit_scale=True,
+            unit_divisor=1024,
+            desc=part.name[: -len(".part")],
+            disable=not progress,
+            leave=False,
+        ) as bar,
+    ):
         chunks = resp.raw.stream(CHUNK, decode_content=False)
         while True:
             try:

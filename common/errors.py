@@ -1,4 +1,5 @@
 """Errors shared by the task packages and the configs, kept in the lowest layer both import."""
+
 from __future__ import annotations
 
 __all__ = ["PretrainedWeightsError"]

@@ -6,6 +6,7 @@ planners: killing only the main process leaves all of them running (re-parented 
 them SIGTERM together (so a parent dying first does not hide its children), SIGKILLs whatever
 is left after a grace period and then exits the main process with status 128 + signum.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -18,7 +19,14 @@ from typing import Iterator, Optional, Set
 
 import psutil
 
-__all__ = ["descendants", "alive", "stop_descendants", "stop_children_on_signals", "SignalGuard", "ignore_sigint"]
+__all__ = [
+    "descendants",
+    "alive",
+    "stop_descendants",
+    "stop_children_on_signals",
+    "SignalGuard",
+    "ignore_sigint",
+]
 
 SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
@@ -102,8 +110,11 @@ class SignalGuard:
         threading.excepthook = _quiet_thread_exception
         stopped = stop_descendants(self.grace)
         name = signal.Signals(signum).name
-        print(f"{self.prog}: received {name}; stopped {len(stopped)} child process(es); exiting",
-              file=sys.stderr, flush=True)
+        print(
+            f"{self.prog}: received {name}; stopped {len(stopped)} child process(es); exiting",
+            file=sys.stderr,
+            flush=True,
+        )
         # Unwinding runs `finally` blocks (temporary files removed, pools joined); if some
         # library swallows the exit or hangs in cleanup, this thread ends the process anyway.
         threading.Thread(target=self._hard_exit, daemon=True).start()
@@ -147,7 +158,9 @@ def _quiet_thread_exception(args: threading.ExceptHookArgs) -> None:
 
 
 @contextlib.contextmanager
-def stop_children_on_signals(prog: str, grace: float = 3.0, hard_exit_after: float = 3.0) -> Iterator[SignalGuard]:
+def stop_children_on_signals(
+    prog: str, grace: float = 3.0, hard_exit_after: float = 3.0
+) -> Iterator[SignalGuard]:
     """While inside: SIGTERM/SIGINT stop every descendant and exit with 128 + signum.
 
     Only the main thread can install handlers; elsewhere this is a no-op. Previous handlers are
@@ -163,7 +176,9 @@ def stop_children_on_signals(prog: str, grace: float = 3.0, hard_exit_after: flo
     try:
         yield guard
     finally:
-        if guard.signum is None:  # after a stop request signals stay ignored: the process is exiting
+        if (
+            guard.signum is None
+        ):  # after a stop request signals stay ignored: the process is exiting
             for s, h in old.items():
                 signal.signal(s, h)
     if guard.signum is not None:

@@ -8,6 +8,7 @@ proportion or ratio gets the whole unit interval (0, 1) and a paired difference 
 estimate 0 with the empty interval (0, 0). Callers that print a rate next to the interval print
 their own "n/a" for the rate itself.
 """
+
 from __future__ import annotations
 
 from typing import Sequence, Tuple
@@ -29,7 +30,9 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interva
 
     if n == 0:
         return 0.0, 1.0
-    ci = binomtest(int(successes), int(n)).proportion_ci(confidence_level=confidence, method="wilson")
+    ci = binomtest(int(successes), int(n)).proportion_ci(
+        confidence_level=confidence, method="wilson"
+    )
     return float(ci.low), float(ci.high)
 
 
@@ -43,8 +46,13 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return np.divide(num, den, out=np.zeros_like(num, dtype=float), where=den > 0)
 
 
-def bootstrap_ratio_ci(num: Sequence[float], den: Sequence[float], seed: int, n_boot: int = 2000,
-                       confidence: float = 0.95) -> Interval:
+def bootstrap_ratio_ci(
+    num: Sequence[float],
+    den: Sequence[float],
+    seed: int,
+    n_boot: int = 2000,
+    confidence: float = 0.95,
+) -> Interval:
     """Percentile-bootstrap interval of sum(num)/sum(den), resampling the units (seeded); (0, 1)
     with no units. Pass per-cluster sums to resample clusters rather than records."""
     num_a, den_a = np.asarray(num, float), np.asarray(den, float)
@@ -55,9 +63,15 @@ def bootstrap_ratio_ci(num: Sequence[float], den: Sequence[float], seed: int, n_
     return _percentiles(stats, confidence)
 
 
-def paired_bootstrap_difference(num_a: Sequence[float], den_a: Sequence[float], num_b: Sequence[float],
-                                den_b: Sequence[float], seed: int, n_boot: int = 2000,
-                                confidence: float = 0.95) -> Tuple[float, Interval]:
+def paired_bootstrap_difference(
+    num_a: Sequence[float],
+    den_a: Sequence[float],
+    num_b: Sequence[float],
+    den_b: Sequence[float],
+    seed: int,
+    n_boot: int = 2000,
+    confidence: float = 0.95,
+) -> Tuple[float, Interval]:
     """a - b of sum(num)/sum(den) over the same units, with a percentile bootstrap that resamples
     units and keeps both sides of a unit together, so unit-level difficulty cancels in the
     difference (tighter than comparing two separate intervals). (0, (0, 0)) with no units."""

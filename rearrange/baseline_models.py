@@ -65,9 +65,9 @@ _CONCAT_UUID = "_rearrange_concat_rgb"
 
 
 def _num_actions(action_space: gym.Space) -> int:
-    assert isinstance(
-        action_space, gym.spaces.Discrete
-    ), f"Rearrangement baselines need a Discrete action space, got {action_space}."
+    assert isinstance(action_space, gym.spaces.Discrete), (
+        f"Rearrangement baselines need a Discrete action space, got {action_space}."
+    )
     return int(action_space.n)
 
 
@@ -88,13 +88,17 @@ class ConcatRGBSimpleCNN(SimpleCNN):
     """
 
     def __init__(
-        self, observation_space: SpaceDict, uuid_a: str, uuid_b: str, output_size: int,
+        self,
+        observation_space: SpaceDict,
+        uuid_a: str,
+        uuid_b: str,
+        output_size: int,
     ):
         space_a = observation_space.spaces[uuid_a]
         space_b = observation_space.spaces[uuid_b]
-        assert (
-            space_a.shape[:2] == space_b.shape[:2]
-        ), f"Image sizes differ: {space_a.shape} vs {space_b.shape}"
+        assert space_a.shape[:2] == space_b.shape[:2], (
+            f"Image sizes differ: {space_a.shape} vs {space_b.shape}"
+        )
         h, w = space_a.shape[:2]
         channels = space_a.shape[2] + space_b.shape[2]
         # SimpleCNN only reads the shape of `rgb_uuid`'s space.
@@ -161,12 +165,18 @@ class _ResNetPairVisual:
     visual_encoder: nn.Sequential
     _pair_uuids: Tuple[str, str]
 
-    def _build_visual(self, space: SpaceDict, uuid_a: str, uuid_b: str, output_size: int,
-                      attention_hidden: int = 32) -> int:
+    def _build_visual(
+        self,
+        space: SpaceDict,
+        uuid_a: str,
+        uuid_b: str,
+        output_size: int,
+        attention_hidden: int = 32,
+    ) -> int:
         shape_a, shape_b = space.spaces[uuid_a].shape, space.spaces[uuid_b].shape
-        assert len(shape_a) == 3 and tuple(shape_a) == tuple(
-            shape_b
-        ), f"Expected two equal C×h×w feature spaces, got {shape_a} and {shape_b}."
+        assert len(shape_a) == 3 and tuple(shape_a) == tuple(shape_b), (
+            f"Expected two equal C×h×w feature spaces, got {shape_a} and {shape_b}."
+        )
         self._pair_uuids = (uuid_a, uuid_b)
         three_c = 3 * int(shape_a[0])
         self.visual_attention = nn.Sequential(
@@ -174,7 +184,9 @@ class _ResNetPairVisual:
             nn.ReLU(inplace=True),
             nn.Conv2d(attention_hidden, 1, 1),
         )
-        self.visual_encoder = nn.Sequential(nn.Conv2d(three_c, output_size, 1), nn.ReLU(inplace=True))
+        self.visual_encoder = nn.Sequential(
+            nn.Conv2d(three_c, output_size, 1), nn.ReLU(inplace=True)
+        )
         self.visual_attention.apply(simple_conv_and_linear_weights_init)
         self.visual_encoder.apply(simple_conv_and_linear_weights_init)
         return output_size
@@ -210,7 +222,9 @@ class _OnePhaseRNNActorCritic(ActorCriticModel[CategoricalDistr]):
         self.unshuffled_rgb_uuid = unshuffled_rgb_uuid
         self.hidden_size = hidden_size
         self.num_actions = _num_actions(action_space)
-        visual_size = self._build_visual(observation_space, rgb_uuid, unshuffled_rgb_uuid, hidden_size)
+        visual_size = self._build_visual(
+            observation_space, rgb_uuid, unshuffled_rgb_uuid, hidden_size
+        )
         self.state_encoder = RNNStateEncoder(
             input_size=visual_size,
             hidden_size=hidden_size,
@@ -243,9 +257,7 @@ class _OnePhaseRNNActorCritic(ActorCriticModel[CategoricalDistr]):
         x = self._encode(observations)
         x, rnn_hidden = self.state_encoder(x, memory.tensor("rnn"), masks)
         return (
-            ActorCriticOutput(
-                distributions=self.actor(x), values=self.critic(x), extras={}
-            ),
+            ActorCriticOutput(distributions=self.actor(x), values=self.critic(x), extras={}),
             memory.set_tensor("rnn", rnn_hidden),
         )
 
@@ -273,8 +285,15 @@ class RearrangeActorCriticSimpleConvRNN(_SimpleConvVisual, _OnePhaseRNNActorCrit
         rnn_type: str = "GRU",
         visual_layer_norm: bool = False,
     ):
-        super().__init__(action_space, observation_space, rgb_uuid, unshuffled_rgb_uuid,
-                         hidden_size, num_rnn_layers, rnn_type)
+        super().__init__(
+            action_space,
+            observation_space,
+            rgb_uuid,
+            unshuffled_rgb_uuid,
+            hidden_size,
+            num_rnn_layers,
+            rnn_type,
+        )
         self.visual_layer_norm = bool(visual_layer_norm)
 
 
@@ -298,8 +317,15 @@ class ResNetRearrangeActorCriticRNN(_ResNetPairVisual, _OnePhaseRNNActorCritic):
         num_rnn_layers: int = 1,
         rnn_type: str = "GRU",
     ):
-        super().__init__(action_space, observation_space, rgb_uuid, unshuffled_rgb_uuid,
-                         hidden_size, num_rnn_layers, rnn_type)
+        super().__init__(
+            action_space,
+            observation_space,
+            rgb_uuid,
+            unshuffled_rgb_uuid,
+            hidden_size,
+            num_rnn_layers,
+            rnn_type,
+        )
 
 
 class _TwoPhaseRNNActorCritic(ActorCriticModel[CategoricalDistr]):
@@ -370,11 +396,15 @@ class _TwoPhaseRNNActorCritic(ActorCriticModel[CategoricalDistr]):
         self.done_action_index = done_action_index
         self.zero_walkthrough_encoding_at_start = zero_walkthrough_encoding_at_start
 
-        visual_size = self._build_visual(observation_space, rgb_uuid, unshuffled_rgb_uuid, hidden_size)
+        visual_size = self._build_visual(
+            observation_space, rgb_uuid, unshuffled_rgb_uuid, hidden_size
+        )
         self.prev_action_embedder = nn.Embedding(self.num_actions + 1, prev_action_embedding_dim)
         self.is_walkthrough_phase_embedder = nn.Embedding(2, is_walkthrough_phase_embedding_dim)
         self.state_encoder = RNNStateEncoder(
-            input_size=visual_size + prev_action_embedding_dim + is_walkthrough_phase_embedding_dim
+            input_size=visual_size
+            + prev_action_embedding_dim
+            + is_walkthrough_phase_embedding_dim
             + hidden_size,
             hidden_size=hidden_size,
             num_layers=num_rnn_layers,
@@ -385,13 +415,18 @@ class _TwoPhaseRNNActorCritic(ActorCriticModel[CategoricalDistr]):
         )
         self.walkthrough_ac = LinearActorCriticHead(hidden_size, self.num_actions)
         with torch.no_grad():
-            self.walkthrough_ac.actor_and_critic.bias[done_action_index] = float(walkthrough_done_bias)
+            self.walkthrough_ac.actor_and_critic.bias[done_action_index] = float(
+                walkthrough_done_bias
+            )
         self.unshuffle_ac = LinearActorCriticHead(hidden_size, self.num_actions)
 
         offsets = torch.tensor(
-            [walkthrough_disallowed_logit_offset
-             if any(s in name for s in walkthrough_disallowed_action_substrings) else 0.0
-             for name in self.action_names],
+            [
+                walkthrough_disallowed_logit_offset
+                if any(s in name for s in walkthrough_disallowed_action_substrings)
+                else 0.0
+                for name in self.action_names
+            ],
             dtype=torch.float32,
         )
         self.walkthrough_logit_offsets: torch.Tensor
@@ -415,18 +450,30 @@ class _TwoPhaseRNNActorCritic(ActorCriticModel[CategoricalDistr]):
             ),
         }
 
-    def _non_recurrent_inputs(self, observations: ObservationType, prev_actions: torch.Tensor,
-                              masks: torch.Tensor, in_walkthrough: torch.Tensor) -> torch.Tensor:
+    def _non_recurrent_inputs(
+        self,
+        observations: ObservationType,
+        prev_actions: torch.Tensor,
+        masks: torch.Tensor,
+        in_walkthrough: torch.Tensor,
+    ) -> torch.Tensor:
         """[v_t, a_t, p_t] for every step: ``[T, N, visual + 2·embedding]``."""
         nsteps, nsamplers = masks.shape[:2]
         prev = prev_actions.view(nsteps, nsamplers).long()
         prev_emb = self.prev_action_embedder(masks.view(nsteps, nsamplers).long() * (prev + 1))
-        phase_emb = self.is_walkthrough_phase_embedder(in_walkthrough.view(nsteps, nsamplers).long())
+        phase_emb = self.is_walkthrough_phase_embedder(
+            in_walkthrough.view(nsteps, nsamplers).long()
+        )
         return torch.cat((self._encode(observations), prev_emb, phase_emb), dim=-1)
 
-    def _unroll(self, non_recurrent: torch.Tensor, masks: torch.Tensor, in_walkthrough: torch.Tensor,
-                rnn_hidden: torch.Tensor, wt_hidden: torch.Tensor
-                ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def _unroll(
+        self,
+        non_recurrent: torch.Tensor,
+        masks: torch.Tensor,
+        in_walkthrough: torch.Tensor,
+        rnn_hidden: torch.Tensor,
+        wt_hidden: torch.Tensor,
+    ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Step-by-step state-encoder + walkthrough-GRU recurrence; returns (outputs, rnn, walkthrough)."""
         nsteps, nsamplers = masks.shape[:2]
         # The walkthrough encoding is reset only on walkthrough-start steps.
@@ -436,11 +483,15 @@ class _TwoPhaseRNNActorCritic(ActorCriticModel[CategoricalDistr]):
             wt_mask_t = wt_masks[t : t + 1]  # [1, N, 1]
             wt_prev_masked = wt_hidden * wt_mask_t.view(1, nsamplers, 1)
             wt_in = wt_prev_masked if self.zero_walkthrough_encoding_at_start else wt_hidden
-            x_t = torch.cat((non_recurrent[t : t + 1], wt_in[-1].unsqueeze(0)), dim=-1)  # [1, N, in]
+            x_t = torch.cat(
+                (non_recurrent[t : t + 1], wt_in[-1].unsqueeze(0)), dim=-1
+            )  # [1, N, in]
             out_t, rnn_hidden = self.state_encoder(
                 x_t, rnn_hidden, cast(torch.FloatTensor, masks[t : t + 1])
             )
-            _, wt_new = self.walkthrough_encoder(out_t, wt_hidden, cast(torch.FloatTensor, wt_mask_t))
+            _, wt_new = self.walkthrough_encoder(
+                out_t, wt_hidden, cast(torch.FloatTensor, wt_mask_t)
+            )
             wt_hidden = torch.where(in_walkthrough[t].view(1, nsamplers, 1), wt_new, wt_prev_masked)
             outputs.append(out_t)
         return torch.cat(outputs, dim=0), rnn_hidden, wt_hidden
@@ -459,10 +510,15 @@ class _TwoPhaseRNNActorCritic(ActorCriticModel[CategoricalDistr]):
             .view(nsteps, nsamplers, 1)
             .bool()
         )
-        non_recurrent = self._non_recurrent_inputs(observations, prev_actions, masks, in_walkthrough)
+        non_recurrent = self._non_recurrent_inputs(
+            observations, prev_actions, masks, in_walkthrough
+        )
         x, rnn_hidden, wt_hidden = self._unroll(
-            non_recurrent, masks, in_walkthrough,
-            memory.tensor("rnn"), memory.tensor("walkthrough_encoding"),
+            non_recurrent,
+            masks,
+            in_walkthrough,
+            memory.tensor("rnn"),
+            memory.tensor("walkthrough_encoding"),
         )
         wt_distr, wt_values = self.walkthrough_ac(x)
         un_distr, un_values = self.unshuffle_ac(x)
@@ -488,9 +544,15 @@ class TwoPhaseRearrangeActorCriticSimpleConvRNN(_SimpleConvVisual, _TwoPhaseRNNA
     `RearrangeActorCriticSimpleConvRNN` (parameter-free, so the state-dict keys do not change).
     """
 
-    def __init__(self, action_space: gym.spaces.Discrete, observation_space: SpaceDict,
-                 rgb_uuid: str = "rgb", unshuffled_rgb_uuid: str = "unshuffled_rgb",
-                 visual_layer_norm: bool = False, **kwargs) -> None:
+    def __init__(
+        self,
+        action_space: gym.spaces.Discrete,
+        observation_space: SpaceDict,
+        rgb_uuid: str = "rgb",
+        unshuffled_rgb_uuid: str = "unshuffled_rgb",
+        visual_layer_norm: bool = False,
+        **kwargs,
+    ) -> None:
         super().__init__(action_space, observation_space, rgb_uuid, unshuffled_rgb_uuid, **kwargs)
         self.visual_layer_norm = bool(visual_layer_norm)
 
@@ -502,15 +564,21 @@ class ResNetTwoPhaseRearrangeActorCriticRNN(_ResNetPairVisual, _TwoPhaseRNNActor
     walkthrough-start steps (``zero_walkthrough_encoding_at_start=True``).
     """
 
-    def __init__(self, action_space: gym.spaces.Discrete, observation_space: SpaceDict,
-                 rgb_uuid: str = "rgb_resnet", unshuffled_rgb_uuid: str = "unshuffled_rgb_resnet",
-                 **kwargs) -> None:
+    def __init__(
+        self,
+        action_space: gym.spaces.Discrete,
+        observation_space: SpaceDict,
+        rgb_uuid: str = "rgb_resnet",
+        unshuffled_rgb_uuid: str = "unshuffled_rgb_resnet",
+        **kwargs,
+    ) -> None:
         kwargs.setdefault("zero_walkthrough_encoding_at_start", True)
         super().__init__(action_space, observation_space, rgb_uuid, unshuffled_rgb_uuid, **kwargs)
 
 
-def _checked_action_names(action_names: Optional[Sequence[str]], num_actions: int,
-                          done_action_index: int) -> List[str]:
+def _checked_action_names(
+    action_names: Optional[Sequence[str]], num_actions: int, done_action_index: int
+) -> List[str]:
     """The ordered action names the walkthrough mask is built from, checked against the space."""
     if action_names is None:
         raise ValueError(

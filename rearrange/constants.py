@@ -1,4 +1,5 @@
 """Constants of the 2023 AI2-THOR Rearrangement Challenge (one source of truth)."""
+
 from __future__ import annotations
 
 import re
@@ -25,31 +26,119 @@ PHYSICS_STEP_KWARGS = {"actionSimulationSeconds": 0.26, "fixedDeltaTime": 0.02}
 
 def default_controller_kwargs(screen_size: int = SCREEN_SIZE) -> Dict[str, Any]:
     """Controller kwargs of every track (the official configs' values) for square frames."""
-    return {"width": screen_size, "height": screen_size, "rotateStepDegrees": ROTATE_STEP_DEGREES,
-            "snapToGrid": True, "quality": "Very Low", "visibilityDistance": VISIBILITY_DISTANCE}
+    return {
+        "width": screen_size,
+        "height": screen_size,
+        "rotateStepDegrees": ROTATE_STEP_DEGREES,
+        "snapToGrid": True,
+        "quality": "Very Low",
+        "visibilityDistance": VISIBILITY_DISTANCE,
+    }
 
 
 MAX_WALKTHROUGH_STEPS = 250
 MAX_UNSHUFFLE_STEPS = 500
 
-PICKUPABLE_OBJECTS: Tuple[str, ...] = tuple(sorted([
-    "AlarmClock", "AluminumFoil", "Apple", "BaseballBat", "BasketBall", "Book", "Boots", "Bottle",
-    "Bowl", "Box", "Bread", "ButterKnife", "CD", "Candle", "CellPhone", "Cloth", "CreditCard", "Cup",
-    "DishSponge", "Dumbbell", "Egg", "Footstool", "Fork", "HandTowel", "Kettle", "KeyChain", "Knife",
-    "Ladle", "Laptop", "Lettuce", "Mug", "Newspaper", "Pan", "PaperTowelRoll", "Pen", "Pencil",
-    "PepperShaker", "Pillow", "Plate", "Plunger", "Pot", "Potato", "RemoteControl", "SaltShaker",
-    "ScrubBrush", "SoapBar", "SoapBottle", "Spatula", "Spoon", "SprayBottle", "Statue",
-    "TableTopDecor", "TeddyBear", "TennisRacket", "TissueBox", "ToiletPaper", "Tomato", "Towel",
-    "Vase", "Watch", "WateringCan", "WineBottle",
-]))
-OPENABLE_OBJECTS: Tuple[str, ...] = tuple(sorted([
-    "Blinds", "Cabinet", "Drawer", "Fridge", "LaundryHamper", "Microwave", "Safe", "ShowerCurtain",
-    "ShowerDoor", "Toilet",
-]))
-OBJECT_TYPES_TO_NOT_MOVE = frozenset({
-    "Apple", "Bread", "Cloth", "HandTowel", "HandTowelHolder", "Towel", "TowelHolder", "KeyChain",
-    "Lettuce", "Pillow", "Potato", "Tomato",
-})
+PICKUPABLE_OBJECTS: Tuple[str, ...] = tuple(
+    sorted(
+        [
+            "AlarmClock",
+            "AluminumFoil",
+            "Apple",
+            "BaseballBat",
+            "BasketBall",
+            "Book",
+            "Boots",
+            "Bottle",
+            "Bowl",
+            "Box",
+            "Bread",
+            "ButterKnife",
+            "CD",
+            "Candle",
+            "CellPhone",
+            "Cloth",
+            "CreditCard",
+            "Cup",
+            "DishSponge",
+            "Dumbbell",
+            "Egg",
+            "Footstool",
+            "Fork",
+            "HandTowel",
+            "Kettle",
+            "KeyChain",
+            "Knife",
+            "Ladle",
+            "Laptop",
+            "Lettuce",
+            "Mug",
+            "Newspaper",
+            "Pan",
+            "PaperTowelRoll",
+            "Pen",
+            "Pencil",
+            "PepperShaker",
+            "Pillow",
+            "Plate",
+            "Plunger",
+            "Pot",
+            "Potato",
+            "RemoteControl",
+            "SaltShaker",
+            "ScrubBrush",
+            "SoapBar",
+            "SoapBottle",
+            "Spatula",
+            "Spoon",
+            "SprayBottle",
+            "Statue",
+            "TableTopDecor",
+            "TeddyBear",
+            "TennisRacket",
+            "TissueBox",
+            "ToiletPaper",
+            "Tomato",
+            "Towel",
+            "Vase",
+            "Watch",
+            "WateringCan",
+            "WineBottle",
+        ]
+    )
+)
+OPENABLE_OBJECTS: Tuple[str, ...] = tuple(
+    sorted(
+        [
+            "Blinds",
+            "Cabinet",
+            "Drawer",
+            "Fridge",
+            "LaundryHamper",
+            "Microwave",
+            "Safe",
+            "ShowerCurtain",
+            "ShowerDoor",
+            "Toilet",
+        ]
+    )
+)
+OBJECT_TYPES_TO_NOT_MOVE = frozenset(
+    {
+        "Apple",
+        "Bread",
+        "Cloth",
+        "HandTowel",
+        "HandTowelHolder",
+        "Towel",
+        "TowelHolder",
+        "KeyChain",
+        "Lettuce",
+        "Pillow",
+        "Potato",
+        "Tomato",
+    }
+)
 OBJECT_TYPES_THAT_CAN_HAVE_IDENTICAL_MESHES = ("AluminumFoil", "CD", "Dumbbell", "Ladle", "Vase")
 
 
@@ -63,11 +152,24 @@ def pascal_case(name: str) -> str:
 
 
 NAVIGATION_ACTIONS: Tuple[str, ...] = (
-    "done", "move_ahead", "move_left", "move_right", "move_back", "rotate_right", "rotate_left",
-    "stand", "crouch", "look_up", "look_down",
+    "done",
+    "move_ahead",
+    "move_left",
+    "move_right",
+    "move_back",
+    "rotate_right",
+    "rotate_left",
+    "stand",
+    "crouch",
+    "look_up",
+    "look_down",
 )
-OPEN_ACTIONS: Tuple[str, ...] = tuple(sorted(f"open_by_type_{snake_case(t)}" for t in OPENABLE_OBJECTS))
-PICKUP_ACTIONS: Tuple[str, ...] = tuple(sorted(f"pickup_{snake_case(t)}" for t in PICKUPABLE_OBJECTS))
+OPEN_ACTIONS: Tuple[str, ...] = tuple(
+    sorted(f"open_by_type_{snake_case(t)}" for t in OPENABLE_OBJECTS)
+)
+PICKUP_ACTIONS: Tuple[str, ...] = tuple(
+    sorted(f"pickup_{snake_case(t)}" for t in PICKUPABLE_OBJECTS)
+)
 # The 84 discrete actions of the 1- and 2-phase tracks, in the official index order.
 REARRANGE_ACTIONS: Tuple[str, ...] = (
     NAVIGATION_ACTIONS + ("drop_held_object_with_snap",) + OPEN_ACTIONS + PICKUP_ACTIONS

@@ -5,6 +5,7 @@ The slice: one-object episodes (one moved object or one openness change, as
 Training and held-out episodes come from disjoint generator seeds of the same scenes, so
 held-out numbers measure generalisation to new object placements and starts, not recall.
 """
+
 from __future__ import annotations
 
 import random
@@ -36,14 +37,22 @@ class SliceSpec:
     held_out_per_scene: int
     kinds: Tuple[str, ...] = ("move", "open")
     max_steps: int = 50
-    max_expert_steps: int = 0  # > 0: keep only episodes the expert solves in at most this many steps
+    max_expert_steps: int = (
+        0  # > 0: keep only episodes the expert solves in at most this many steps
+    )
 
     def describe(self) -> str:
-        easy = (f", kept where the expert needs at most {self.max_expert_steps} steps (the changed object "
-                f"is in reach from the start)" if self.max_expert_steps else "")
-        return (f"one-object episodes ({' + '.join(self.kinds)}) of {', '.join(self.scenes)}; "
-                f"{self.train_per_scene} training and {self.held_out_per_scene} held-out episodes per scene "
-                f"(disjoint generator seeds){easy}; horizon {self.max_steps} steps")
+        easy = (
+            f", kept where the expert needs at most {self.max_expert_steps} steps (the changed object "
+            f"is in reach from the start)"
+            if self.max_expert_steps
+            else ""
+        )
+        return (
+            f"one-object episodes ({' + '.join(self.kinds)}) of {', '.join(self.scenes)}; "
+            f"{self.train_per_scene} training and {self.held_out_per_scene} held-out episodes per scene "
+            f"(disjoint generator seeds){easy}; horizon {self.max_steps} steps"
+        )
 
 
 def episode_kind(ep: Dict[str, Any]) -> str:
@@ -61,7 +70,7 @@ def _generate(scene: str, count: int, seed_base: int, kinds: Sequence[str]) -> L
         while len(eps) < count and k < 100:
             gen.seed = seed_base + k
             wanted = [i for i in ONE_OBJECT_INDICES if ("open" if i % 2 else "move") in kinds]
-            for ep in gen.scene_episodes(scene, wanted[:count - len(eps)]):
+            for ep in gen.scene_episodes(scene, wanted[: count - len(eps)]):
                 if episode_kind(ep) in kinds:
                     ep["index"] = len(eps)
                     eps.append(ep)
@@ -69,7 +78,9 @@ def _generate(scene: str, count: int, seed_base: int, kinds: Sequence[str]) -> L
     finally:
         gen.env.stop()
     if len(eps) < count:
-        raise RuntimeError(f"{scene}: only {len(eps)} one-object episodes of kinds {kinds} in 100 seeds")
+        raise RuntimeError(
+            f"{scene}: only {len(eps)} one-object episodes of kinds {kinds} in 100 seeds"
+        )
     return eps
 
 
@@ -99,8 +110,11 @@ class SliceDataError(ValueError):
 
 def held_out_of(spec: SliceSpec, data) -> "OrderedDict[str, List[Dict[str, Any]]]":
     """The slice's part of a held-out file (its scenes and kinds, at most its count per scene)."""
-    return OrderedDict((s, [e for e in data[s] if episode_kind(e) in spec.kinds][:spec.held_out_per_scene])
-                       for s in spec.scenes if s in data)
+    return OrderedDict(
+        (s, [e for e in data[s] if episode_kind(e) in spec.kinds][: spec.held_out_per_scene])
+        for s in spec.scenes
+        if s in data
+    )
 
 
 def slice_episodes(spec: SliceSpec, out_dir: Path):
@@ -113,15 +127,19 @@ def slice_episodes(spec: SliceSpec, out_dir: Path):
     if not present:
         return None
     if len(present) == 1:
-        raise SliceDataError(f"{present[0]} exists without its partner {(set(paths.values()) - set(present)).pop()}; "
-                             f"generate the slice into a new folder (scripts/train_rearrange_curriculum.py --data-dir)")
+        raise SliceDataError(
+            f"{present[0]} exists without its partner {(set(paths.values()) - set(present)).pop()}; "
+            f"generate the slice into a new folder (scripts/train_rearrange_curriculum.py --data-dir)"
+        )
     found = []
     for part, per_scene in (("train", spec.train_per_scene), ("val", spec.held_out_per_scene)):
         data = load_dataset(paths[part])
         why = _shortfall(data, spec, per_scene)
         if why is not None:
-            raise SliceDataError(f"{paths[part]}: {why}; existing slice files are never overwritten: generate this "
-                                 f"slice into a new folder (scripts/train_rearrange_curriculum.py --data-dir)")
+            raise SliceDataError(
+                f"{paths[part]}: {why}; existing slice files are never overwritten: generate this "
+                f"slice into a new folder (scripts/train_rearrange_curriculum.py --data-dir)"
+            )
         found.append(_select(data, spec, per_scene))
     return found[0], found[1]
 
@@ -138,7 +156,9 @@ def make_slice(spec: SliceSpec, out_dir: Path):
     val: "OrderedDict[str, List[Dict[str, Any]]]" = OrderedDict()
     for scene in tqdm(spec.scenes, desc="generate slice", unit="scene"):
         train[scene] = _generate(scene, spec.train_per_scene, base + 1, spec.kinds)
-        val[scene] = _generate(scene, spec.held_out_per_scene, base + HELD_OUT_SEED_OFFSET, spec.kinds)
+        val[scene] = _generate(
+            scene, spec.held_out_per_scene, base + HELD_OUT_SEED_OFFSET, spec.kinds
+        )
         for ep in val[scene]:
             ep["stage"] = "val"
     save_dataset(train, Path(out_dir) / "train.pkl.gz")
@@ -158,7 +178,9 @@ def expert_steps(config, episodes) -> Dict[Tuple[str, Any], int]:
     sampler = sampler_for(config, episodes, stage="train")
     out = {}
     try:
-        for _ in tqdm(range(sum(len(v) for v in episodes.values())), desc="expert lengths", unit="ep"):
+        for _ in tqdm(
+            range(sum(len(v) for v in episodes.values())), desc="expert lengths", unit="ep"
+        ):
             task = sampler.next_task()
             obs, n = task.get_observations(), 0
             while not task.is_done():
@@ -172,13 +194,22 @@ def expert_steps(config, episodes) -> Dict[Tuple[str, Any], int]:
 def keep_short(config, episodes, max_expert_steps: int):
     """Only the episodes the expert solves in at most `max_expert_steps` steps."""
     lengths = expert_steps(config, episodes)
-    kept = OrderedDict((s, [e for e in eps if lengths[(s, e["index"])] <= max_expert_steps])
-                       for s, eps in episodes.items())
+    kept = OrderedDict(
+        (s, [e for e in eps if lengths[(s, e["index"])] <= max_expert_steps])
+        for s, eps in episodes.items()
+    )
     return OrderedDict((s, v) for s, v in kept.items() if v)
 
 
-def run_episodes(config, episodes, act: Callable[[Any, Dict[str, Any]], int], reset: Callable[[Any], None],
-                 max_steps: int, desc: str, frames: Optional[List[np.ndarray]] = None) -> List[Dict[str, Any]]:
+def run_episodes(
+    config,
+    episodes,
+    act: Callable[[Any, Dict[str, Any]], int],
+    reset: Callable[[Any], None],
+    max_steps: int,
+    desc: str,
+    frames: Optional[List[np.ndarray]] = None,
+) -> List[Dict[str, Any]]:
     """Play every episode once with `act(task, obs)`; per-episode metrics plus the episode kind.
     `frames`, when given, receives the first episode's (current view | goal view) frames."""
     from .harness import play_episode
@@ -194,8 +225,14 @@ def run_episodes(config, episodes, act: Callable[[Any, Dict[str, Any]], int], re
             reset(task)
             record = frames is not None and not results
             m = play_episode(task, act, frames if record else None)
-            results.append({"kind": kind, "fixed_strict": float(m["unshuffle/prop_fixed_strict"]),
-                            "success": float(m["unshuffle/success"]), "steps": float(m["unshuffle/ep_length"])})
+            results.append(
+                {
+                    "kind": kind,
+                    "fixed_strict": float(m["unshuffle/prop_fixed_strict"]),
+                    "success": float(m["unshuffle/success"]),
+                    "steps": float(m["unshuffle/ep_length"]),
+                }
+            )
     finally:
         sampler.close()
     return results
@@ -211,7 +248,11 @@ def summarize_ci(results: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
     for key in ("fixed_strict", "success"):
         k = int(round(sum(r[key] for r in results)))
         lo, hi = wilson_interval(k, n) if n else (float("nan"), float("nan"))
-        out[key] = {"pct": 100.0 * k / n if n else float("nan"), "ci": [100 * lo, 100 * hi], "count": k}
+        out[key] = {
+            "pct": 100.0 * k / n if n else float("nan"),
+            "ci": [100 * lo, 100 * hi],
+            "count": k,
+        }
     out["mean_steps"] = float(np.mean([r["steps"] for r in results])) if n else float("nan")
     return out
 
@@ -234,37 +275,67 @@ def beats(a: Dict[str, Any], b: Dict[str, Any], key: str = "fixed_strict") -> bo
     return bool(a[key]["ci"][0] > b[key]["ci"][1])
 
 
-def evaluate_agents(config, model, held, horizon: int, seed: int, trained_name: str = "trained (argmax)",
-                    preprocess=None, baselines: bool = True) -> Dict[str, Dict[str, Any]]:
+def evaluate_agents(
+    config,
+    model,
+    held,
+    horizon: int,
+    seed: int,
+    trained_name: str = "trained (argmax)",
+    preprocess=None,
+    baselines: bool = True,
+) -> Dict[str, Dict[str, Any]]:
     """The argmax policy of `model`, a seeded uniform random agent and "done at step 0" (unless
     `baselines` is false) on the same held-out episodes; CIs overall and per episode kind."""
     names = [trained_name, "random", "done at step 0"] if baselines else [trained_name]
-    runs = [_evaluate_one((name, name == trained_name, (config, model, preprocess), held, horizon, seed))
-            for name in names]
+    runs = [
+        _evaluate_one(
+            (name, name == trained_name, (config, model, preprocess), held, horizon, seed)
+        )
+        for name in names
+    ]
     return _agent_rows(names, runs)
 
 
-def evaluate_checkpoint(checkpoint: Path, repo: Path, held, horizon: int, seed: int, trained_name: str,
-                        processes: int = 1) -> Dict[str, Dict[str, Any]]:
+def evaluate_checkpoint(
+    checkpoint: Path,
+    repo: Path,
+    held,
+    horizon: int,
+    seed: int,
+    trained_name: str,
+    processes: int = 1,
+) -> Dict[str, Dict[str, Any]]:
     """`evaluate_agents` for a saved agent, the three agents side by side in `processes` worker
     processes (each loads the checkpoint; each agent plays its episodes in the serial order, so
     the numbers do not depend on `processes`)."""
     names = [trained_name, "random", "done at step 0"]
-    jobs = [(name, name == trained_name, (Path(checkpoint), Path(repo)), held, horizon, seed) for name in names]
+    jobs = [
+        (name, name == trained_name, (Path(checkpoint), Path(repo)), held, horizon, seed)
+        for name in names
+    ]
     if processes > 1:
         import multiprocessing as mp
 
-        with mp.get_context("forkserver").Pool(min(processes, len(jobs)), initializer=ignore_sigint) as pool:
+        with mp.get_context("forkserver").Pool(
+            min(processes, len(jobs)), initializer=ignore_sigint
+        ) as pool:
             runs = pool.map(_evaluate_one, jobs, chunksize=1)
     else:
         runs = [_evaluate_one(job) for job in jobs]
     return _agent_rows(names, runs)
 
 
-def _agent_rows(names: Sequence[str], runs: Sequence[List[Dict[str, Any]]]) -> Dict[str, Dict[str, Any]]:
-    return {name: {"all": summarize_ci(res), **{k: summarize_ci([x for x in res if x["kind"] == k])
-                                                for k in ("move", "open")}}
-            for name, res in zip(names, runs)}
+def _agent_rows(
+    names: Sequence[str], runs: Sequence[List[Dict[str, Any]]]
+) -> Dict[str, Dict[str, Any]]:
+    return {
+        name: {
+            "all": summarize_ci(res),
+            **{k: summarize_ci([x for x in res if x["kind"] == k]) for k in ("move", "open")},
+        }
+        for name, res in zip(names, runs)
+    }
 
 
 def _evaluate_one(job: Tuple[Any, ...]) -> List[Dict[str, Any]]:
@@ -293,19 +364,24 @@ def _evaluate_one(job: Tuple[Any, ...]) -> List[Dict[str, Any]]:
 
 def ci_table(rows: Dict[str, Dict[str, Any]]) -> str:
     """Markdown: % Fixed Strict / % success with [95 % CI] per agent, and per episode kind."""
+
     def cell(s: Dict[str, Any]) -> str:
         return f"{s['pct']:.1f} [{s['ci'][0]:.1f}, {s['ci'][1]:.1f}]" if s["episodes"] else "-"
 
-    head = ("| agent | held-out episodes | % Fixed Strict [95% CI] | % success [95% CI] | "
-            "move episodes: % FS | open episodes: % FS | mean steps |")
+    head = (
+        "| agent | held-out episodes | % Fixed Strict [95% CI] | % success [95% CI] | "
+        "move episodes: % FS | open episodes: % FS | mean steps |"
+    )
     lines = [head, "|---|---:|---:|---:|---:|---:|---:|"]
     for name, r in rows.items():
         a = r["all"]
-        lines.append(f"| {name} | {a['episodes']} | {cell({**a['fixed_strict'], 'episodes': a['episodes']})} | "
-                     f"{cell({**a['success'], 'episodes': a['episodes']})} | "
-                     f"{cell({**r['move']['fixed_strict'], 'episodes': r['move']['episodes']})} | "
-                     f"{cell({**r['open']['fixed_strict'], 'episodes': r['open']['episodes']})} | "
-                     f"{a['mean_steps']:.1f} |")
+        lines.append(
+            f"| {name} | {a['episodes']} | {cell({**a['fixed_strict'], 'episodes': a['episodes']})} | "
+            f"{cell({**a['success'], 'episodes': a['episodes']})} | "
+            f"{cell({**r['move']['fixed_strict'], 'episodes': r['move']['episodes']})} | "
+            f"{cell({**r['open']['fixed_strict'], 'episodes': r['open']['episodes']})} | "
+            f"{a['mean_steps']:.1f} |"
+        )
     return "\n".join(lines)
 
 
@@ -327,10 +403,20 @@ def resnet18_features(screen_size: int, seed: int):
         return resnet18(weights=None)
 
     side = -(-screen_size // 32)  # layer4 has stride 32
-    pres = {out: ResNetPreprocessor(input_uuids=[inp], output_uuid=out, input_height=screen_size,
-                                    input_width=screen_size, output_height=side, output_width=side,
-                                    output_dims=512, pool=False, torchvision_resnet_model=make)
-            for inp, out in zip(MODEL_UUIDS, RESNET_UUIDS)}
+    pres = {
+        out: ResNetPreprocessor(
+            input_uuids=[inp],
+            output_uuid=out,
+            input_height=screen_size,
+            input_width=screen_size,
+            output_height=side,
+            output_width=side,
+            output_dims=512,
+            pool=False,
+            torchvision_resnet_model=make,
+        )
+        for inp, out in zip(MODEL_UUIDS, RESNET_UUIDS)
+    }
 
     def preprocess(obs: Dict[str, "torch.Tensor"]) -> Dict[str, "torch.Tensor"]:
         out = {}
@@ -363,6 +449,27 @@ def noop_reset(task) -> None:
     """Agents without per-task state."""
 
 
-__all__ = ["SliceSpec", "SliceDataError", "make_slice", "slice_episodes", "held_out_of", "load_slice", "run_episodes", "summarize_ci",
-           "seeded_random_act", "done_act", "beats", "noop_reset", "episode_kind", "evaluate_agents", "evaluate_checkpoint", "ci_table", "load_agent", "keep_short", "expert_steps", "resnet18_features", "RESNET_UUIDS",
-           "MODEL_UUIDS"]
+__all__ = [
+    "SliceSpec",
+    "SliceDataError",
+    "make_slice",
+    "slice_episodes",
+    "held_out_of",
+    "load_slice",
+    "run_episodes",
+    "summarize_ci",
+    "seeded_random_act",
+    "done_act",
+    "beats",
+    "noop_reset",
+    "episode_kind",
+    "evaluate_agents",
+    "evaluate_checkpoint",
+    "ci_table",
+    "load_agent",
+    "keep_short",
+    "expert_steps",
+    "resnet18_features",
+    "RESNET_UUIDS",
+    "MODEL_UUIDS",
+]

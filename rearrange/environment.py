@@ -4,6 +4,7 @@ Sets up the goal (walkthrough) state and the shuffled (unshuffle) state from a d
 episode in the official order (§2.4), extracts poses, and implements the snap drop. It only
 talks to the Controller API, so thor_lite and the real AI2-THOR run the same code.
 """
+
 from __future__ import annotations
 
 import enum
@@ -33,14 +34,19 @@ class PoseMismatchError(RuntimeError):
 class RearrangeTaskSpec:
     """One dataset episode. Unknown dataset keys land in `metrics` (as in the official code)."""
 
-    def __init__(self, scene: str, stage: Optional[str] = None,
-                 agent_position: Optional[Dict[str, float]] = None,
-                 agent_rotation: Optional[float] = None,
-                 openable_data: Optional[Sequence[Dict[str, Any]]] = None,
-                 starting_poses: Optional[Sequence[Dict[str, Any]]] = None,
-                 target_poses: Optional[Sequence[Dict[str, Any]]] = None,
-                 runtime_sample: bool = False, runtime_data: Optional[Dict[str, Any]] = None,
-                 **metrics: Any) -> None:
+    def __init__(
+        self,
+        scene: str,
+        stage: Optional[str] = None,
+        agent_position: Optional[Dict[str, float]] = None,
+        agent_rotation: Optional[float] = None,
+        openable_data: Optional[Sequence[Dict[str, Any]]] = None,
+        starting_poses: Optional[Sequence[Dict[str, Any]]] = None,
+        target_poses: Optional[Sequence[Dict[str, Any]]] = None,
+        runtime_sample: bool = False,
+        runtime_data: Optional[Dict[str, Any]] = None,
+        **metrics: Any,
+    ) -> None:
         self.scene = scene
         self.stage = stage
         self.agent_position = agent_position
@@ -72,10 +78,23 @@ class ObjectInteractablePosesCache:
 
     def _key(self, scene: str, obj: Dict[str, Any]) -> Tuple:
         p = obj["position"]
-        return (scene, obj["type"], round(p["x"], 2), round(p["y"], 2), round(p["z"], 2), self.scope)
+        return (
+            scene,
+            obj["type"],
+            round(p["x"], 2),
+            round(p["y"], 2),
+            round(p["z"], 2),
+            self.scope,
+        )
 
-    def get(self, scene: str, obj: Dict[str, Any], controller, reachable_positions=None,
-            force_cache_refresh: bool = False) -> List[Dict[str, Any]]:
+    def get(
+        self,
+        scene: str,
+        obj: Dict[str, Any],
+        controller,
+        reachable_positions=None,
+        force_cache_refresh: bool = False,
+    ) -> List[Dict[str, Any]]:
         """Poses from which `obj` (a pose dict, possibly not where the object is now) is visible."""
         key = self._key(scene, obj)
         if not force_cache_refresh and key in self._cache:
@@ -93,24 +112,39 @@ class ObjectInteractablePosesCache:
         cur = find_object(md["objects"], name=obj["name"])
         if cur is None:
             return []
-        moved = (np.linalg.norm(_vec(cur["position"]) - _vec(obj["position"])) >= 1e-3
-                 or np.abs(_vec(cur["rotation"]) - _vec(obj["rotation"])).sum() >= 1)
+        moved = (
+            np.linalg.norm(_vec(cur["position"]) - _vec(obj["position"])) >= 1e-3
+            or np.abs(_vec(cur["rotation"]) - _vec(obj["rotation"])).sum() >= 1
+        )
         held = cur["isPickedUp"]
         if moved:
             if held:
                 controller.step("PausePhysicsAutoSim")
-            ev = controller.step("TeleportObject", objectId=cur["objectId"], position=obj["position"],
-                                 rotation=obj["rotation"], forceAction=True,
-                                 allowTeleportOutOfHand=True, forceKinematic=True)
+            ev = controller.step(
+                "TeleportObject",
+                objectId=cur["objectId"],
+                position=obj["position"],
+                rotation=obj["rotation"],
+                forceAction=True,
+                allowTeleportOutOfHand=True,
+                forceKinematic=True,
+            )
             if not ev.metadata["lastActionSuccess"]:
                 return []
-        ev = controller.step("GetInteractablePoses", objectId=cur["objectId"],
-                             positions=reachable_positions)
+        ev = controller.step(
+            "GetInteractablePoses", objectId=cur["objectId"], positions=reachable_positions
+        )
         poses = list(ev.metadata["actionReturn"] or [])
         if moved:
-            controller.step("TeleportObject", objectId=cur["objectId"], position=cur["position"],
-                            rotation=cur["rotation"], forceAction=True,
-                            allowTeleportOutOfHand=True, forceKinematic=True)
+            controller.step(
+                "TeleportObject",
+                objectId=cur["objectId"],
+                position=cur["position"],
+                rotation=cur["rotation"],
+                forceAction=True,
+                allowTeleportOutOfHand=True,
+                forceKinematic=True,
+            )
             if held:
                 controller.step("PickupObject", objectId=cur["objectId"], forceAction=True)
                 controller.step("UnpausePhysicsAutoSim")
@@ -124,11 +158,18 @@ def _vec(d: Dict[str, float]) -> np.ndarray:
 class RearrangeTHOREnvironment:
     """Wraps one controller; `backend` picks thor_lite (default) or the real AI2-THOR."""
 
-    def __init__(self, mode: RearrangeMode = RearrangeMode.SNAP, force_cache_reset: bool = False,
-                 controller_kwargs: Optional[Dict[str, Any]] = None, backend: str = DEFAULT_BACKEND,
-                 enhanced_physics_determinism: bool = True) -> None:
+    def __init__(
+        self,
+        mode: RearrangeMode = RearrangeMode.SNAP,
+        force_cache_reset: bool = False,
+        controller_kwargs: Optional[Dict[str, Any]] = None,
+        backend: str = DEFAULT_BACKEND,
+        enhanced_physics_determinism: bool = True,
+    ) -> None:
         if mode != RearrangeMode.SNAP:
-            raise NotImplementedError("only RearrangeMode.SNAP is supported (as in every official config)")
+            raise NotImplementedError(
+                "only RearrangeMode.SNAP is supported (as in every official config)"
+            )
         self.mode = mode
         self.backend = backend
         self.force_cache_reset = force_cache_reset
@@ -168,9 +209,14 @@ class RearrangeTHOREnvironment:
         md = self.last_event.metadata
         a = md["agent"]
         standing = md.get("isStanding", a.get("isStanding", True))
-        return {"x": a["position"]["x"], "y": a["position"]["y"], "z": a["position"]["z"],
-                "rotation": a["rotation"]["y"], "horizon": a["cameraHorizon"],
-                "standing": bool(standing)}
+        return {
+            "x": a["position"]["x"],
+            "y": a["position"]["y"],
+            "z": a["position"]["z"],
+            "rotation": a["rotation"]["y"],
+            "horizon": a["cameraHorizon"],
+            "standing": bool(standing),
+        }
 
     def reachable_positions(self) -> List[Dict[str, float]]:
         if self._reachable is None:
@@ -183,40 +229,66 @@ class RearrangeTHOREnvironment:
 
     # --- episode setup ----------------------------------------------------------------
     def _open_to(self, entry: Dict[str, Any], openness: float, physics: bool) -> None:
-        obj = find_object(self.last_event.metadata["objects"], name=entry.get("objectName") or entry.get("name"),
-                          object_id=entry.get("objectId"))
+        obj = find_object(
+            self.last_event.metadata["objects"],
+            name=entry.get("objectName") or entry.get("name"),
+            object_id=entry.get("objectId"),
+        )
         if obj is None:
             raise PoseMismatchError(
-                f"{self.scene}: openable '{entry.get('objectName')}' ({entry.get('objectId')}) not found")
+                f"{self.scene}: openable '{entry.get('objectName')}' ({entry.get('objectId')}) not found"
+            )
         if obj["openness"] > 0:
             self.controller.step("CloseObject", objectId=obj["objectId"], forceAction=True)
         if openness > 0:
             extra = self.physics_step_kwargs if physics else {}
-            ev = self.controller.step("OpenObject", objectId=obj["objectId"], openness=openness,
-                                      forceAction=True, **extra)
+            ev = self.controller.step(
+                "OpenObject", objectId=obj["objectId"], openness=openness, forceAction=True, **extra
+            )
             if not ev.metadata["lastActionSuccess"]:
-                raise PoseMismatchError(f"{self.scene}: cannot open {obj['name']}: {ev.metadata['errorMessage']}")
+                raise PoseMismatchError(
+                    f"{self.scene}: cannot open {obj['name']}: {ev.metadata['errorMessage']}"
+                )
 
     def _teleport_to_start(self, spec: RearrangeTaskSpec) -> None:
-        ev = self.controller.step("TeleportFull", position=spec.agent_position,
-                                  rotation={"x": 0.0, "y": spec.agent_rotation, "z": 0.0},
-                                  horizon=0.0, standing=True, forceAction=True)
+        ev = self.controller.step(
+            "TeleportFull",
+            position=spec.agent_position,
+            rotation={"x": 0.0, "y": spec.agent_rotation, "z": 0.0},
+            horizon=0.0,
+            standing=True,
+            forceAction=True,
+        )
         if not ev.metadata["lastActionSuccess"]:
-            raise PoseMismatchError(f"{spec.unique_id}: cannot teleport the agent to its start: "
-                                    f"{ev.metadata['errorMessage']}")
+            raise PoseMismatchError(
+                f"{spec.unique_id}: cannot teleport the agent to its start: "
+                f"{ev.metadata['errorMessage']}"
+            )
         self._reachable = None
-        self.interactable_cache.scope = frozenset((round(p["x"], 2), round(p["z"], 2)) for p in self.reachable_positions())
+        self.interactable_cache.scope = frozenset(
+            (round(p["x"], 2), round(p["z"], 2)) for p in self.reachable_positions()
+        )
 
     def _set_poses(self, poses: Sequence[Dict[str, Any]], spec: RearrangeTaskSpec) -> None:
-        ev = self.controller.step("SetObjectPoses", objectPoses=list(poses), placeStationary=False,
-                                  enablePhysicsJitter=True, forceRigidbodySleep=True, skipMoveable=True)
+        ev = self.controller.step(
+            "SetObjectPoses",
+            objectPoses=list(poses),
+            placeStationary=False,
+            enablePhysicsJitter=True,
+            forceRigidbodySleep=True,
+            skipMoveable=True,
+        )
         if not ev.metadata["lastActionSuccess"]:
-            raise PoseMismatchError(f"{spec.unique_id}: SetObjectPoses failed: {ev.metadata['errorMessage']}")
+            raise PoseMismatchError(
+                f"{spec.unique_id}: SetObjectPoses failed: {ev.metadata['errorMessage']}"
+            )
 
     def reset(self, task_spec: RearrangeTaskSpec, force_axis_aligned_start: bool = False) -> None:
         """Goal (walkthrough) state: teleport, open to target openness, set target poses."""
         if task_spec.runtime_sample:
-            raise NotImplementedError("runtime-sampled episodes are not supported (the official path is broken too)")
+            raise NotImplementedError(
+                "runtime-sampled episodes are not supported (the official path is broken too)"
+            )
         if force_axis_aligned_start:
             task_spec.agent_rotation = round(task_spec.agent_rotation / 90.0) * 90
         self.current_task_spec = task_spec
@@ -245,12 +317,17 @@ class RearrangeTHOREnvironment:
             for i, entry in enumerate(entries):
                 self._open_to(entry, entry["start_openness"], physics=i == len(entries) - 1)
             self._set_poses(spec.starting_poses, spec)
-            self.obj_name_to_unshuffle_start_pose = tracked_poses(self.last_event.metadata["objects"])
-            if len(self.obj_name_to_unshuffle_start_pose) == len(self.obj_name_to_walkthrough_start_pose):
+            self.obj_name_to_unshuffle_start_pose = tracked_poses(
+                self.last_event.metadata["objects"]
+            )
+            if len(self.obj_name_to_unshuffle_start_pose) == len(
+                self.obj_name_to_walkthrough_start_pose
+            ):
                 return
         raise PoseMismatchError(
             f"{spec.unique_id}: {len(self.obj_name_to_unshuffle_start_pose)} tracked objects after shuffle, "
-            f"{len(self.obj_name_to_walkthrough_start_pose)} in the goal state")
+            f"{len(self.obj_name_to_walkthrough_start_pose)} in the goal state"
+        )
 
     # --- poses --------------------------------------------------------------------------
     @property
@@ -292,14 +369,20 @@ class RearrangeTHOREnvironment:
     def open_object(self, object_id: str, openness: float, currently_open: bool):
         if currently_open:
             self.controller.step("CloseObject", objectId=object_id, **self.physics_step_kwargs)
-        return self.controller.step("OpenObject", objectId=object_id, openness=openness,
-                                    **self.physics_step_kwargs)
+        return self.controller.step(
+            "OpenObject", objectId=object_id, openness=openness, **self.physics_step_kwargs
+        )
 
     @staticmethod
     def _agent_pose_key(p: Dict[str, Any]) -> Tuple:
-        return (round(p["x"], 2), round(p["y"], 2), round(p["z"], 2),
-                int(round(p["rotation"] / 90.0) * 90) % 360, int(bool(p["standing"])),
-                int(round(p["horizon"])))
+        return (
+            round(p["x"], 2),
+            round(p["y"], 2),
+            round(p["z"], 2),
+            int(round(p["rotation"] / 90.0) * 90) % 360,
+            int(bool(p["standing"])),
+            int(round(p["horizon"])),
+        )
 
     def drop_held_object_with_snap(self) -> bool:
         """Snap the held object to its goal pose if the agent stands where it can see the goal."""
@@ -309,30 +392,57 @@ class RearrangeTHOREnvironment:
         self.controller.step("MakeObjectBreakable", objectId=held["objectId"])
         goal = self.obj_name_to_walkthrough_start_pose.get(held["name"])
         if goal is not None and goal["position"] is not None:
-            poses = self.interactable_cache.get(self.scene, goal, self.controller,
-                                                force_cache_refresh=self.force_cache_reset)
+            poses = self.interactable_cache.get(
+                self.scene, goal, self.controller, force_cache_refresh=self.force_cache_reset
+            )
             agent_key = self._agent_pose_key(self.get_agent_location())
             if any(self._agent_pose_key(p) == agent_key for p in poses):
                 gp = goal["position"]
-                positions = [{"x": gp["x"] + 0.001 * dx, "y": gp["y"] + 0.001 * dy, "z": gp["z"] + 0.001 * dz}
-                             for dx in (0, -1, 1) for dz in (0, -1, 1) for dy in (0, 1, 2)]
-                self.controller.step("TeleportObject", objectId=held["objectId"], rotation=goal["rotation"],
-                                     positions=positions, forceKinematic=True,
-                                     allowTeleportOutOfHand=True, makeUnbreakable=True)
+                positions = [
+                    {
+                        "x": gp["x"] + 0.001 * dx,
+                        "y": gp["y"] + 0.001 * dy,
+                        "z": gp["z"] + 0.001 * dz,
+                    }
+                    for dx in (0, -1, 1)
+                    for dz in (0, -1, 1)
+                    for dy in (0, 1, 2)
+                ]
+                self.controller.step(
+                    "TeleportObject",
+                    objectId=held["objectId"],
+                    rotation=goal["rotation"],
+                    positions=positions,
+                    forceKinematic=True,
+                    allowTeleportOutOfHand=True,
+                    makeUnbreakable=True,
+                )
         if self.held_object is None:
             cur = tracked_poses(self.last_event.metadata["objects"]).get(held["name"])
             if cur is None or goal is None:
                 return False
             return are_poses_equal(goal, cur, treat_broken_as_unequal=True)
         # Not at a snapping pose: put it into the nearest visible receptacle, else drop it.
-        recs = sorted((o for o in self.last_event.metadata["objects"]
-                       if o["visible"] and o["receptacle"] and o["objectId"] != held["objectId"]),
-                      key=lambda o: (o["distance"], o["objectId"]))
+        recs = sorted(
+            (
+                o
+                for o in self.last_event.metadata["objects"]
+                if o["visible"] and o["receptacle"] and o["objectId"] != held["objectId"]
+            ),
+            key=lambda o: (o["distance"], o["objectId"]),
+        )
         for r in recs:
-            if self.controller.step("PutObject", objectId=r["objectId"], **self.physics_step_kwargs).metadata["lastActionSuccess"]:
+            if self.controller.step(
+                "PutObject", objectId=r["objectId"], **self.physics_step_kwargs
+            ).metadata["lastActionSuccess"]:
                 return False
-        self.controller.step("DropHeldObjectAhead", forceAction=True, autoSimulation=False,
-                             actionSimulationSeconds=1.5, fixedDeltaTime=0.02)
+        self.controller.step(
+            "DropHeldObjectAhead",
+            forceAction=True,
+            autoSimulation=False,
+            actionSimulationSeconds=1.5,
+            fixedDeltaTime=0.02,
+        )
         return False
 
     def compare_all(self) -> List[Dict[str, Any]]:

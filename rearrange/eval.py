@@ -8,6 +8,7 @@ Writes a markdown metrics table, a leaderboard-format `submission.json.gz` (§8)
 one episode (current view | goal view). `--year 2023 --stage val` evaluates on the official
 2023 val file instead (fetched once with `python -m rearrange.download data --years 2023`).
 """
+
 from __future__ import annotations
 
 import abc
@@ -26,7 +27,12 @@ from tqdm import tqdm
 
 from common.atomic_io import atomic_open, write_text_atomic
 from common.cli import (
-    OneLineArgumentParser, UsageError, check_input_file, check_int, check_output_file, parse_json_object,
+    OneLineArgumentParser,
+    UsageError,
+    check_input_file,
+    check_int,
+    check_output_file,
+    parse_json_object,
     report_usage_errors,
 )
 from common.procs import stop_children_on_signals
@@ -34,8 +40,14 @@ from common.procs import stop_children_on_signals
 from .harness import play_episode
 from .official_files import YEARS
 
-HEADLINE = ("unshuffle/prop_fixed_strict", "unshuffle/success", "unshuffle/prop_fixed",
-            "unshuffle/energy_prop", "unshuffle/num_newly_misplaced", "unshuffle/ep_length")
+HEADLINE = (
+    "unshuffle/prop_fixed_strict",
+    "unshuffle/success",
+    "unshuffle/prop_fixed",
+    "unshuffle/energy_prop",
+    "unshuffle/num_newly_misplaced",
+    "unshuffle/ep_length",
+)
 
 
 class Agent(abc.ABC):
@@ -97,16 +109,27 @@ def load_config(path: str, config_kwargs: Optional[Dict[str, Any]] = None):
         raise FileNotFoundError(f"cannot import config {path}")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    classes = [c for c in vars(mod).values() if inspect.isclass(c) and issubclass(c, ExperimentConfig)
-               and c.__module__ == mod.__name__]
+    classes = [
+        c
+        for c in vars(mod).values()
+        if inspect.isclass(c) and issubclass(c, ExperimentConfig) and c.__module__ == mod.__name__
+    ]
     if len(classes) != 1:
-        raise ValueError(f"{path}: expected exactly one ExperimentConfig defined there, found {len(classes)}")
+        raise ValueError(
+            f"{path}: expected exactly one ExperimentConfig defined there, found {len(classes)}"
+        )
     return classes[0](**(config_kwargs or {}))
 
 
-def run_agent(config, agent: Agent, stage: str, episodes_per_scene: Optional[int] = None,
-              scenes: Optional[Sequence[str]] = None, gif_path: Optional[Path] = None,
-              desc: str = "episodes") -> List[Dict[str, Any]]:
+def run_agent(
+    config,
+    agent: Agent,
+    stage: str,
+    episodes_per_scene: Optional[int] = None,
+    scenes: Optional[Sequence[str]] = None,
+    gif_path: Optional[Path] = None,
+    desc: str = "episodes",
+) -> List[Dict[str, Any]]:
     """Run every episode of `stage` (optionally limited) and return per-task metrics dicts."""
     args = config.stagewise_task_sampler_args(stage, 0, 1)
     data = args["scenes_to_task_spec_dicts"]
@@ -167,7 +190,8 @@ def metrics_table(rows: Dict[str, Dict[str, float]]) -> str:
             f"| {name} | {int(s['episodes'])} | {100 * s['unshuffle/prop_fixed_strict']:.1f} | "
             f"{100 * s['unshuffle/success']:.1f} | {100 * s['unshuffle/prop_fixed']:.1f} | "
             f"{s['unshuffle/energy_prop']:.2f} | {s['unshuffle/num_newly_misplaced']:.2f} | "
-            f"{s['unshuffle/ep_length']:.1f} |")
+            f"{s['unshuffle/ep_length']:.1f} |"
+        )
     return "\n".join(lines)
 
 
@@ -200,7 +224,9 @@ def _load_config_checked(path: str, kwargs: Dict[str, Any]):
     try:
         return load_config(path, kwargs)
     except (TypeError, ValueError, SyntaxError, ImportError) as e:
-        raise UsageError(f"--config {path} with --config-kwargs {json.dumps(kwargs)}: {e}") from None
+        raise UsageError(
+            f"--config {path} with --config-kwargs {json.dumps(kwargs)}: {e}"
+        ) from None
 
 
 def _check_data(config, stage: str, scenes: Optional[Sequence[str]]) -> None:
@@ -215,8 +241,10 @@ def _check_data(config, stage: str, scenes: Optional[Sequence[str]]) -> None:
         raise UsageError(f"--stage {stage}: {e}") from None
     unknown = [s for s in scenes or () if s not in data]
     if unknown:
-        raise UsageError(f"--scenes: {unknown[0]!r} has no episodes in stage {stage} "
-                         f"(it has {len(data)} scenes, e.g. {next(iter(data))})")
+        raise UsageError(
+            f"--scenes: {unknown[0]!r} has no episodes in stage {stage} "
+            f"(it has {len(data)} scenes, e.g. {next(iter(data))})"
+        )
 
 
 def _checkpoint_agent(config, path: str, seed: int) -> "CheckpointAgent":
@@ -225,15 +253,28 @@ def _checkpoint_agent(config, path: str, seed: int) -> "CheckpointAgent":
     try:
         return CheckpointAgent(config, path, seed=seed)
     except KeyError as e:
-        raise UsageError(f"--checkpoint {path}: not an allenact checkpoint (no {e} entry)") from None
+        raise UsageError(
+            f"--checkpoint {path}: not an allenact checkpoint (no {e} entry)"
+        ) from None
     except RuntimeError as e:
         if "state_dict" in str(e):
             first = str(e).strip().splitlines()[-1].strip()
-            raise UsageError(f"--checkpoint {path}: does not fit the config's model ({first})") from None
+            raise UsageError(
+                f"--checkpoint {path}: does not fit the config's model ({first})"
+            ) from None
         raise UsageError(f"--checkpoint {path}: not a readable torch checkpoint ({e})") from None
-    except (EOFError, OSError, ValueError, TypeError, AttributeError, ImportError, pickle.UnpicklingError) as e:
-        raise UsageError(f"--checkpoint {path}: not a readable torch checkpoint "
-                         f"({type(e).__name__}: {e})") from None
+    except (
+        EOFError,
+        OSError,
+        ValueError,
+        TypeError,
+        AttributeError,
+        ImportError,
+        pickle.UnpicklingError,
+    ) as e:
+        raise UsageError(
+            f"--checkpoint {path}: not a readable torch checkpoint ({type(e).__name__}: {e})"
+        ) from None
 
 
 def _prepare(args: argparse.Namespace):
@@ -247,28 +288,46 @@ def _prepare(args: argparse.Namespace):
     if args.scenes is not None and not args.scenes:
         raise UsageError("--scenes needs at least one scene name")
     kwargs = parse_json_object("--config-kwargs", args.config_kwargs)
-    if args.year is not None:  # the official files of that year: <data_dir or data>/<year>/<stage>.pkl.gz
+    if (
+        args.year is not None
+    ):  # the official files of that year: <data_dir or data>/<year>/<stage>.pkl.gz
         from .dataset import STAGES, dataset_path
 
         if args.stage in STAGES:
-            kwargs["data_dir"] = str(dataset_path(args.stage, kwargs.get("data_dir"), args.year).parent)
+            kwargs["data_dir"] = str(
+                dataset_path(args.stage, kwargs.get("data_dir"), args.year).parent
+            )
     config = _load_config_checked(args.config, kwargs)
     _check_data(config, args.stage, args.scenes)
-    ckpt_agent = _checkpoint_agent(config, args.checkpoint, args.seed) if "checkpoint" in args.agents else None
+    ckpt_agent = (
+        _checkpoint_agent(config, args.checkpoint, args.seed)
+        if "checkpoint" in args.agents
+        else None
+    )
     return config, ckpt_agent
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    ap = OneLineArgumentParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = OneLineArgumentParser(
+        prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--config", default="baseline_configs/one_phase/one_phase_rgb_dagger.py")
     ap.add_argument("--config-kwargs", default="{}", help="JSON kwargs for the config")
     ap.add_argument("--checkpoint")
-    ap.add_argument("--agents", nargs="+", default=["checkpoint", "random", "done"],
-                    choices=["checkpoint", "random", "done", "expert"])
+    ap.add_argument(
+        "--agents",
+        nargs="+",
+        default=["checkpoint", "random", "done"],
+        choices=["checkpoint", "random", "done", "expert"],
+    )
     ap.add_argument("--stage", default="val")
-    ap.add_argument("--year", type=int, choices=YEARS,
-                    help="read the official split of that year (python -m rearrange.download data) "
-                         "from <data_dir or data>/<year>/<stage>.pkl.gz instead of our thor_lite one")
+    ap.add_argument(
+        "--year",
+        type=int,
+        choices=YEARS,
+        help="read the official split of that year (python -m rearrange.download data) "
+        "from <data_dir or data>/<year>/<stage>.pkl.gz instead of our thor_lite one",
+    )
     ap.add_argument("--episodes-per-scene", type=int, default=None)
     ap.add_argument("--scenes", nargs="*")
     ap.add_argument("--seed", type=int, default=0)
@@ -284,9 +343,20 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             if name == "checkpoint":
                 agent: Agent = ckpt_agent
             else:
-                agent = {"random": lambda: RandomAgent(args.seed), "done": DoneAgent, "expert": ExpertAgent}[name]()
-            res = run_agent(config, agent, args.stage, args.episodes_per_scene, args.scenes,
-                            gif_path=args.gif if name == args.agents[0] else None, desc=name)
+                agent = {
+                    "random": lambda: RandomAgent(args.seed),
+                    "done": DoneAgent,
+                    "expert": ExpertAgent,
+                }[name]()
+            res = run_agent(
+                config,
+                agent,
+                args.stage,
+                args.episodes_per_scene,
+                args.scenes,
+                gif_path=args.gif if name == args.agents[0] else None,
+                desc=name,
+            )
             rows[name] = summarize(res)
             if name == args.agents[0] and args.submission:
                 write_submission(res, args.submission)

@@ -1,4 +1,5 @@
 """Privileged experts: grid shortest paths and the greedy unshuffle expert (§5)."""
+
 from __future__ import annotations
 
 import logging
@@ -23,8 +24,12 @@ Key = Tuple[float, float, int, int]
 
 
 def location_to_key(loc: Dict[str, Any]) -> Key:
-    return (round(loc["x"], 2), round(loc["z"], 2), int(round(loc["rotation"] / 90.0) * 90) % 360,
-            int(round(loc["horizon"])) % 360)
+    return (
+        round(loc["x"], 2),
+        round(loc["z"], 2),
+        int(round(loc["rotation"] / 90.0) * 90) % 360,
+        int(round(loc["horizon"])) % 360,
+    )
 
 
 class ShortestPathNavigatorTHOR:
@@ -37,7 +42,9 @@ class ShortestPathNavigatorTHOR:
 
     _scene_graphs: Dict[Tuple[str, float, bool], nx.DiGraph] = {}
 
-    def __init__(self, controller, grid_size: float = STEP_SIZE, include_move_left_right: bool = False) -> None:
+    def __init__(
+        self, controller, grid_size: float = STEP_SIZE, include_move_left_right: bool = False
+    ) -> None:
         self.controller = controller
         self.grid_size = grid_size
         self.include_move_left_right = include_move_left_right
@@ -78,7 +85,9 @@ class ShortestPathNavigatorTHOR:
                     self._add_node(g, (x, z, r, h), set(positions))
         return g
 
-    def _add_node(self, g: nx.DiGraph, key: Key, positions: Optional[Set[Tuple[float, float]]] = None) -> None:
+    def _add_node(
+        self, g: nx.DiGraph, key: Key, positions: Optional[Set[Tuple[float, float]]] = None
+    ) -> None:
         g.add_node(key)
         for nbr, action in self._neighbours(key):
             if positions is not None and (nbr[0], nbr[1]) not in positions:
@@ -97,9 +106,14 @@ class ShortestPathNavigatorTHOR:
     def _candidate_keys(self, key: Key) -> List[Key]:
         x, z, r, h = key
         gs = self.grid_size
-        out = [(round(x + gs, 2), z, r, h), (round(x - gs, 2), z, r, h),
-               (x, round(z + gs, 2), r, h), (x, round(z - gs, 2), r, h),
-               (x, z, (r + 90) % 360, h), (x, z, (r - 90) % 360, h)]
+        out = [
+            (round(x + gs, 2), z, r, h),
+            (round(x - gs, 2), z, r, h),
+            (x, round(z + gs, 2), r, h),
+            (x, round(z - gs, 2), r, h),
+            (x, z, (r + 90) % 360, h),
+            (x, z, (r - 90) % 360, h),
+        ]
         for dh in (-30, 30):
             nh = (h + dh) % 360
             if nh in HORIZONS:
@@ -178,7 +192,9 @@ class ShortestPathNavigatorTHOR:
         if source not in dist:
             return None
         best = None
-        for _, nbr, data in sorted(self.graph.out_edges(source, data=True), key=lambda e: (e[2]["action"], e[1])):
+        for _, nbr, data in sorted(
+            self.graph.out_edges(source, data=True), key=lambda e: (e[2]["action"], e[1])
+        ):
             d = dist.get(nbr)
             if (source, nbr) in self.removed_edges:
                 continue
@@ -191,16 +207,24 @@ class ShortestPathNavigatorTHOR:
 class GreedyUnshuffleExpert:
     """Fix the nearest misplaced object first: navigate, open or pick up, then snap-drop."""
 
-    def __init__(self, task: "UnshuffleTask", shortest_path_navigator: Optional[ShortestPathNavigatorTHOR] = None,
-                 max_priority_per_object: int = 3) -> None:
+    def __init__(
+        self,
+        task: "UnshuffleTask",
+        shortest_path_navigator: Optional[ShortestPathNavigatorTHOR] = None,
+        max_priority_per_object: int = 3,
+    ) -> None:
         self.task = task
         env = task.unshuffle_env
         self.env = env
         sampler = getattr(task, "sampler", None)
         if shortest_path_navigator is None:
-            shortest_path_navigator = (sampler.navigator(env.scene) if sampler is not None
-                                       else ShortestPathNavigatorTHOR(
-                                           env.controller, include_move_left_right="move_left" in task.discrete_actions))
+            shortest_path_navigator = (
+                sampler.navigator(env.scene)
+                if sampler is not None
+                else ShortestPathNavigatorTHOR(
+                    env.controller, include_move_left_right="move_left" in task.discrete_actions
+                )
+            )
         self.nav = shortest_path_navigator
         self.nav.on_reset()
         self.max_priority_per_object = max_priority_per_object
@@ -243,15 +267,19 @@ class GreedyUnshuffleExpert:
             return act, poses
         loc = self.env.get_agent_location()
         for p in poses:
-            if (abs(p["x"] - loc["x"]) + abs(p["z"] - loc["z"]) <= 0.01
-                    and abs((p["rotation"] - loc["rotation"]) % 360) < 1e-2
-                    and abs(p["horizon"] - loc["horizon"]) < 1e-2):
+            if (
+                abs(p["x"] - loc["x"]) + abs(p["z"] - loc["z"]) <= 0.01
+                and abs((p["rotation"] - loc["rotation"]) % 360) < 1e-2
+                and abs(p["horizon"] - loc["horizon"]) < 1e-2
+            ):
                 if bool(p["standing"]) == bool(loc["standing"]):
                     return "Pass", poses
         for p in poses:
-            if (abs(p["x"] - loc["x"]) + abs(p["z"] - loc["z"]) <= 0.01
-                    and abs((p["rotation"] - loc["rotation"]) % 360) < 1e-2
-                    and abs(p["horizon"] - loc["horizon"]) < 1e-2):
+            if (
+                abs(p["x"] - loc["x"]) + abs(p["z"] - loc["z"]) <= 0.01
+                and abs((p["rotation"] - loc["rotation"]) % 360) < 1e-2
+                and abs(p["horizon"] - loc["horizon"]) < 1e-2
+            ):
                 return ("Stand" if p["standing"] else "Crouch"), poses
         return None, poses
 
@@ -260,8 +288,14 @@ class GreedyUnshuffleExpert:
         loc = self.env.get_agent_location()
         key = location_to_key(loc)
         before = len(poses)
-        poses[:] = [p for p in poses if not (location_to_key(p) == key and
-                                            (bool(p["standing"]) == (bool(loc["standing"]) != flip_standing)))]
+        poses[:] = [
+            p
+            for p in poses
+            if not (
+                location_to_key(p) == key
+                and (bool(p["standing"]) == (bool(loc["standing"]) != flip_standing))
+            )
+        ]
         return len(poses) < before
 
     def _note(self, name: Optional[str], reason: str, keep_existing: bool = False) -> None:
@@ -272,7 +306,11 @@ class GreedyUnshuffleExpert:
 
     def _no_nav_reason(self, poses: List[Dict[str, Any]], held: bool) -> str:
         where = "goal" if held else "object"
-        return f"{where}: no path to an interaction pose" if poses else f"{where}: no interaction pose (hidden/unreachable)"
+        return (
+            f"{where}: no path to an interaction pose"
+            if poses
+            else f"{where}: no interaction pose (hidden/unreachable)"
+        )
 
     # --- action generation -------------------------------------------------------------------
     def _generate(self) -> Optional[str]:
@@ -287,7 +325,9 @@ class GreedyUnshuffleExpert:
                 if goal is None:
                     return "DropHeldObjectWithSnap"
                 act, poses = self._nav_to(goal)
-                self._drop_reason = None if act is not None else self._no_nav_reason(poses, held=True)
+                self._drop_reason = (
+                    None if act is not None else self._no_nav_reason(poses, held=True)
+                )
                 if act in (None, "Pass"):
                     return "DropHeldObjectWithSnap"
                 return act
@@ -300,8 +340,13 @@ class GreedyUnshuffleExpert:
                     continue
                 if are_poses_equal(g, c):
                     continue
-                d = -1.0 if g["name"] == self._current_target_name else (
-                    abs(agent["x"] - g["position"]["x"]) + abs(agent["z"] - g["position"]["z"]))
+                d = (
+                    -1.0
+                    if g["name"] == self._current_target_name
+                    else (
+                        abs(agent["x"] - g["position"]["x"]) + abs(agent["z"] - g["position"]["z"])
+                    )
+                )
                 cands.append((self.object_name_to_priority[g["name"]], d, g["name"], g, c))
             if not cands:
                 return "Done"
@@ -320,8 +365,12 @@ class GreedyUnshuffleExpert:
                 if not self._delete_current_pose(cur):
                     self.object_name_to_priority[name] += 1
                 continue
-            if cur["openness"] is not None and goal["openness"] is not None and \
-                    abs(cur["openness"] - goal["openness"]) > 1e-6 and not cur["pickupable"]:
+            if (
+                cur["openness"] is not None
+                and goal["openness"] is not None
+                and abs(cur["openness"] - goal["openness"]) > 1e-6
+                and not cur["pickupable"]
+            ):
                 return f"OpenByType{obj['objectType']}"
             if cur["pickupable"] and self._pickup_takes_another(obj):
                 # pickup_<type> takes the nearest visible one of the type: try another pose
@@ -338,9 +387,15 @@ class GreedyUnshuffleExpert:
 
     def _pickup_takes_another(self, obj: Dict[str, Any]) -> bool:
         """Would `pickup_<type>` (nearest visible of the type, by distance then name) take another object?"""
-        same = [o for o in self.env.last_event.metadata["objects"]
-                if o["visible"] and o["objectType"] == obj["objectType"]]
-        return bool(same) and min(same, key=lambda o: (o["distance"], o["name"]))["name"] != obj["name"]
+        same = [
+            o
+            for o in self.env.last_event.metadata["objects"]
+            if o["visible"] and o["objectType"] == obj["objectType"]
+        ]
+        return (
+            bool(same)
+            and min(same, key=lambda o: (o["distance"], o["name"]))["name"] != obj["name"]
+        )
 
     def _last_error(self) -> str:
         """The simulator's error, cut to its stable head so failures group in a table."""
@@ -351,9 +406,9 @@ class GreedyUnshuffleExpert:
         if name is None:
             return None
         if name.startswith("OpenByType"):
-            a = f"open_by_type_{snake_case(name[len('OpenByType'):])}"
+            a = f"open_by_type_{snake_case(name[len('OpenByType') :])}"
         elif name.startswith("Pickup"):
-            a = f"pickup_{snake_case(name[len('Pickup'):])}"
+            a = f"pickup_{snake_case(name[len('Pickup') :])}"
         else:
             a = snake_case(name)
         acts = self.task.discrete_actions
@@ -377,7 +432,11 @@ class GreedyUnshuffleExpert:
             if n is not None:
                 self.object_name_to_priority[n] += 1
                 if not success:
-                    self._note(n, self._drop_reason or "put: snap at an interaction pose missed the goal pose")
+                    self._note(
+                        n,
+                        self._drop_reason
+                        or "put: snap at an interaction pose missed the goal pose",
+                    )
         if took_expert and action_taken.startswith("open_by_type_") and self._current_target_name:
             self.object_name_to_priority[self._current_target_name] += 1
             if not success:
@@ -385,20 +444,35 @@ class GreedyUnshuffleExpert:
         nav = any(k in action_taken for k in ("move", "rotate", "look"))
         if not success:
             if nav:
-                thor = {"move_ahead": "MoveAhead", "move_left": "MoveLeft", "move_right": "MoveRight",
-                        "move_back": "MoveBack", "rotate_right": "RotateRight", "rotate_left": "RotateLeft",
-                        "look_up": "LookUp", "look_down": "LookDown"}.get(action_taken)
+                thor = {
+                    "move_ahead": "MoveAhead",
+                    "move_left": "MoveLeft",
+                    "move_right": "MoveRight",
+                    "move_back": "MoveBack",
+                    "rotate_right": "RotateRight",
+                    "rotate_left": "RotateLeft",
+                    "look_up": "LookUp",
+                    "look_down": "LookDown",
+                }.get(action_taken)
                 if thor is not None:
                     self.nav.remove_edge(self._agent_key(), thor)
-            elif took_expert and (action_taken.startswith("pickup_") or action_taken.startswith("open_by_type_")):
+            elif took_expert and (
+                action_taken.startswith("pickup_") or action_taken.startswith("open_by_type_")
+            ):
                 if self._current_target_name is not None:
                     if action_taken.startswith("pickup_"):
-                        self._note(self._current_target_name, f"pickup failed: {self._last_error()}")
+                        self._note(
+                            self._current_target_name, f"pickup failed: {self._last_error()}"
+                        )
                     ips, gps, cps = self.env.poses
                     cur = next((c for c in cps if c["name"] == self._current_target_name), None)
                     if cur is not None and cur["position"] is not None:
                         self._delete_current_pose(cur)
-            elif took_expert and action_taken in ("crouch", "stand") and self.env.held_object is not None:
+            elif (
+                took_expert
+                and action_taken in ("crouch", "stand")
+                and self.env.held_object is not None
+            ):
                 ips, gps, cps = self.env.poses
                 goal = next((g for g in gps if g["name"] == self.env.held_object["name"]), None)
                 if goal is not None:

@@ -8,6 +8,7 @@ The output is a plain Active Neural SLAM state dict, the format of the official
 default from the path above). It is checked against the official map settings before it is
 written, and written atomically.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -18,7 +19,13 @@ from typing import Dict, Optional, Sequence
 import torch
 
 from common.atomic_io import write_bytes_atomic
-from common.cli import OneLineArgumentParser, UsageError, check_input_file, check_output_file, report_usage_errors
+from common.cli import (
+    OneLineArgumentParser,
+    UsageError,
+    check_input_file,
+    check_output_file,
+    report_usage_errors,
+)
 
 from .map_settings import MAP_CHECKPOINT_PATH
 from .map_weights import PretrainedWeightsError, build_active_neural_slam, extract_map_state_dict
@@ -50,8 +57,15 @@ def export_map(checkpoint: Path, out: Path) -> Path:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    ap = OneLineArgumentParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--checkpoint", type=Path, required=True, help="allenact checkpoint of walkthrough_rgb_mapping_ppo")
+    ap = OneLineArgumentParser(
+        prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--checkpoint",
+        type=Path,
+        required=True,
+        help="allenact checkpoint of walkthrough_rgb_mapping_ppo",
+    )
     ap.add_argument("--out", type=Path, default=MAP_CHECKPOINT_PATH)
     args = ap.parse_args(argv)
     with report_usage_errors(PROG):

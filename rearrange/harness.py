@@ -4,6 +4,7 @@ Both evaluators build on it: `rearrange.eval` (agents with `reset`/`act`, any sp
 `rearrange.curriculum` (act-callables on a slice; the main job's numbers), so an agent scored
 by either is stepped and scored the same way.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional

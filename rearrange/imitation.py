@@ -8,6 +8,7 @@ the model's RNN) but keeps every labelled trajectory (Ross et al.'s dataset aggr
 small CPU budget trains on each state many times. The model, sensors, task sampler and expert
 are the experiment config's, so the weights load into `allenact --eval` and `rearrange.eval`.
 """
+
 from __future__ import annotations
 
 import random
@@ -56,8 +57,14 @@ class PolicyRunner:
     """Steps a model through one task at a time (argmax or sampled actions); `last_inputs`
     holds the model's inputs of the last step (after `preprocess`, e.g. ResNet features)."""
 
-    def __init__(self, model: torch.nn.Module, uuids: Sequence[str], preprocess: Optional[Preprocess] = None,
-                 greedy: bool = True, seed: int = 0) -> None:
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        uuids: Sequence[str],
+        preprocess: Optional[Preprocess] = None,
+        greedy: bool = True,
+        seed: int = 0,
+    ) -> None:
         self.model, self.uuids, self.preprocess = model, list(uuids), preprocess
         self.greedy = greedy
         self.gen = torch.Generator().manual_seed(seed)
@@ -89,8 +96,9 @@ class PolicyRunner:
         self.prev_action.fill_(action)
 
 
-def rollout(task, runner: PolicyRunner, beta: float, rng: random.Random,
-            max_steps: Optional[int] = None) -> Trajectory:
+def rollout(
+    task, runner: PolicyRunner, beta: float, rng: random.Random, max_steps: Optional[int] = None
+) -> Trajectory:
     """Play one task: the expert's action with probability `beta` (where it has one), else the
     learner's; every visited state keeps the expert's label. Stored are the model's inputs
     (after the runner's preprocessing), so training never recomputes frozen features."""
@@ -110,8 +118,13 @@ def rollout(task, runner: PolicyRunner, beta: float, rng: random.Random,
         actions.append(action)
         obs = task.step(action).observation
     metrics = task.metrics() if task.is_done() else {}
-    return Trajectory({u: np.stack(v) for u, v in frames.items()}, np.array(expert), np.array(ok),
-                      np.array(actions), metrics)
+    return Trajectory(
+        {u: np.stack(v) for u, v in frames.items()},
+        np.array(expert),
+        np.array(ok),
+        np.array(actions),
+        metrics,
+    )
 
 
 def batch_tensors(trajs: Sequence[Trajectory]) -> Dict[str, Any]:
@@ -133,22 +146,36 @@ def batch_tensors(trajs: Sequence[Trajectory]) -> Dict[str, Any]:
     return {"observations": obs, "expert_action": expert, "prev_actions": prev, "masks": masks}
 
 
-def imitation_loss(model: torch.nn.Module, batch: Dict[str, Any], preprocess: Optional[Preprocess] = None,
-                   loss: Optional[Imitation] = None) -> torch.Tensor:
+def imitation_loss(
+    model: torch.nn.Module,
+    batch: Dict[str, Any],
+    preprocess: Optional[Preprocess] = None,
+    loss: Optional[Imitation] = None,
+) -> torch.Tensor:
     """AllenAct's Imitation loss (mean expert cross-entropy) of the model over padded episodes."""
     obs = dict(batch["observations"])
     if preprocess is not None:
         obs = preprocess(obs)
     n = batch["masks"].shape[1]
     out, _ = model(obs, initial_memory(model, n), batch["prev_actions"], batch["masks"])
-    value, _ = (loss or Imitation()).loss(step_count=0, batch={"observations": {EXPERT_UUID: batch["expert_action"]}},
-                                          actor_critic_output=out)
+    value, _ = (loss or Imitation()).loss(
+        step_count=0,
+        batch={"observations": {EXPERT_UUID: batch["expert_action"]}},
+        actor_critic_output=out,
+    )
     return value
 
 
-def train_epochs(model: torch.nn.Module, optimizer: torch.optim.Optimizer, data: Sequence[Trajectory],
-                 epochs: int, batch_episodes: int, rng: random.Random, preprocess: Optional[Preprocess] = None,
-                 max_grad_norm: float = 0.5) -> float:
+def train_epochs(
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    data: Sequence[Trajectory],
+    epochs: int,
+    batch_episodes: int,
+    rng: random.Random,
+    preprocess: Optional[Preprocess] = None,
+    max_grad_norm: float = 0.5,
+) -> float:
     """`epochs` passes over `data` in shuffled mini-batches of whole episodes; mean loss of the last."""
     losses: List[float] = []
     for _ in range(epochs):
@@ -156,7 +183,7 @@ def train_epochs(model: torch.nn.Module, optimizer: torch.optim.Optimizer, data:
         rng.shuffle(order)
         losses = []
         for i in range(0, len(order), batch_episodes):
-            batch = batch_tensors([data[k] for k in order[i:i + batch_episodes]])
+            batch = batch_tensors([data[k] for k in order[i : i + batch_episodes]])
             value = imitation_loss(model, batch, preprocess)
             optimizer.zero_grad()
             value.backward()
@@ -166,28 +193,45 @@ def train_epochs(model: torch.nn.Module, optimizer: torch.optim.Optimizer, data:
     return float(np.mean(losses)) if losses else float("nan")
 
 
-def sampler_for(config, episodes: "OrderedDict[str, List[Dict[str, Any]]]", stage: str = "train",
-                max_steps: Optional[int] = None, seed: int = 0):
+def sampler_for(
+    config,
+    episodes: "OrderedDict[str, List[Dict[str, Any]]]",
+    stage: str = "train",
+    max_steps: Optional[int] = None,
+    seed: int = 0,
+):
     """The config's task sampler over exactly `episodes` (one pass); only a "train" sampler
     has the (privileged, and per step costly) expert sensor."""
     from allenact.base_abstractions.sensor import SensorSuite
 
     args = config.stagewise_task_sampler_args("train", 0, 1)
-    args.update(scenes_to_task_spec_dicts=episodes, epochs=1, seed=seed, stage=stage,
-                sensors=SensorSuite(config.sensors_for(stage)))
+    args.update(
+        scenes_to_task_spec_dicts=episodes,
+        epochs=1,
+        seed=seed,
+        stage=stage,
+        sensors=SensorSuite(config.sensors_for(stage)),
+    )
     if max_steps is not None:
         args["max_steps"] = {"walkthrough": max_steps, "unshuffle": max_steps}
     return config.make_sampler_fn(**args)
 
 
-def play_all(config, episodes, runner: PolicyRunner, beta: float, rng: random.Random,
-             max_steps: Optional[int] = None, progress: Optional[Callable[[Iterable], Iterable]] = None) -> List[Trajectory]:
+def play_all(
+    config,
+    episodes,
+    runner: PolicyRunner,
+    beta: float,
+    rng: random.Random,
+    max_steps: Optional[int] = None,
+    progress: Optional[Callable[[Iterable], Iterable]] = None,
+) -> List[Trajectory]:
     """One rollout per episode of `episodes` (scene -> specs)."""
     sampler = sampler_for(config, episodes, max_steps=max_steps)
     out: List[Trajectory] = []
     try:
         total = int(sampler.length)
-        for _ in (progress(range(total)) if progress else range(total)):
+        for _ in progress(range(total)) if progress else range(total):
             task = sampler.next_task()
             if task is None:
                 break

@@ -66,18 +66,16 @@ class MaskedPPO(AbstractActorCriticLoss):
             return (t * m).sum() / denominator
 
         losses_per_step, ratio_info = self._ppo_loss.loss_per_step(
-            step_count=step_count, batch=batch, actor_critic_output=actor_critic_output,
+            step_count=step_count,
+            batch=batch,
+            actor_critic_output=actor_critic_output,
         )
         losses = {
-            key: (masked_mean(loss), weight)
-            for key, (loss, weight) in losses_per_step.items()
+            key: (masked_mean(loss), weight) for key, (loss, weight) in losses_per_step.items()
         }
         total_loss = cast(
             torch.FloatTensor,
-            sum(
-                loss * weight if weight is not None else loss
-                for loss, weight in losses.values()
-            ),
+            sum(loss * weight if weight is not None else loss for loss, weight in losses.values()),
         )
 
         show_ratios = self._ppo_loss.show_ratios

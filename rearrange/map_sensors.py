@@ -6,6 +6,7 @@ backends as they are. The semantic target needs per-object 2D hulls, which AI2-T
 its `Get2DSemanticHulls` action; simulators without that action (thor_lite) get the convex hull
 of each object's bounding-box corners instead, so the same sensor runs on either backend.
 """
+
 from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence
@@ -22,8 +23,16 @@ from allenact_plugins.ithor_plugin.ithor_sensors import (
 )
 
 from .map_settings import (
-    BINNED_PC_MAP_UUID, MAP_HEIGHT_BINS, MAP_OBJECT_TYPES, MAP_RESOLUTION_CM, MAP_SCENE_MARGIN_M, MAP_SIZE_CM,
-    MAP_VISION_RANGE_CM, REL_POSITION_UUID, SCENE_BOUNDS_UUID, SEMANTIC_MAP_UUID,
+    BINNED_PC_MAP_UUID,
+    MAP_HEIGHT_BINS,
+    MAP_OBJECT_TYPES,
+    MAP_RESOLUTION_CM,
+    MAP_SCENE_MARGIN_M,
+    MAP_SIZE_CM,
+    MAP_VISION_RANGE_CM,
+    REL_POSITION_UUID,
+    SCENE_BOUNDS_UUID,
+    SEMANTIC_MAP_UUID,
 )
 
 
@@ -34,7 +43,9 @@ def _box_corners(obj: Dict[str, Any]) -> Optional[np.ndarray]:
     return np.asarray(box["cornerPoints"], dtype=np.float64)
 
 
-def box_hulls(objects: Sequence[Dict[str, Any]], object_types: Sequence[str]) -> Dict[str, List[List[float]]]:
+def box_hulls(
+    objects: Sequence[Dict[str, Any]], object_types: Sequence[str]
+) -> Dict[str, List[List[float]]]:
     """objectId -> [[x, z], ...]: the convex hull of the object's box corners on the floor plane."""
     wanted = set(object_types)
     hulls: Dict[str, List[List[float]]] = {}
@@ -57,8 +68,13 @@ def object_hulls(controller, object_types: Sequence[str]) -> List[ObjectHull2d]:
         hulls = None
     if not isinstance(hulls, dict):
         hulls = box_hulls(objects, object_types)
-    return [ObjectHull2d(object_id=o["objectId"], object_type=o["objectType"], hull_points=hulls[o["objectId"]])
-            for o in objects if o["objectId"] in hulls]
+    return [
+        ObjectHull2d(
+            object_id=o["objectId"], object_type=o["objectType"], hull_points=hulls[o["objectId"]]
+        )
+        for o in objects
+        if o["objectId"] in hulls
+    ]
 
 
 class SemanticMapRearrangeSensor(SemanticMapTHORSensor):
@@ -71,30 +87,49 @@ class SemanticMapRearrangeSensor(SemanticMapTHORSensor):
             bounds = self.map_range_sensor.get_observation(env=env, task=task)
             self.semantic_map_builder.fov = float(controller.last_event.metadata["fov"])
             self.semantic_map_builder.reset(
-                min_xyz=np.array([bounds["x_range"][0], 0.0, bounds["z_range"][0]]), object_hulls=hulls)
+                min_xyz=np.array([bounds["x_range"][0], 0.0, bounds["z_range"][0]]),
+                object_hulls=hulls,
+            )
         ev = controller.last_event
         md = ev.metadata
         if ev.depth_frame is None:
             raise RuntimeError("the semantic map target needs depth frames (renderDepthImage=True)")
         out = self.semantic_map_builder.update(
-            depth_frame=ev.depth_frame, camera_xyz=np.array([md["cameraPosition"][k] for k in "xyz"]),
-            camera_rotation=md["agent"]["rotation"]["y"], camera_horizon=md["agent"]["cameraHorizon"])
-        return {k: out[k] if out[k].dtype == np.bool_ else out[k] > 0.001 for k in self.observation_space.spaces}
+            depth_frame=ev.depth_frame,
+            camera_xyz=np.array([md["cameraPosition"][k] for k in "xyz"]),
+            camera_rotation=md["agent"]["rotation"]["y"],
+            camera_horizon=md["agent"]["cameraHorizon"],
+        )
+        return {
+            k: out[k] if out[k].dtype == np.bool_ else out[k] > 0.001
+            for k in self.observation_space.spaces
+        }
 
 
 def egomotion_sensors() -> List[Sensor]:
     """Ground-truth egomotion and the map's origin (allowed at inference, §4.4)."""
-    return [RelativePositionChangeTHORSensor(uuid=REL_POSITION_UUID),
-            ReachableBoundsTHORSensor(margin=MAP_SCENE_MARGIN_M, uuid=SCENE_BOUNDS_UUID)]
+    return [
+        RelativePositionChangeTHORSensor(uuid=REL_POSITION_UUID),
+        ReachableBoundsTHORSensor(margin=MAP_SCENE_MARGIN_M, uuid=SCENE_BOUNDS_UUID),
+    ]
 
 
 def map_target_sensors(range_sensor: Sensor) -> List[Sensor]:
     """Training-only targets: 3 height bins of free space and 72 object-type channels (40x40 cells)."""
-    info = dict(map_range_sensor=range_sensor, vision_range_in_cm=MAP_VISION_RANGE_CM,
-                map_size_in_cm=MAP_SIZE_CM, resolution_in_cm=MAP_RESOLUTION_CM)
-    return [BinnedPointCloudMapTHORSensor(fov=None, height_bins=MAP_HEIGHT_BINS, uuid=BINNED_PC_MAP_UUID, **info),
-            SemanticMapRearrangeSensor(fov=90.0, ordered_object_types=list(MAP_OBJECT_TYPES),
-                                       uuid=SEMANTIC_MAP_UUID, **info)]
+    info = dict(
+        map_range_sensor=range_sensor,
+        vision_range_in_cm=MAP_VISION_RANGE_CM,
+        map_size_in_cm=MAP_SIZE_CM,
+        resolution_in_cm=MAP_RESOLUTION_CM,
+    )
+    return [
+        BinnedPointCloudMapTHORSensor(
+            fov=None, height_bins=MAP_HEIGHT_BINS, uuid=BINNED_PC_MAP_UUID, **info
+        ),
+        SemanticMapRearrangeSensor(
+            fov=90.0, ordered_object_types=list(MAP_OBJECT_TYPES), uuid=SEMANTIC_MAP_UUID, **info
+        ),
+    ]
 
 
 MAP_TARGET_SENSOR_TYPES = (BinnedPointCloudMapTHORSensor, SemanticMapTHORSensor)

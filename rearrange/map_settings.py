@@ -3,6 +3,7 @@
 The walkthrough mapping config trains the map with these values and the frozen-map configs load
 it, so a map checkpoint only fits models built from the same numbers.
 """
+
 from __future__ import annotations
 
 from typing import Tuple
@@ -10,14 +11,18 @@ from typing import Tuple
 from .constants import OPENABLE_OBJECTS, PICKUPABLE_OBJECTS
 from .official_files import CHECKPOINT_DIR, MAP_WEIGHTS
 
-MAP_FRAME_SIZE = 224  # the ANM's LayerNorm is over 512x7x7 ResNet-18 features, i.e. 193..224 px frames
+MAP_FRAME_SIZE = (
+    224  # the ANM's LayerNorm is over 512x7x7 ResNet-18 features, i.e. 193..224 px frames
+)
 MAP_RESOLUTION_CM = 5
 MAP_VISION_RANGE_CM = 200  # 40x40 egocentric cells
 MAP_SIZE_CM = 1050  # 210x210 allocentric cells (official value with ReachableBoundsTHORSensor)
 MAP_SCENE_MARGIN_M = 1.0  # ReachableBoundsTHORSensor margin around the reachable positions
 MAP_HEIGHT_BINS: Tuple[float, ...] = (0.02, 2.0)  # BinnedPointCloudMap bins -> 3 height channels
 HEIGHT_MAP_CHANNELS = len(MAP_HEIGHT_BINS) + 1
-MAP_OBJECT_TYPES: Tuple[str, ...] = tuple(sorted(PICKUPABLE_OBJECTS + OPENABLE_OBJECTS))  # 72 semantic channels
+MAP_OBJECT_TYPES: Tuple[str, ...] = tuple(
+    sorted(PICKUPABLE_OBJECTS + OPENABLE_OBJECTS)
+)  # 72 semantic channels
 SEMANTIC_MAP_CHANNELS = len(MAP_OBJECT_TYPES)
 
 # Where `python -m rearrange.download checkpoints --configs map` saves the official map weights.

@@ -14,6 +14,7 @@ subclass, mirroring the reference's ``assert`` statements, but raised even under
 ``python -O``) when their preconditions fail: mismatched types, a broken goal pose, or a
 broken current pose in :func:`are_poses_equal` without ``treat_broken_as_unequal``.
 """
+
 from __future__ import annotations
 
 import logging
@@ -60,7 +61,9 @@ DEGENERATE_EDGE_TOL = 1e-8
 
 _LATTICE_1D = (2.0 * np.arange(IOU_LATTICE_SIZE) + 1.0) / (2.0 * IOU_LATTICE_SIZE)
 # (2197, 3): every combination of the 1-D cell centres (s_0, s_1, s_2).
-_LATTICE_3D = np.stack(np.meshgrid(_LATTICE_1D, _LATTICE_1D, _LATTICE_1D, indexing="ij"), -1).reshape(-1, 3)
+_LATTICE_3D = np.stack(
+    np.meshgrid(_LATTICE_1D, _LATTICE_1D, _LATTICE_1D, indexing="ij"), -1
+).reshape(-1, 3)
 _LATTICE_3D.setflags(write=False)
 
 
@@ -132,12 +135,15 @@ def angle_between_rotations(a: Dict[str, float], b: Dict[str, float]) -> float:
     (radians) of ``a * b^-1`` is scaled by 180/(2π) (half the usual degree conversion, as
     in the reference) and its components' absolute values are summed (L1 norm).
     """
-    return _angle_between_cached(float(a["x"]), float(a["y"]), float(a["z"]),
-                                 float(b["x"]), float(b["y"]), float(b["z"]))
+    return _angle_between_cached(
+        float(a["x"]), float(a["y"]), float(a["z"]), float(b["x"]), float(b["y"]), float(b["z"])
+    )
 
 
 @functools.lru_cache(maxsize=65536)
-def _angle_between_cached(ax: float, ay: float, az: float, bx: float, by: float, bz: float) -> float:
+def _angle_between_cached(
+    ax: float, ay: float, az: float, bx: float, by: float, bz: float
+) -> float:
     # Memoised: the same (goal, current) rotation pairs recur on every step of an episode.
     if (ax, ay, az) == (bx, by, bz):
         return 0.0
@@ -245,7 +251,9 @@ def iou_box_3d(b1: Any, b2: Any) -> float:
 
 def _check_comparable(goal: Pose, cur: Pose) -> None:
     if goal["type"] != cur["type"]:
-        raise PoseComparisonError(f"type mismatch: goal {goal['type']!r} vs current {cur['type']!r}")
+        raise PoseComparisonError(
+            f"type mismatch: goal {goal['type']!r} vs current {cur['type']!r}"
+        )
     if goal["broken"]:
         raise PoseComparisonError(f"goal pose of {goal.get('name')!r} is broken")
 
@@ -263,7 +271,13 @@ def compare_poses(goal: Pose, cur: Pose) -> Dict[str, Any]:
     """
     _check_comparable(goal, cur)
     if cur["broken"]:
-        return {"broken": True, "iou": None, "openness_diff": None, "position_dist": None, "rotation_dist": None}
+        return {
+            "broken": True,
+            "iou": None,
+            "openness_diff": None,
+            "position_dist": None,
+            "rotation_dist": None,
+        }
 
     iou: Optional[float]
     pos_dist: Optional[float]
@@ -279,7 +293,9 @@ def compare_poses(goal: Pose, cur: Pose) -> Dict[str, Any]:
             try:
                 iou = iou_box_3d(goal["bounding_box"], cur["bounding_box"])
             except Exception as exc:  # noqa: BLE001 - reference semantics: any failure -> IoU 0
-                logger.warning("iou_box_3d failed for %r (%s); using IoU = 0", goal.get("name"), exc)
+                logger.warning(
+                    "iou_box_3d failed for %r (%s); using IoU = 0", goal.get("name"), exc
+                )
                 iou = 0.0
 
     g_open, c_open = goal["openness"], cur["openness"]
@@ -290,7 +306,13 @@ def compare_poses(goal: Pose, cur: Pose) -> Dict[str, Any]:
     else:
         open_diff = abs(float(g_open) - float(c_open))
 
-    return {"broken": False, "iou": iou, "openness_diff": open_diff, "position_dist": pos_dist, "rotation_dist": rot_dist}
+    return {
+        "broken": False,
+        "iou": iou,
+        "openness_diff": open_diff,
+        "position_dist": pos_dist,
+        "rotation_dist": rot_dist,
+    }
 
 
 def are_poses_equal(
@@ -387,8 +409,12 @@ def unshuffle_metrics(
             f"pose lists differ in length: {len(goal_poses)}, {len(start_poses)}, {len(cur_poses)}"
         )
 
-    start_e = np.array([pose_difference_energy(g, s) for g, s in zip(goal_poses, start_poses)], dtype=np.float64)
-    end_e = np.array([pose_difference_energy(g, c) for g, c in zip(goal_poses, cur_poses)], dtype=np.float64)
+    start_e = np.array(
+        [pose_difference_energy(g, s) for g, s in zip(goal_poses, start_poses)], dtype=np.float64
+    )
+    end_e = np.array(
+        [pose_difference_energy(g, c) for g, c in zip(goal_poses, cur_poses)], dtype=np.float64
+    )
     m0 = start_e > 0
     m1 = end_e > 0
 

@@ -1,4 +1,5 @@
 """Observation sensors of the rearrangement tracks (§4.4)."""
+
 from __future__ import annotations
 
 from typing import Any, Tuple
@@ -26,15 +27,22 @@ class DepthRearrangeSensor(DepthSensor):
     def frame_from_env(self, env, task) -> np.ndarray:
         depth = _phase_env(task).last_event.depth_frame
         if depth is None:
-            raise RuntimeError("DepthRearrangeSensor needs renderDepthImage=True in the controller kwargs")
+            raise RuntimeError(
+                "DepthRearrangeSensor needs renderDepthImage=True in the controller kwargs"
+            )
         return depth.copy()
 
 
 def _teleport_walkthrough_agent(task, loc) -> None:
     wenv = task.walkthrough_env
-    ev = wenv.controller.step("TeleportFull", position={"x": loc["x"], "y": loc["y"], "z": loc["z"]},
-                              rotation={"x": 0.0, "y": loc["rotation"], "z": 0.0},
-                              horizon=loc["horizon"], standing=loc["standing"], forceAction=True)
+    ev = wenv.controller.step(
+        "TeleportFull",
+        position={"x": loc["x"], "y": loc["y"], "z": loc["z"]},
+        rotation={"x": 0.0, "y": loc["rotation"], "z": 0.0},
+        horizon=loc["horizon"],
+        standing=loc["standing"],
+        forceAction=True,
+    )
     if not ev.metadata["lastActionSuccess"]:
         raise RuntimeError(f"could not align the walkthrough agent: {ev.metadata['errorMessage']}")
 
@@ -68,9 +76,17 @@ class ClosestUnshuffledRGBRearrangeSensor(RGBSensor):
         best = min(task.locations_visited_in_walkthrough, key=lambda v: self._cost(cur, v))
         wcur = agent_location_tuple(task.walkthrough_env.get_agent_location())
         if wcur != best:
-            _teleport_walkthrough_agent(task, {"x": best[0], "y": task.walkthrough_env.get_agent_location()["y"],
-                                               "z": best[1], "rotation": best[2], "standing": bool(best[3]),
-                                               "horizon": best[4] if best[4] <= 180 else best[4] - 360})
+            _teleport_walkthrough_agent(
+                task,
+                {
+                    "x": best[0],
+                    "y": task.walkthrough_env.get_agent_location()["y"],
+                    "z": best[1],
+                    "rotation": best[2],
+                    "standing": bool(best[3]),
+                    "horizon": best[4] if best[4] <= 180 else best[4] - 360,
+                },
+            )
         return task.walkthrough_env.last_event.frame.copy()
 
     def _cost(self, a: Tuple, b: Tuple) -> float:

@@ -1,4 +1,5 @@
 """Walkthrough and unshuffle tasks, the episode iterator and the task sampler (§3-§4, §7.5)."""
+
 from __future__ import annotations
 
 import copy
@@ -17,7 +18,11 @@ from allenact.base_abstractions.task import Task, TaskSampler
 
 
 from .constants import (
-    MAX_UNSHUFFLE_STEPS, MAX_WALKTHROUGH_STEPS, REARRANGE_ACTIONS, STEP_SIZE, pascal_case,
+    MAX_UNSHUFFLE_STEPS,
+    MAX_WALKTHROUGH_STEPS,
+    REARRANGE_ACTIONS,
+    STEP_SIZE,
+    pascal_case,
 )
 from .environment import RearrangeTaskSpec, RearrangeTHOREnvironment
 from .pose_metrics import are_poses_equal, compare_poses, pose_difference_energy, unshuffle_metrics
@@ -25,9 +30,16 @@ from .pose_metrics import are_poses_equal, compare_poses, pose_difference_energy
 log = logging.getLogger(__name__)
 
 _NAV_TO_THOR = {
-    "move_ahead": "MoveAhead", "move_left": "MoveLeft", "move_right": "MoveRight",
-    "move_back": "MoveBack", "rotate_right": "RotateRight", "rotate_left": "RotateLeft",
-    "stand": "Stand", "crouch": "Crouch", "look_up": "LookUp", "look_down": "LookDown",
+    "move_ahead": "MoveAhead",
+    "move_left": "MoveLeft",
+    "move_right": "MoveRight",
+    "move_back": "MoveBack",
+    "rotate_right": "RotateRight",
+    "rotate_left": "RotateLeft",
+    "stand": "Stand",
+    "crouch": "Crouch",
+    "look_up": "LookUp",
+    "look_down": "LookDown",
 }
 
 
@@ -37,8 +49,13 @@ def round_to_factor(v: float, factor: float) -> float:
 
 def agent_location_tuple(loc: Dict[str, Any]) -> Tuple:
     """(x, z, rotation, standing, horizon) rounded as the official tasks do."""
-    return (round(loc["x"], 2), round(loc["z"], 2), int(round_to_factor(loc["rotation"], 90)) % 360,
-            int(bool(loc["standing"])), int(round_to_factor(loc["horizon"], 30)) % 360)
+    return (
+        round(loc["x"], 2),
+        round(loc["z"], 2),
+        int(round_to_factor(loc["rotation"], 90)) % 360,
+        int(bool(loc["standing"])),
+        int(round_to_factor(loc["horizon"], 30)) % 360,
+    )
 
 
 def open_toggle_seed(spec: RearrangeTaskSpec) -> int:
@@ -56,8 +73,14 @@ class AbstractRearrangeTask(Task[RearrangeTHOREnvironment]):
     def class_action_names(cls, **kwargs) -> Tuple[str, ...]:
         return REARRANGE_ACTIONS
 
-    def __init__(self, env: RearrangeTHOREnvironment, sensors, task_info: Dict[str, Any],
-                 max_steps: int, discrete_actions: Sequence[str] = REARRANGE_ACTIONS) -> None:
+    def __init__(
+        self,
+        env: RearrangeTHOREnvironment,
+        sensors,
+        task_info: Dict[str, Any],
+        max_steps: int,
+        discrete_actions: Sequence[str] = REARRANGE_ACTIONS,
+    ) -> None:
         super().__init__(env=env, sensors=sensors, task_info=task_info, max_steps=max_steps)
         self.discrete_actions = tuple(discrete_actions)
         self.actions_taken: List[str] = []
@@ -87,14 +110,22 @@ class AbstractRearrangeTask(Task[RearrangeTHOREnvironment]):
 class WalkthroughTask(AbstractRearrangeTask):
     """Explore the goal-state room; reward = 5 x increase in the share of objects seen."""
 
-    def __init__(self, sensors, walkthrough_env: RearrangeTHOREnvironment, max_steps: int = MAX_WALKTHROUGH_STEPS,
-                 discrete_actions: Sequence[str] = REARRANGE_ACTIONS, disable_metrics: bool = False,
-                 task_info: Optional[Dict[str, Any]] = None) -> None:
+    def __init__(
+        self,
+        sensors,
+        walkthrough_env: RearrangeTHOREnvironment,
+        max_steps: int = MAX_WALKTHROUGH_STEPS,
+        discrete_actions: Sequence[str] = REARRANGE_ACTIONS,
+        disable_metrics: bool = False,
+        task_info: Optional[Dict[str, Any]] = None,
+    ) -> None:
         super().__init__(walkthrough_env, sensors, task_info or {}, max_steps, discrete_actions)
         self.disable_metrics = disable_metrics
         self.num_reachable = len(walkthrough_env.reachable_positions())
         objs = walkthrough_env.last_event.metadata["objects"]
-        self.trackable = {o["name"] for o in objs if o["pickupable"] or (o["openable"] and not o["pickupable"])}
+        self.trackable = {
+            o["name"] for o in objs if o["pickupable"] or (o["openable"] and not o["pickupable"])
+        }
         self.visited_xz: set = set()
         self.visited_xzr: set = set()
         self.seen: set = set()
@@ -107,7 +138,13 @@ class WalkthroughTask(AbstractRearrangeTask):
         loc = self.env.get_agent_location()
         self.visited_locations.add(agent_location_tuple(loc))
         self.visited_xz.add((round(loc["x"], 2), round(loc["z"], 2)))
-        self.visited_xzr.add((round(loc["x"], 2), round(loc["z"], 2), int(round_to_factor(loc["rotation"], 90)) % 360))
+        self.visited_xzr.add(
+            (
+                round(loc["x"], 2),
+                round(loc["z"], 2),
+                int(round_to_factor(loc["rotation"], 90)) % 360,
+            )
+        )
         for o in self.env.last_event.metadata["objects"]:
             if o["visible"] and o["name"] in self.trackable:
                 self.seen.add(o["name"])
@@ -136,8 +173,12 @@ class WalkthroughTask(AbstractRearrangeTask):
         reward = 5.0 * (self.prop_seen - before)
         if self._did_done and self.prop_seen > 0.5:
             reward += 5.0 * (self.prop_seen + float(self.prop_seen > 0.98))
-        return RLStepResult(observation=self.get_observations(), reward=reward,
-                            done=self.is_done(), info={"action_name": name, "action_success": ok})
+        return RLStepResult(
+            observation=self.get_observations(),
+            reward=reward,
+            done=self.is_done(),
+            info={"action_name": name, "action_success": ok},
+        )
 
     def metrics(self, force_return: bool = False) -> Dict[str, Any]:
         if (not self.is_done() or self.disable_metrics) and not force_return:
@@ -160,14 +201,21 @@ class WalkthroughTask(AbstractRearrangeTask):
 class UnshuffleTask(AbstractRearrangeTask):
     """Restore the room: pick up, open and snap-drop objects back to their goal poses."""
 
-    def __init__(self, sensors, unshuffle_env: RearrangeTHOREnvironment,
-                 walkthrough_env: Optional[RearrangeTHOREnvironment], max_steps: int = MAX_UNSHUFFLE_STEPS,
-                 discrete_actions: Sequence[str] = REARRANGE_ACTIONS, require_done_action: bool = True,
-                 locations_visited_in_walkthrough: Optional[set] = None,
-                 object_names_seen_in_walkthrough: Optional[set] = None,
-                 metrics_from_walkthrough: Optional[Dict[str, Any]] = None,
-                 walkthrough_task_info: Optional[Dict[str, Any]] = None,
-                 task_spec_in_metrics: bool = False, task_info: Optional[Dict[str, Any]] = None) -> None:
+    def __init__(
+        self,
+        sensors,
+        unshuffle_env: RearrangeTHOREnvironment,
+        walkthrough_env: Optional[RearrangeTHOREnvironment],
+        max_steps: int = MAX_UNSHUFFLE_STEPS,
+        discrete_actions: Sequence[str] = REARRANGE_ACTIONS,
+        require_done_action: bool = True,
+        locations_visited_in_walkthrough: Optional[set] = None,
+        object_names_seen_in_walkthrough: Optional[set] = None,
+        metrics_from_walkthrough: Optional[Dict[str, Any]] = None,
+        walkthrough_task_info: Optional[Dict[str, Any]] = None,
+        task_spec_in_metrics: bool = False,
+        task_info: Optional[Dict[str, Any]] = None,
+    ) -> None:
         super().__init__(unshuffle_env, sensors, task_info or {}, max_steps, discrete_actions)
         self.unshuffle_env = unshuffle_env
         self.walkthrough_env = walkthrough_env
@@ -213,9 +261,14 @@ class UnshuffleTask(AbstractRearrangeTask):
         self.open_priority = {n: k for k, n in enumerate(priority + other)}
 
     def _open_by_type(self, object_type: str) -> bool:
-        cands = [o for o in self.env.last_event.metadata["objects"]
-                 if o["visible"] and o["objectType"] == object_type and o["openable"]
-                 and o["name"] in self.open_priority]
+        cands = [
+            o
+            for o in self.env.last_event.metadata["objects"]
+            if o["visible"]
+            and o["objectType"] == object_type
+            and o["openable"]
+            and o["name"] in self.open_priority
+        ]
         if not cands:
             return False
         obj = min(cands, key=lambda o: self.open_priority[o["name"]])
@@ -228,9 +281,14 @@ class UnshuffleTask(AbstractRearrangeTask):
     def _pickup(self, object_type: str) -> bool:
         if self.env.held_object is not None:
             return False
-        cands = sorted((o for o in self.env.last_event.metadata["objects"]
-                        if o["visible"] and o["objectType"] == object_type),
-                       key=lambda o: (o["distance"], o["name"]))
+        cands = sorted(
+            (
+                o
+                for o in self.env.last_event.metadata["objects"]
+                if o["visible"] and o["objectType"] == object_type
+            ),
+            key=lambda o: (o["distance"], o["name"]),
+        )
         if not cands:
             return False
         ev = self.env.pickup_object(cands[0]["objectId"])
@@ -262,17 +320,21 @@ class UnshuffleTask(AbstractRearrangeTask):
         elif name == "drop_held_object_with_snap":
             ok = self.env.drop_held_object_with_snap()
         elif name.startswith("open_by_type_"):
-            ok = self._open_by_type(pascal_case(name[len("open_by_type_"):]))
+            ok = self._open_by_type(pascal_case(name[len("open_by_type_") :]))
         elif name.startswith("pickup_"):
-            ok = self._pickup(pascal_case(name[len("pickup_"):]))
+            ok = self._pickup(pascal_case(name[len("pickup_") :]))
         else:
             raise ValueError(f"unknown action '{name}'")
         self.actions_taken.append(name)
         self.actions_taken_success.append(ok)
         if self.greedy_expert is not None:
             self.greedy_expert.update(name, ok)
-        return RLStepResult(observation=self.get_observations(), reward=self._judge(),
-                            done=self.is_done(), info={"action_name": name, "action_success": ok})
+        return RLStepResult(
+            observation=self.get_observations(),
+            reward=self._judge(),
+            done=self.is_done(),
+            info={"action_name": name, "action_success": ok},
+        )
 
     def _judge(self) -> float:
         ips, gps, cps = self.unshuffle_env.poses
@@ -291,10 +353,14 @@ class UnshuffleTask(AbstractRearrangeTask):
         m["unshuffle/ep_length"] = self.num_steps_taken()
         m["unshuffle/reward"] = float(self.cumulative_reward)
         spec = self.unshuffle_env.current_task_spec
-        info = {"scene": spec.scene, "index": spec.metrics.get("index"), "stage": spec.stage,
-                "unshuffle_actions": list(self.actions_taken),
-                "unshuffle_action_successes": list(self.actions_taken_success),
-                "unique_id": spec.unique_id}
+        info = {
+            "scene": spec.scene,
+            "index": spec.metrics.get("index"),
+            "stage": spec.stage,
+            "unshuffle_actions": list(self.actions_taken),
+            "unshuffle_action_successes": list(self.actions_taken_success),
+            "unique_id": spec.unique_id,
+        }
         if self.task_spec_in_metrics:
             info["task_spec"] = copy.deepcopy(_spec_dict(spec))
             info["poses"] = {"ips": ips, "gps": gps, "cps": cps}
@@ -303,9 +369,13 @@ class UnshuffleTask(AbstractRearrangeTask):
             info["gps_vs_ips"] = [compare_poses(g, i) for g, i in zip(gps, ips)]
         if self.metrics_from_walkthrough is not None:
             m.update(self.metrics_from_walkthrough)
-            m["ep_length"] = m["unshuffle/ep_length"] + self.metrics_from_walkthrough.get("walkthrough/ep_length", 0)
+            m["ep_length"] = m["unshuffle/ep_length"] + self.metrics_from_walkthrough.get(
+                "walkthrough/ep_length", 0
+            )
             info["walkthrough_actions"] = self.walkthrough_task_info.get("walkthrough_actions", [])
-            info["walkthrough_action_successes"] = self.walkthrough_task_info.get("walkthrough_action_successes", [])
+            info["walkthrough_action_successes"] = self.walkthrough_task_info.get(
+                "walkthrough_action_successes", []
+            )
         m["task_info"] = info
         return m
 
@@ -314,7 +384,9 @@ class UnshuffleTask(AbstractRearrangeTask):
         if self.greedy_expert is None:
             from .expert import GreedyUnshuffleExpert
 
-            self.greedy_expert = GreedyUnshuffleExpert(task=self, shortest_path_navigator=kwargs.get("navigator"))
+            self.greedy_expert = GreedyUnshuffleExpert(
+                task=self, shortest_path_navigator=kwargs.get("navigator")
+            )
         action = self.greedy_expert.expert_action
         if action is None:
             return 0, False
@@ -329,10 +401,17 @@ def _spec_dict(spec: RearrangeTaskSpec) -> Dict[str, Any]:
 class RearrangeTaskSpecIterable:
     """Scenes -> episodes in the official order: shuffled epochs for training, descending for eval."""
 
-    def __init__(self, scenes_to_task_spec_dicts: "OrderedDict[str, List[Dict[str, Any]]]", seed: int,
-                 epochs: Union[int, float], shuffle: bool = True) -> None:
+    def __init__(
+        self,
+        scenes_to_task_spec_dicts: "OrderedDict[str, List[Dict[str, Any]]]",
+        seed: int,
+        epochs: Union[int, float],
+        shuffle: bool = True,
+    ) -> None:
         self.scenes_to_task_spec_dicts = OrderedDict(
-            (k, scenes_to_task_spec_dicts[k]) for k in sorted(scenes_to_task_spec_dicts, key=_scene_number))
+            (k, scenes_to_task_spec_dicts[k])
+            for k in sorted(scenes_to_task_spec_dicts, key=_scene_number)
+        )
         self.seed = seed
         self.random = random.Random(seed)
         self.epochs = epochs
@@ -348,9 +427,11 @@ class RearrangeTaskSpecIterable:
         if self.epochs == float("inf"):
             return float("inf")
         per_epoch = sum(len(v) for v in self.scenes_to_task_spec_dicts.values())
-        return (len(self.task_spec_dicts_for_current_scene)
-                + sum(len(self.scenes_to_task_spec_dicts[s]) for s in self.remaining_scenes)
-                + per_epoch * max(self.remaining_epochs, 0))
+        return (
+            len(self.task_spec_dicts_for_current_scene)
+            + sum(len(self.scenes_to_task_spec_dicts[s]) for s in self.remaining_scenes)
+            + per_epoch * max(self.remaining_epochs, 0)
+        )
 
     @property
     def total_unique(self) -> int:
@@ -394,14 +475,25 @@ def _scene_number(scene: str) -> int:
 class RearrangeTaskSampler(TaskSampler):
     """Owns a walkthrough env and (for unshuffling) an unshuffle env; chains 2-phase tasks."""
 
-    def __init__(self, run_walkthrough_phase: bool, run_unshuffle_phase: bool, stage: str,
-                 scenes_to_task_spec_dicts: "OrderedDict[str, List[Dict[str, Any]]]",
-                 rearrange_env_kwargs: Optional[Dict[str, Any]], sensors: SensorSuite,
-                 max_steps: Union[Dict[str, int], int], discrete_actions: Sequence[str] = REARRANGE_ACTIONS,
-                 require_done_action: bool = True, force_axis_aligned_start: bool = True,
-                 epochs: Union[int, float] = float("inf"), seed: Optional[int] = None,
-                 task_spec_in_metrics: bool = False, expert_kwargs: Optional[Dict[str, Any]] = None,
-                 randomize_start_rotation: bool = False, **_: Any) -> None:  # allenact adds mp_ctx etc.
+    def __init__(
+        self,
+        run_walkthrough_phase: bool,
+        run_unshuffle_phase: bool,
+        stage: str,
+        scenes_to_task_spec_dicts: "OrderedDict[str, List[Dict[str, Any]]]",
+        rearrange_env_kwargs: Optional[Dict[str, Any]],
+        sensors: SensorSuite,
+        max_steps: Union[Dict[str, int], int],
+        discrete_actions: Sequence[str] = REARRANGE_ACTIONS,
+        require_done_action: bool = True,
+        force_axis_aligned_start: bool = True,
+        epochs: Union[int, float] = float("inf"),
+        seed: Optional[int] = None,
+        task_spec_in_metrics: bool = False,
+        expert_kwargs: Optional[Dict[str, Any]] = None,
+        randomize_start_rotation: bool = False,
+        **_: Any,
+    ) -> None:  # allenact adds mp_ctx etc.
         if not (run_walkthrough_phase or run_unshuffle_phase):
             raise ValueError("at least one of the two phases must run")
         self.run_walkthrough_phase = run_walkthrough_phase
@@ -415,12 +507,16 @@ class RearrangeTaskSampler(TaskSampler):
         # an RNG seeded with 1 (the same sequence in every sampler); None: the dataset's rotation.
         self._start_rotation_rng = random.Random(1) if randomize_start_rotation else None
         self.task_spec_in_metrics = task_spec_in_metrics
-        self.max_steps = (max_steps if isinstance(max_steps, dict)
-                          else {"walkthrough": max_steps, "unshuffle": max_steps})
-        seed = seed if seed is not None else random.randint(0, 2 ** 30 - 1)
+        self.max_steps = (
+            max_steps
+            if isinstance(max_steps, dict)
+            else {"walkthrough": max_steps, "unshuffle": max_steps}
+        )
+        seed = seed if seed is not None else random.randint(0, 2**30 - 1)
         self.seed = seed
         self.task_spec_iterator = RearrangeTaskSpecIterable(
-            scenes_to_task_spec_dicts, seed=seed, epochs=epochs, shuffle=epochs == float("inf"))
+            scenes_to_task_spec_dicts, seed=seed, epochs=epochs, shuffle=epochs == float("inf")
+        )
         env_kwargs = rearrange_env_kwargs or {}
         self.walkthrough_env = RearrangeTHOREnvironment(**env_kwargs)
         self.unshuffle_env = RearrangeTHOREnvironment(**env_kwargs) if run_unshuffle_phase else None
@@ -471,13 +567,20 @@ class RearrangeTaskSampler(TaskSampler):
 
         nav = self._navigators.get(scene)
         if nav is None:
-            nav = ShortestPathNavigatorTHOR(self.unshuffle_env.controller, grid_size=STEP_SIZE,
-                                            include_move_left_right="move_left" in self.discrete_actions)
+            nav = ShortestPathNavigatorTHOR(
+                self.unshuffle_env.controller,
+                grid_size=STEP_SIZE,
+                include_move_left_right="move_left" in self.discrete_actions,
+            )
             self._navigators = {scene: nav}
         return nav
 
     def next_task(self, force_advance_scene: bool = False) -> Optional[Task]:
-        if self.run_walkthrough_phase and self.run_unshuffle_phase and self.was_in_exploration_phase:
+        if (
+            self.run_walkthrough_phase
+            and self.run_unshuffle_phase
+            and self.was_in_exploration_phase
+        ):
             return self._unshuffle_after_walkthrough()
         try:
             spec = next(self.task_spec_iterator)
@@ -494,11 +597,18 @@ class RearrangeTaskSampler(TaskSampler):
             self.unshuffle_env.shuffle()
         if self.run_walkthrough_phase:
             task = WalkthroughTask(
-                sensors=self.sensors, walkthrough_env=self.walkthrough_env,
-                max_steps=self.max_steps["walkthrough"], discrete_actions=self.discrete_actions,
+                sensors=self.sensors,
+                walkthrough_env=self.walkthrough_env,
+                max_steps=self.max_steps["walkthrough"],
+                discrete_actions=self.discrete_actions,
                 disable_metrics=self.run_unshuffle_phase,
-                task_info={"scene": spec.scene, "index": spec.metrics.get("index"), "stage": spec.stage,
-                           "unique_id": spec.unique_id})
+                task_info={
+                    "scene": spec.scene,
+                    "index": spec.metrics.get("index"),
+                    "stage": spec.stage,
+                    "unique_id": spec.unique_id,
+                },
+            )
             self.was_in_exploration_phase = self.run_unshuffle_phase
             self._last_walkthrough_task = task
         else:
@@ -506,21 +616,36 @@ class RearrangeTaskSampler(TaskSampler):
         self._last_sampled_task = task
         return task
 
-    def _make_unshuffle_task(self, spec: RearrangeTaskSpec, walkthrough: Optional[WalkthroughTask]) -> UnshuffleTask:
+    def _make_unshuffle_task(
+        self, spec: RearrangeTaskSpec, walkthrough: Optional[WalkthroughTask]
+    ) -> UnshuffleTask:
         kwargs: Dict[str, Any] = {}
         if walkthrough is not None:
             kwargs.update(
                 locations_visited_in_walkthrough=set(walkthrough.visited_locations),
                 object_names_seen_in_walkthrough=set(walkthrough.seen),
                 metrics_from_walkthrough=walkthrough.metrics(force_return=True),
-                walkthrough_task_info={"walkthrough_actions": list(walkthrough.actions_taken),
-                                       "walkthrough_action_successes": list(walkthrough.actions_taken_success)})
+                walkthrough_task_info={
+                    "walkthrough_actions": list(walkthrough.actions_taken),
+                    "walkthrough_action_successes": list(walkthrough.actions_taken_success),
+                },
+            )
         task = UnshuffleTask(
-            sensors=self.sensors, unshuffle_env=self.unshuffle_env, walkthrough_env=self.walkthrough_env,
-            max_steps=self.max_steps["unshuffle"], discrete_actions=self.discrete_actions,
-            require_done_action=self.require_done_action, task_spec_in_metrics=self.task_spec_in_metrics,
-            task_info={"scene": spec.scene, "index": spec.metrics.get("index"), "stage": spec.stage,
-                       "unique_id": spec.unique_id}, **kwargs)
+            sensors=self.sensors,
+            unshuffle_env=self.unshuffle_env,
+            walkthrough_env=self.walkthrough_env,
+            max_steps=self.max_steps["unshuffle"],
+            discrete_actions=self.discrete_actions,
+            require_done_action=self.require_done_action,
+            task_spec_in_metrics=self.task_spec_in_metrics,
+            task_info={
+                "scene": spec.scene,
+                "index": spec.metrics.get("index"),
+                "stage": spec.stage,
+                "unique_id": spec.unique_id,
+            },
+            **kwargs,
+        )
         task.sampler = self
         return task
 

@@ -16,6 +16,7 @@
 
 Everything goes to out/main_job/. Exits non-zero if any stage fails.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,14 +31,22 @@ from pathlib import Path
 from typing import Optional, Sequence, Set
 
 from common.atomic_io import write_text_atomic
-from common.cli import OneLineArgumentParser, UsageError, check_int, check_output_dir, report_usage_errors
+from common.cli import (
+    OneLineArgumentParser,
+    UsageError,
+    check_int,
+    check_output_dir,
+    report_usage_errors,
+)
 from common.procs import stop_children_on_signals
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = "baseline_configs/one_phase/one_phase_rgb_dagger.py"
 SHIPPED = REPO / "pretrained_model_ckpts" / "one_phase_rgb_dagger" / "thor_lite_one_object_slice.pt"
 HELD_OUT = SHIPPED.parent / "held_out.pkl.gz"  # the slice's held-out episodes it was measured on
-ALFRED_SHIPPED = REPO / "pretrained_model_ckpts" / "alfred_seq2seq_pm_gpu" / "alfred_seq2seq_pm_lite.pt"
+ALFRED_SHIPPED = (
+    REPO / "pretrained_model_ckpts" / "alfred_seq2seq_pm_gpu" / "alfred_seq2seq_pm_lite.pt"
+)
 #: a learned agent that turns or walks without failing runs to the step cap at up to 0.1 CPU-s per
 #: step (ResNet-18 + thor_lite): ALFRED's 1000 could cost an hour for the 39 episodes on 2 cores,
 #: 100 bounds it to minutes (expert plans: about 41 steps). The shipped one ends by ALFRED's 10
@@ -52,7 +61,9 @@ def run(cmd, log: Path) -> None:
     if proc.returncode != 0:
         tail = log.read_text().splitlines()[-25:]
         print("\n".join(tail), file=sys.stderr)
-        raise SystemExit(f"main job: command failed with status {proc.returncode}; full log in {log}")
+        raise SystemExit(
+            f"main job: command failed with status {proc.returncode}; full log in {log}"
+        )
 
 
 def _check_args(args: argparse.Namespace) -> None:
@@ -80,32 +91,72 @@ def _check_args(args: argparse.Namespace) -> None:
 
 
 def main(argv=None) -> int:
-    ap = OneLineArgumentParser(prog="scripts/main_job.py", description=__doc__,
-                               formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = OneLineArgumentParser(
+        prog="scripts/main_job.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--out", type=Path, default=REPO / "out" / "main_job")
     ap.add_argument("--training-steps", type=int, default=6144)
     ap.add_argument("--processes", type=int, default=2)
-    ap.add_argument("--train-scenes", nargs="*", default=None,
-                    help="restrict training to these scenes (default: all 80 train scenes)")
+    ap.add_argument(
+        "--train-scenes",
+        nargs="*",
+        default=None,
+        help="restrict training to these scenes (default: all 80 train scenes)",
+    )
     ap.add_argument("--eval-episodes-per-scene", type=int, default=3)
     ap.add_argument("--seed", type=int, default=12345)
-    ap.add_argument("--lr", type=float, default=None, help="Adam learning rate (config default 3e-4)")
-    ap.add_argument("--update-repeats", type=int, default=None, help="epochs per rollout (config default 3)")
-    ap.add_argument("--bc-steps", type=int, default=None,
-                    help="steps of pure teacher forcing before the DAgger decay (default: 25%% of training)")
-    ap.add_argument("--dagger-steps", type=int, default=None,
-                    help="steps over which teacher forcing decays to 0 (default: 50%% of training)")
-    ap.add_argument("--skip-alfred", action="store_true",
-                    help="do not run the ALFRED part (expert and random agents on the shipped valid splits)")
-    ap.add_argument("--screen-size", type=int, default=None,
-                    help="frame size for training and evaluation (default: the config's 224)")
-    ap.add_argument("--train-from-scratch", action="store_true",
-                    help="train with allenact on the full task instead of evaluating the shipped checkpoint")
-    ap.add_argument("--checkpoint", type=Path, default=SHIPPED, help="the agent to evaluate (default: shipped)")
-    ap.add_argument("--held-out", type=Path, default=HELD_OUT, help="held-out episodes of the checkpoint's slice")
-    ap.add_argument("--held-out-per-scene", type=int, default=None,
-                    help="evaluate only the first N held-out episodes of each scene (default: the checkpoint's "
-                         "slice, 90 per scene for the shipped agent; fewer are faster but give wider CIs)")
+    ap.add_argument(
+        "--lr", type=float, default=None, help="Adam learning rate (config default 3e-4)"
+    )
+    ap.add_argument(
+        "--update-repeats", type=int, default=None, help="epochs per rollout (config default 3)"
+    )
+    ap.add_argument(
+        "--bc-steps",
+        type=int,
+        default=None,
+        help="steps of pure teacher forcing before the DAgger decay (default: 25%% of training)",
+    )
+    ap.add_argument(
+        "--dagger-steps",
+        type=int,
+        default=None,
+        help="steps over which teacher forcing decays to 0 (default: 50%% of training)",
+    )
+    ap.add_argument(
+        "--skip-alfred",
+        action="store_true",
+        help="do not run the ALFRED part (expert and random agents on the shipped valid splits)",
+    )
+    ap.add_argument(
+        "--screen-size",
+        type=int,
+        default=None,
+        help="frame size for training and evaluation (default: the config's 224)",
+    )
+    ap.add_argument(
+        "--train-from-scratch",
+        action="store_true",
+        help="train with allenact on the full task instead of evaluating the shipped checkpoint",
+    )
+    ap.add_argument(
+        "--checkpoint", type=Path, default=SHIPPED, help="the agent to evaluate (default: shipped)"
+    )
+    ap.add_argument(
+        "--held-out",
+        type=Path,
+        default=HELD_OUT,
+        help="held-out episodes of the checkpoint's slice",
+    )
+    ap.add_argument(
+        "--held-out-per-scene",
+        type=int,
+        default=None,
+        help="evaluate only the first N held-out episodes of each scene (default: the checkpoint's "
+        "slice, 90 per scene for the shipped agent; fewer are faster but give wider CIs)",
+    )
     args = ap.parse_args(argv)
     with report_usage_errors(ap.prog):  # every user error before any work
         _check_args(args)
@@ -128,28 +179,38 @@ def evaluate_shipped(args: argparse.Namespace, out: Path) -> None:
     from rearrange.dataset import load_dataset
     from rearrange.eval import write_gif
 
-    torch.set_num_threads(1)  # 64x64 policy steps: more threads fight the simulator (4.3 vs 1.3-1.9 s/episode, loaded)
+    torch.set_num_threads(
+        1
+    )  # 64x64 policy steps: more threads fight the simulator (4.3 vs 1.3-1.9 s/episode, loaded)
     config, model, meta = cur.load_agent(args.checkpoint, REPO)
     spec = cur.SliceSpec(**meta["slice"])
     if args.held_out_per_scene is not None:
         spec = dataclasses.replace(spec, held_out_per_scene=args.held_out_per_scene)
     held = cur.held_out_of(spec, load_dataset(args.held_out))
     if not any(held.values()):
-        raise SystemExit(f"main job: {args.held_out} holds no held-out episodes of the slice {spec.describe()}")
+        raise SystemExit(
+            f"main job: {args.held_out} holds no held-out episodes of the slice {spec.describe()}"
+        )
     horizon = int(meta["slice"]["max_steps"])
     t0 = time.time()
     name = f"shipped DAgger ({args.checkpoint.name}, argmax)"
     with stop_children_on_signals("main job"):
-        rows = cur.evaluate_checkpoint(args.checkpoint, REPO, held, horizon, args.seed, name, args.processes)
+        rows = cur.evaluate_checkpoint(
+            args.checkpoint, REPO, held, horizon, args.seed, name, args.processes
+        )
     frames: list = []
-    cur.run_episodes(config, type(held)(list(held.items())[:1]), *_argmax_agent(model), horizon, "gif", frames)
+    cur.run_episodes(
+        config, type(held)(list(held.items())[:1]), *_argmax_agent(model), horizon, "gif", frames
+    )
     write_gif(frames, out / "episode.gif")
     verdict = "beats" if cur.beats(rows[name]["all"], rows["random"]["all"]) else "does NOT beat"
-    summary = (f"# Main job: shipped 1-phase RGB DAgger agent on thor_lite, held-out episodes\n\n"
-               f"Slice: {spec.describe()}\n\n"
-               f"{cur.ci_table(rows)}\n\nThe shipped agent {verdict} random beyond the 95 % CIs (% Fixed Strict). "
-               f"Evaluated in {time.time() - t0:.0f} s; checkpoint {args.checkpoint}, trained by "
-               f"`{meta['trained_by']}`.\n")
+    summary = (
+        f"# Main job: shipped 1-phase RGB DAgger agent on thor_lite, held-out episodes\n\n"
+        f"Slice: {spec.describe()}\n\n"
+        f"{cur.ci_table(rows)}\n\nThe shipped agent {verdict} random beyond the 95 % CIs (% Fixed Strict). "
+        f"Evaluated in {time.time() - t0:.0f} s; checkpoint {args.checkpoint}, trained by "
+        f"`{meta['trained_by']}`.\n"
+    )
     print(summary)
     write_text_atomic(out / "results.md", summary)
     write_text_atomic(out / "results.json", json.dumps(rows, indent=2))
@@ -167,56 +228,119 @@ def _argmax_agent(model):
 def train_from_scratch(args: argparse.Namespace, out: Path) -> None:
     """The previous main job: allenact DAgger on the full task, allenact --eval, random/done."""
     allenact = str(Path(sys.executable).with_name("allenact"))
-    kwargs = {"num_train_processes": args.processes, "training_steps": args.training_steps,
-              "save_interval": args.training_steps, "num_test_processes": args.processes,
-              "test_stage": "val", "max_test_episodes_per_scene": args.eval_episodes_per_scene,
-              "train_split": "train_subset"}
-    for key, value in (("screen_size", args.screen_size or None), ("lr", args.lr), ("update_repeats", args.update_repeats),
-                       ("bc_tf1_steps", args.bc_steps), ("dagger_steps", args.dagger_steps)):
+    kwargs = {
+        "num_train_processes": args.processes,
+        "training_steps": args.training_steps,
+        "save_interval": args.training_steps,
+        "num_test_processes": args.processes,
+        "test_stage": "val",
+        "max_test_episodes_per_scene": args.eval_episodes_per_scene,
+        "train_split": "train_subset",
+    }
+    for key, value in (
+        ("screen_size", args.screen_size or None),
+        ("lr", args.lr),
+        ("update_repeats", args.update_repeats),
+        ("bc_tf1_steps", args.bc_steps),
+        ("dagger_steps", args.dagger_steps),
+    ):
         if value is not None:
             kwargs[key] = value
     if args.train_scenes:
         kwargs["train_scenes"] = args.train_scenes
     t0 = time.time()
-    run([allenact, "-b", ".", CONFIG, "-o", str(out / "experiment"), "-s", str(args.seed),
-         "--config_kwargs", json.dumps(kwargs)], out / "train.log")
-    ckpts = sorted(glob.glob(str(out / "experiment" / "checkpoints" / "**" / "*.pt"), recursive=True),
-                   key=os.path.getmtime)
+    run(
+        [
+            allenact,
+            "-b",
+            ".",
+            CONFIG,
+            "-o",
+            str(out / "experiment"),
+            "-s",
+            str(args.seed),
+            "--config_kwargs",
+            json.dumps(kwargs),
+        ],
+        out / "train.log",
+    )
+    ckpts = sorted(
+        glob.glob(str(out / "experiment" / "checkpoints" / "**" / "*.pt"), recursive=True),
+        key=os.path.getmtime,
+    )
     if not ckpts:
         raise SystemExit(f"main job: training wrote no checkpoint under {out / 'experiment'}")
     ckpt = ckpts[-1]
     train_s = time.time() - t0
-    run([allenact, "-b", ".", CONFIG, "-o", str(out / "experiment"), "-s", str(args.seed), "--eval",
-         "-c", ckpt, "--config_kwargs", json.dumps(kwargs)], out / "eval.log")
-    metric_files = sorted(glob.glob(str(out / "experiment" / "metrics" / "**" / "*.json"), recursive=True),
-                          key=os.path.getmtime)
+    run(
+        [
+            allenact,
+            "-b",
+            ".",
+            CONFIG,
+            "-o",
+            str(out / "experiment"),
+            "-s",
+            str(args.seed),
+            "--eval",
+            "-c",
+            ckpt,
+            "--config_kwargs",
+            json.dumps(kwargs),
+        ],
+        out / "eval.log",
+    )
+    metric_files = sorted(
+        glob.glob(str(out / "experiment" / "metrics" / "**" / "*.json"), recursive=True),
+        key=os.path.getmtime,
+    )
     if not metric_files:
         raise SystemExit("main job: allenact --eval wrote no metrics file")
     evaluated = json.loads(Path(metric_files[-1]).read_text())[-1]
     tasks = evaluated["tasks"]
 
     from rearrange.eval import (
-        CheckpointAgent, DoneAgent, RandomAgent, load_config, metrics_table, run_agent, summarize,
+        CheckpointAgent,
+        DoneAgent,
+        RandomAgent,
+        load_config,
+        metrics_table,
+        run_agent,
+        summarize,
         write_submission,
     )
 
     config = load_config(str(REPO / CONFIG), kwargs)
     rows = {f"DAgger ({args.training_steps} steps)": summarize(tasks)}
     for name, agent in (("random", RandomAgent(args.seed)), ("done at step 0", DoneAgent())):
-        rows[name] = summarize(run_agent(config, agent, "val", args.eval_episodes_per_scene, desc=name))
+        rows[name] = summarize(
+            run_agent(config, agent, "val", args.eval_episodes_per_scene, desc=name)
+        )
     table = metrics_table(rows)
     fps = _train_fps(out / "train.log")
-    summary = (f"# Main job: 1-phase RGB DAgger on thor_lite\n\n{table}\n\n"
-               f"Evaluated on {len(tasks)} val episodes ({args.eval_episodes_per_scene} per scene). "
-               f"Training: {args.training_steps} steps on {args.processes} processes in {train_s:.0f} s"
-               + (f" (allenact approx_fps median {fps:.1f})" if fps else "") + f"; checkpoint {ckpt}\n")
+    summary = (
+        f"# Main job: 1-phase RGB DAgger on thor_lite\n\n{table}\n\n"
+        f"Evaluated on {len(tasks)} val episodes ({args.eval_episodes_per_scene} per scene). "
+        f"Training: {args.training_steps} steps on {args.processes} processes in {train_s:.0f} s"
+        + (f" (allenact approx_fps median {fps:.1f})" if fps else "")
+        + f"; checkpoint {ckpt}\n"
+    )
     print(summary)
     write_text_atomic(out / "results.md", summary)
     write_submission(tasks, out / "submission.json.gz")
-    run_agent(config, CheckpointAgent(config, ckpt, seed=args.seed), "val", 1, scenes=["FloorPlan21"],
-              gif_path=out / "episode.gif", desc="gif")
-    print(f"wrote {out / 'results.md'}, {out / 'submission.json.gz'}, {out / 'episode.gif'}; "
-          f"TensorBoard logs in {out / 'experiment' / 'tb'}")
+    run_agent(
+        config,
+        CheckpointAgent(config, ckpt, seed=args.seed),
+        "val",
+        1,
+        scenes=["FloorPlan21"],
+        gif_path=out / "episode.gif",
+        desc="gif",
+    )
+    print(
+        f"wrote {out / 'results.md'}, {out / 'submission.json.gz'}, {out / 'episode.gif'}; "
+        f"TensorBoard logs in {out / 'experiment' / 'tb'}"
+    )
 
 
 ALFRED_SPLITS = ("valid_seen", "valid_unseen")
@@ -231,21 +355,49 @@ def alfred_part(out: Path, workers: int, limit: Optional[int] = None) -> None:
     """
     data = REPO / "data" / "alfred_lite"
     sections = []
-    agents = {"expert": [], "random": [],
-              "seq2seq_pm_checkpoint": ["--checkpoint", str(ALFRED_SHIPPED), "--max-steps", str(ALFRED_CKPT_MAX_STEPS)]}
+    agents = {
+        "expert": [],
+        "random": [],
+        "seq2seq_pm_checkpoint": [
+            "--checkpoint",
+            str(ALFRED_SHIPPED),
+            "--max-steps",
+            str(ALFRED_CKPT_MAX_STEPS),
+        ],
+    }
     for agent, extra in agents.items():
         agent_out = out / agent
         out.mkdir(parents=True, exist_ok=True)
         existing = set(agent_out.glob("task_results_*.json"))
         kind = "checkpoint" if extra else agent
-        cmd = [sys.executable, "-m", "alfred_task.evaluation", "--agent", kind, *extra, "--data", str(data),
-               "--splits", str(data / "splits.json"), "--split", ",".join(ALFRED_SPLITS),
-               "--num-workers", str(workers), "--out", str(agent_out), "--quiet"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "alfred_task.evaluation",
+            "--agent",
+            kind,
+            *extra,
+            "--data",
+            str(data),
+            "--splits",
+            str(data / "splits.json"),
+            "--split",
+            ",".join(ALFRED_SPLITS),
+            "--num-workers",
+            str(workers),
+            "--out",
+            str(agent_out),
+            "--quiet",
+        ]
         if limit is not None:
             cmd += ["--limit", str(limit)]
         run(cmd, out / f"{agent}.log")
         sections.append(f"## {agent}\n\n" + alfred_tables(agent_out, ALFRED_SPLITS, existing))
-    text = "# Main job, ALFRED part: shipped valid splits on thor_lite\n\n" + "\n\n".join(sections) + "\n"
+    text = (
+        "# Main job, ALFRED part: shipped valid splits on thor_lite\n\n"
+        + "\n\n".join(sections)
+        + "\n"
+    )
     write_text_atomic(out / "results.md", text)
     print(text)
     print(f"wrote {out / 'results.md'} and ALFRED result files under {out}")
@@ -260,10 +412,16 @@ def alfred_tables(agent_out: Path, splits: Sequence[str], existing: Set[Path] = 
     for split in splits:
         new = sorted(set(agent_out.glob(f"task_results_{split}_*.json")) - set(existing))
         if len(new) != 1:
-            raise SystemExit(f"main job: expected one new task_results_{split}_*.json in {agent_out}, "
-                             f"found {[p.name for p in new]}")
+            raise SystemExit(
+                f"main job: expected one new task_results_{split}_*.json in {agent_out}, "
+                f"found {[p.name for p in new]}"
+            )
         results = json.loads(new[0].read_text())["results"]
-        missing = [k for k in ("num_evals", "sr", "gc", "plw_sr", "plw_gc") if k not in results.get("all", {})]
+        missing = [
+            k
+            for k in ("num_evals", "sr", "gc", "plw_sr", "plw_gc")
+            if k not in results.get("all", {})
+        ]
         if missing:
             raise SystemExit(f"main job: {new[0]}: results.all lacks {missing}")
         n = results["all"]["num_evals"]

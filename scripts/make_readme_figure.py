@@ -6,6 +6,7 @@ One val episode (FloorPlan21, index 5: several objects moved) is reset on thor_l
 the picture is `rearrange.harness.side_by_side` of the unshuffle phase's first frame (left,
 what the agent sees) and the walkthrough phase's view of the goal state (right). Seconds on a CPU.
 """
+
 from __future__ import annotations
 
 import argparse

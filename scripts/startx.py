@@ -18,6 +18,7 @@ give sampler i the display `open displays[i % count]`, so GPU i renders on displ
 `x_display` to a Controller yourself otherwise. Containers can use the host's servers with
 `-v /tmp/.X11-unix:/tmp/.X11-unix`.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,10 +35,15 @@ X_SOCKET_DIR = Path("/tmp/.X11-unix")
 
 def list_gpus(nvidia_smi: str = "nvidia-smi") -> List[Tuple[int, str]]:
     """(index, PCI bus id) of every NVIDIA GPU, as nvidia-smi reports them."""
-    out = subprocess.run([nvidia_smi, "--query-gpu=index,pci.bus_id", "--format=csv,noheader"],
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [nvidia_smi, "--query-gpu=index,pci.bus_id", "--format=csv,noheader"],
+        capture_output=True,
+        text=True,
+    )
     if out.returncode != 0:
-        raise SystemExit(f"startx: nvidia-smi failed ({out.returncode}): {out.stderr.strip() or out.stdout.strip()}")
+        raise SystemExit(
+            f"startx: nvidia-smi failed ({out.returncode}): {out.stderr.strip() or out.stdout.strip()}"
+        )
     gpus = []
     for line in out.stdout.splitlines():
         if line.strip():
@@ -53,7 +59,9 @@ def xorg_bus_id(pci_bus_id: str) -> str:
         device, function = devfn.split(".")
         d, b, dev, fn = (int(x, 16) for x in (domain, bus, device, function))
     except ValueError:
-        raise ValueError(f"not a PCI bus id: {pci_bus_id!r} (expected e.g. 00000000:3B:00.0)") from None
+        raise ValueError(
+            f"not a PCI bus id: {pci_bus_id!r} (expected e.g. 00000000:3B:00.0)"
+        ) from None
     return f"PCI:{b}@{d}:{dev}:{fn}" if d else f"PCI:{b}:{dev}:{fn}"
 
 
@@ -95,12 +103,29 @@ EndSection
 
 
 def xorg_command(conf: Path, display: int) -> List[str]:
-    return ["Xorg", "-noreset", "+extension", "GLX", "+extension", "RANDR", "+extension", "RENDER",
-            "-config", str(conf), f":{display}"]
+    return [
+        "Xorg",
+        "-noreset",
+        "+extension",
+        "GLX",
+        "+extension",
+        "RANDR",
+        "+extension",
+        "RENDER",
+        "-config",
+        str(conf),
+        f":{display}",
+    ]
 
 
-def start(plan: Sequence[Tuple[int, int, str]], conf_dir: Path, width: int, height: int,
-          dry_run: bool, wait_s: float) -> int:
+def start(
+    plan: Sequence[Tuple[int, int, str]],
+    conf_dir: Path,
+    width: int,
+    height: int,
+    dry_run: bool,
+    wait_s: float,
+) -> int:
     """Write the configs and start the servers of `plan` = [(gpu, display, bus id), ...]."""
     conf_dir.mkdir(parents=True, exist_ok=True)
     procs = []
@@ -112,22 +137,35 @@ def start(plan: Sequence[Tuple[int, int, str]], conf_dir: Path, width: int, heig
             print(f"# GPU {gpu} ({bus}) -> display :{display}\n# {conf}\n{text}$ {' '.join(cmd)}\n")
             continue
         if (X_SOCKET_DIR / f"X{display}").exists():
-            raise SystemExit(f"startx: display :{display} is already taken ({X_SOCKET_DIR / f'X{display}'} exists)")
+            raise SystemExit(
+                f"startx: display :{display} is already taken ({X_SOCKET_DIR / f'X{display}'} exists)"
+            )
         conf.write_text(text)
         log = open(conf_dir / f"xorg-{display}.log", "w")
-        procs.append((gpu, display, subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
-                                                     start_new_session=True)))
+        procs.append(
+            (
+                gpu,
+                display,
+                subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True),
+            )
+        )
     if dry_run:
         return 0
     (conf_dir / "xorg.pids").write_text("".join(f"{p.pid}\n" for _, _, p in procs))
     deadline = time.time() + wait_s
     failed = []
     for gpu, display, p in procs:
-        while not (X_SOCKET_DIR / f"X{display}").exists() and p.poll() is None and time.time() < deadline:
+        while (
+            not (X_SOCKET_DIR / f"X{display}").exists()
+            and p.poll() is None
+            and time.time() < deadline
+        ):
             time.sleep(0.2)
         ok = (X_SOCKET_DIR / f"X{display}").exists() and p.poll() is None
-        print(f"display :{display} -> GPU {gpu}: {'running' if ok else 'FAILED'} (pid {p.pid}, "
-              f"log {conf_dir / f'xorg-{display}.log'})")
+        print(
+            f"display :{display} -> GPU {gpu}: {'running' if ok else 'FAILED'} (pid {p.pid}, "
+            f"log {conf_dir / f'xorg-{display}.log'})"
+        )
         if not ok:
             failed.append(display)
     return 1 if failed else 0
@@ -151,19 +189,29 @@ def stop(conf_dir: Path) -> int:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--gpus", default=None, help="comma-separated GPU indices (default: every GPU)")
-    ap.add_argument("--first-display", type=int, default=0, help="display number of the first GPU (default 0)")
+    ap.add_argument(
+        "--first-display", type=int, default=0, help="display number of the first GPU (default 0)"
+    )
     ap.add_argument("--width", type=int, default=1280)
     ap.add_argument("--height", type=int, default=1024)
     ap.add_argument("--conf-dir", type=Path, default=Path("/tmp/thor-xorg"))
-    ap.add_argument("--wait", type=float, default=20.0, help="seconds to wait for each server's socket")
-    ap.add_argument("--dry-run", action="store_true", help="print the configs and commands, start nothing")
-    ap.add_argument("--stop", action="store_true", help="stop the servers listed in <conf-dir>/xorg.pids")
+    ap.add_argument(
+        "--wait", type=float, default=20.0, help="seconds to wait for each server's socket"
+    )
+    ap.add_argument(
+        "--dry-run", action="store_true", help="print the configs and commands, start nothing"
+    )
+    ap.add_argument(
+        "--stop", action="store_true", help="stop the servers listed in <conf-dir>/xorg.pids"
+    )
     ap.add_argument("--nvidia-smi", default="nvidia-smi", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.stop:
         return stop(args.conf_dir)
     if not shutil.which(args.nvidia_smi):
-        raise SystemExit("startx: nvidia-smi not found: no NVIDIA driver here (use CloudRendering, or Xvfb)")
+        raise SystemExit(
+            "startx: nvidia-smi not found: no NVIDIA driver here (use CloudRendering, or Xvfb)"
+        )
     gpus = list_gpus(args.nvidia_smi)
     if args.gpus is not None:
         wanted = [int(g) for g in args.gpus.split(",") if g.strip()]

@@ -10,6 +10,7 @@
 Prints what it found (GPUs, X displays, Vulkan ICDs) and the pre-flight verdict of
 `backends.launch.check_thor` for each route; exits 0 when at least one route can start.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,9 +23,14 @@ from backends.launch import ThorUnavailableError, check_thor, open_x_displays, v
 def gpus() -> list:
     if not shutil.which("nvidia-smi"):
         return []
-    out = subprocess.run(["nvidia-smi", "--query-gpu=index,name,pci.bus_id", "--format=csv,noheader"],
-                         capture_output=True, text=True)
-    return [ln.strip() for ln in out.stdout.splitlines() if ln.strip()] if out.returncode == 0 else []
+    out = subprocess.run(
+        ["nvidia-smi", "--query-gpu=index,name,pci.bus_id", "--format=csv,noheader"],
+        capture_output=True,
+        text=True,
+    )
+    return (
+        [ln.strip() for ln in out.stdout.splitlines() if ln.strip()] if out.returncode == 0 else []
+    )
 
 
 def cloud_platform():
@@ -48,8 +54,14 @@ def verdict(name: str, kwargs: dict) -> bool:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--gpu-device", type=int, default=0, help="GPU index for CloudRendering (default 0)")
-    ap.add_argument("--x-display", default=None, help="X display for the Linux64 route (default: first open one)")
+    ap.add_argument(
+        "--gpu-device", type=int, default=0, help="GPU index for CloudRendering (default 0)"
+    )
+    ap.add_argument(
+        "--x-display",
+        default=None,
+        help="X display for the Linux64 route (default: first open one)",
+    )
     args = ap.parse_args(argv)
     print("GPUs (nvidia-smi):", gpus() or "none found")
     print("open X displays:", open_x_displays() or "none")
@@ -57,7 +69,9 @@ def main(argv=None) -> int:
     displays = open_x_displays()
     x_kwargs = {"x_display": args.x_display or (displays[0] if displays else None)}
     ok_x = verdict("X display route", x_kwargs)
-    ok_cloud = verdict("CloudRendering route", {"platform": cloud_platform(), "gpu_device": args.gpu_device})
+    ok_cloud = verdict(
+        "CloudRendering route", {"platform": cloud_platform(), "gpu_device": args.gpu_device}
+    )
     return 0 if ok_x or ok_cloud else 1
 
 

@@ -19,6 +19,7 @@ Writes benchmarks/results/rearrange_curriculum.{md,json,png} and TensorBoard log
 benchmarks/results/tb/rearrange_curriculum/. `--ship DIR` also saves the trained model as an
 AllenAct checkpoint (model_state_dict) with its config, command and numbers.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,40 +46,73 @@ RESULTS_DIR = REPO / "benchmarks" / "results"  # where the curriculum runs have 
 CONFIG = "baseline_configs/one_phase/one_phase_rgb_dagger.py"
 DEFAULT_SCENES = ("FloorPlan401", "FloorPlan402", "FloorPlan403", "FloorPlan404")
 MODEL_UUIDS = cur.MODEL_UUIDS
-TRAINED = {"simpleconv": "SimpleConv DAgger (argmax)", "resnet18": "ResNet-18 (random init, frozen) DAgger (argmax)"}
+TRAINED = {
+    "simpleconv": "SimpleConv DAgger (argmax)",
+    "resnet18": "ResNet-18 (random init, frozen) DAgger (argmax)",
+}
 SHIPPED_NAME = "thor_lite_one_object_slice.pt"  # scripts/main_job.py evaluates this file
 
 
 def parse(argv=None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--scenes", nargs="+", default=list(DEFAULT_SCENES))
     ap.add_argument("--train-per-scene", type=int, default=40)
     ap.add_argument("--held-out-per-scene", type=int, default=20)
     ap.add_argument("--kinds", nargs="+", default=["move", "open"], choices=["move", "open"])
     ap.add_argument("--horizon", type=int, default=50)
-    ap.add_argument("--max-expert-steps", type=int, default=0,
-                    help="keep only episodes the expert solves in at most this many steps (0: all)")
+    ap.add_argument(
+        "--max-expert-steps",
+        type=int,
+        default=0,
+        help="keep only episodes the expert solves in at most this many steps (0: all)",
+    )
     ap.add_argument("--screen-size", type=int, default=64)
     ap.add_argument("--rounds", type=int, default=4, help="DAgger rounds (round 0 is pure expert)")
-    ap.add_argument("--epochs", type=int, default=5, help="passes over the aggregated data per round")
+    ap.add_argument(
+        "--epochs", type=int, default=5, help="passes over the aggregated data per round"
+    )
     ap.add_argument("--batch-episodes", type=int, default=8)
-    ap.add_argument("--collect-steps", type=int, default=25, help="cap on a DAgger rollout's length")
-    ap.add_argument("--dagger-episodes", type=int, default=80,
-                    help="training episodes (a seeded sample) the learner plays in each round after the first")
+    ap.add_argument(
+        "--collect-steps", type=int, default=25, help="cap on a DAgger rollout's length"
+    )
+    ap.add_argument(
+        "--dagger-episodes",
+        type=int,
+        default=80,
+        help="training episodes (a seeded sample) the learner plays in each round after the first",
+    )
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--encoder", choices=sorted(TRAINED), default="simpleconv",
-                    help="simpleconv: the config's SimpleConv GRU; resnet18: ResNetRearrangeActorCriticRNN on "
-                         "features of a seeded, randomly initialised, frozen torchvision ResNet-18")
-    ap.add_argument("--visual-layer-norm", action="store_true",
-                    help="simpleconv: the model's parameter-free LayerNorm on the SimpleCNN features, without which "
-                         "Adam at lr >= 1e-3 saturates the GRU (experiments/rearrange_fit_diagnosis)")
+    ap.add_argument(
+        "--encoder",
+        choices=sorted(TRAINED),
+        default="simpleconv",
+        help="simpleconv: the config's SimpleConv GRU; resnet18: ResNetRearrangeActorCriticRNN on "
+        "features of a seeded, randomly initialised, frozen torchvision ResNet-18",
+    )
+    ap.add_argument(
+        "--visual-layer-norm",
+        action="store_true",
+        help="simpleconv: the model's parameter-free LayerNorm on the SimpleCNN features, without which "
+        "Adam at lr >= 1e-3 saturates the GRU (experiments/rearrange_fit_diagnosis)",
+    )
     ap.add_argument("--no-baselines", action="store_true", help="evaluate only the trained agent")
     ap.add_argument("--data-dir", type=Path, default=REPO / "data" / "rearrange_curriculum")
     ap.add_argument("--out", type=Path, default=RESULTS_DIR / "rearrange_curriculum")
-    ap.add_argument("--ship", type=Path, default=None, help="save the trained agent here (checkpoint + README)")
+    ap.add_argument(
+        "--ship", type=Path, default=None, help="save the trained agent here (checkpoint + README)"
+    )
     args = ap.parse_args(argv)
-    for name in ("train_per_scene", "held_out_per_scene", "rounds", "epochs", "batch_episodes", "horizon"):
+    for name in (
+        "train_per_scene",
+        "held_out_per_scene",
+        "rounds",
+        "epochs",
+        "batch_episodes",
+        "horizon",
+    ):
         if getattr(args, name) < 1:
             ap.error(f"--{name.replace('_', '-')} must be at least 1, not {getattr(args, name)}")
     return args
@@ -95,8 +129,9 @@ def make_model(config, args):
     from rearrange.baseline_models import ResNetRearrangeActorCriticRNN
 
     preprocess, space = cur.resnet18_features(args.screen_size, args.seed)
-    model = ResNetRearrangeActorCriticRNN(action_space=gym.spaces.Discrete(len(config.actions())),
-                                          observation_space=space)
+    model = ResNetRearrangeActorCriticRNN(
+        action_space=gym.spaces.Discrete(len(config.actions())), observation_space=space
+    )
     return model, preprocess
 
 
@@ -110,18 +145,31 @@ def train_dagger(config, train_eps, args, writer) -> Dict[str, Any]:
     log = []
     t0 = time.perf_counter()
     for r in range(args.rounds):
-        beta = 1.0 if r == 0 else (0.0 if r == args.rounds - 1 else 0.5 ** r)
+        beta = 1.0 if r == 0 else (0.0 if r == args.rounds - 1 else 0.5**r)
         model.eval()
         eps = train_eps if r == 0 else _sample(train_eps, args.dagger_episodes, rng)
-        trajs = im.play_all(config, eps, runner, beta, rng, max_steps=args.collect_steps,
-                            progress=lambda it: tqdm(it, desc=f"round {r} rollouts (beta {beta:.2f})", unit="ep"))
+        trajs = im.play_all(
+            config,
+            eps,
+            runner,
+            beta,
+            rng,
+            max_steps=args.collect_steps,
+            progress=lambda it: tqdm(it, desc=f"round {r} rollouts (beta {beta:.2f})", unit="ep"),
+        )
         data += trajs
         model.train()
         loss = im.train_epochs(model, opt, data, args.epochs, args.batch_episodes, rng)
-        row = {"round": r, "beta": beta, "episodes": len(data), "steps": int(sum(len(t) for t in data)),
-               "train_ce": loss, "rollout_fixed_strict": _mean_metric(trajs),
-               "agreement": float(np.mean(np.concatenate([t.actions == t.expert for t in trajs]))),
-               "seconds": round(time.perf_counter() - t0, 1)}
+        row = {
+            "round": r,
+            "beta": beta,
+            "episodes": len(data),
+            "steps": int(sum(len(t) for t in data)),
+            "train_ce": loss,
+            "rollout_fixed_strict": _mean_metric(trajs),
+            "agreement": float(np.mean(np.concatenate([t.actions == t.expert for t in trajs]))),
+            "seconds": round(time.perf_counter() - t0, 1),
+        }
         log.append(row)
         for k in ("train_ce", "rollout_fixed_strict", "agreement", "steps"):
             writer.add_scalar(f"dagger/{k}", row[k], r)
@@ -134,8 +182,11 @@ def _sample(episodes, k: int, rng: random.Random):
     """`k` episodes drawn without replacement, kept grouped by scene in the original order."""
     flat = [(s, i) for s, eps in episodes.items() for i in range(len(eps))]
     keep = set(rng.sample(flat, min(k, len(flat))))
-    return type(episodes)((s, [e for i, e in enumerate(eps) if (s, i) in keep]) for s, eps in episodes.items()
-                          if any((s, i) in keep for i in range(len(eps))))
+    return type(episodes)(
+        (s, [e for i, e in enumerate(eps) if (s, i) in keep])
+        for s, eps in episodes.items()
+        if any((s, i) in keep for i in range(len(eps)))
+    )
 
 
 def _mean_metric(trajs) -> float:
@@ -151,10 +202,23 @@ def plot(rows: Dict[str, Dict[str, Any]], path: Path) -> None:
 
     names = list(rows)
     pct = [rows[n]["all"]["fixed_strict"]["pct"] for n in names]
-    err = np.array([[p - rows[n]["all"]["fixed_strict"]["ci"][0], rows[n]["all"]["fixed_strict"]["ci"][1] - p]
-                    for n, p in zip(names, pct)]).T
+    err = np.array(
+        [
+            [
+                p - rows[n]["all"]["fixed_strict"]["ci"][0],
+                rows[n]["all"]["fixed_strict"]["ci"][1] - p,
+            ]
+            for n, p in zip(names, pct)
+        ]
+    ).T
     fig, ax = plt.subplots(figsize=(7, 3.5))
-    ax.bar(range(len(names)), pct, yerr=err, capsize=6, color=["tab:blue", "tab:gray", "tab:orange", "tab:green"][:len(names)])
+    ax.bar(
+        range(len(names)),
+        pct,
+        yerr=err,
+        capsize=6,
+        color=["tab:blue", "tab:gray", "tab:orange", "tab:green"][: len(names)],
+    )
     ax.set_xticks(range(len(names)), names, fontsize=8)
     ax.set_ylabel("% Fixed Strict (held-out, 95% CI)")
     ax.set_title("1-phase DAgger on the one-object slice")
@@ -175,11 +239,29 @@ def ship(model, args, spec: cur.SliceSpec, rows, config_kwargs, command: str, he
     args.ship.mkdir(parents=True, exist_ok=True)
     ckpt = args.ship / SHIPPED_NAME
     with atomic_open(ckpt, "wb") as f:
-        torch.save({"model_state_dict": model.state_dict(), "config": CONFIG, "config_kwargs": config_kwargs,
-                    "slice": dict(spec.__dict__), "trained_by": command}, f)
-    write_text_atomic(args.ship / "results.json", json.dumps({
-        "command": command, "config": CONFIG, "config_kwargs": config_kwargs, "slice": spec.describe(),
-        "held_out": rows}, indent=2))
+        torch.save(
+            {
+                "model_state_dict": model.state_dict(),
+                "config": CONFIG,
+                "config_kwargs": config_kwargs,
+                "slice": dict(spec.__dict__),
+                "trained_by": command,
+            },
+            f,
+        )
+    write_text_atomic(
+        args.ship / "results.json",
+        json.dumps(
+            {
+                "command": command,
+                "config": CONFIG,
+                "config_kwargs": config_kwargs,
+                "slice": spec.describe(),
+                "held_out": rows,
+            },
+            indent=2,
+        ),
+    )
     save_dataset(held, args.ship / "held_out.pkl.gz")
     print(f"shipped {ckpt} ({ckpt.stat().st_size / 1e6:.1f} MB)")
 
@@ -196,15 +278,22 @@ def combined_report(out: Path, spec: cur.SliceSpec) -> str:
         if res["slice"] != spec.describe():
             continue
         rows.update(res["rows"])
-        notes.append(f"- {enc}, {res['screen_size']}x{res['screen_size']} frames: `{res['command']}` "
-                     f"({res['dagger_log'][-1]['steps']} labelled steps, "
-                     f"training {res['train_seconds']:.0f} s)")
+        notes.append(
+            f"- {enc}, {res['screen_size']}x{res['screen_size']} frames: `{res['command']}` "
+            f"({res['dagger_log'][-1]['steps']} labelled steps, "
+            f"training {res['train_seconds']:.0f} s)"
+        )
     rows = {k: rows[k] for k in sorted(rows, key=lambda k: ("DAgger" not in k, k))}
-    lines = [f"# 1-phase DAgger on an easier slice (held-out episodes)\n\nSlice: {spec.describe()}.\n",
-             cur.ci_table(rows), ""]
+    lines = [
+        f"# 1-phase DAgger on an easier slice (held-out episodes)\n\nSlice: {spec.describe()}.\n",
+        cur.ci_table(rows),
+        "",
+    ]
     if "random" in rows:
         for name in (k for k in rows if "DAgger" in k):
-            verdict = "beats" if cur.beats(rows[name]["all"], rows["random"]["all"]) else "does NOT beat"
+            verdict = (
+                "beats" if cur.beats(rows[name]["all"], rows["random"]["all"]) else "does NOT beat"
+            )
             lines.append(f"{name} {verdict} random beyond the 95 % CIs (% Fixed Strict).")
     text = "\n".join(lines + ["", "Commands:", *notes]) + "\n"
     write_text_atomic(out.with_suffix(".md"), text)
@@ -214,42 +303,80 @@ def combined_report(out: Path, spec: cur.SliceSpec) -> str:
 
 def main(argv=None) -> int:
     args = parse(argv)
-    spec = cur.SliceSpec(tuple(args.scenes), args.train_per_scene, args.held_out_per_scene, tuple(args.kinds),
-                         args.horizon, args.max_expert_steps)
+    spec = cur.SliceSpec(
+        tuple(args.scenes),
+        args.train_per_scene,
+        args.held_out_per_scene,
+        tuple(args.kinds),
+        args.horizon,
+        args.max_expert_steps,
+    )
     print("slice:", spec.describe(), flush=True)
     torch.set_num_threads(1)
     try:
         train_eps, held = cur.make_slice(spec, args.data_dir)
     except cur.SliceDataError as e:
         raise SystemExit(f"rearrange_curriculum: {e}")
-    config_kwargs = {"screen_size": args.screen_size, "train_split": "train_subset", "num_train_processes": 1}
+    config_kwargs = {
+        "screen_size": args.screen_size,
+        "train_split": "train_subset",
+        "num_train_processes": 1,
+    }
     if args.visual_layer_norm:
         config_kwargs["visual_layer_norm"] = True
     config = load_config(str(REPO / CONFIG), config_kwargs)
     if spec.max_expert_steps:
         train_eps = cur.keep_short(config, train_eps, spec.max_expert_steps)
         held = cur.keep_short(config, held, spec.max_expert_steps)
-        print(f"kept {sum(map(len, train_eps.values()))} training / {sum(map(len, held.values()))} held-out "
-              f"episodes the expert solves in <= {spec.max_expert_steps} steps", flush=True)
+        print(
+            f"kept {sum(map(len, train_eps.values()))} training / {sum(map(len, held.values()))} held-out "
+            f"episodes the expert solves in <= {spec.max_expert_steps} steps",
+            flush=True,
+        )
     from torch.utils.tensorboard import SummaryWriter
 
     writer = SummaryWriter(str(RESULTS_DIR / "tb" / f"{args.out.name}_{args.encoder}"))
     t0 = time.perf_counter()
     trained = train_dagger(config, train_eps, args, writer)
     train_s = time.perf_counter() - t0
-    rows = cur.evaluate_agents(config, trained["model"], held, args.horizon, args.seed, TRAINED[args.encoder],
-                               trained["preprocess"], baselines=not args.no_baselines)
+    rows = cur.evaluate_agents(
+        config,
+        trained["model"],
+        held,
+        args.horizon,
+        args.seed,
+        TRAINED[args.encoder],
+        trained["preprocess"],
+        baselines=not args.no_baselines,
+    )
     for name, r in rows.items():
-        writer.add_scalar(f"held_out_fixed_strict/{name}", r["all"]["fixed_strict"]["pct"], args.rounds)
+        writer.add_scalar(
+            f"held_out_fixed_strict/{name}", r["all"]["fixed_strict"]["pct"], args.rounds
+        )
     writer.close()
-    command = "python scripts/train_rearrange_curriculum.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
-    write_text_atomic(args.out.with_name(f"{args.out.name}_{args.encoder}.json"), json.dumps({
-        "slice": spec.describe(), "command": command, "rows": rows, "dagger_log": trained["log"],
-        "train_seconds": train_s, "screen_size": args.screen_size}, indent=2))
+    command = "python scripts/train_rearrange_curriculum.py " + " ".join(
+        shlex.quote(a) for a in (argv or sys.argv[1:])
+    )
+    write_text_atomic(
+        args.out.with_name(f"{args.out.name}_{args.encoder}.json"),
+        json.dumps(
+            {
+                "slice": spec.describe(),
+                "command": command,
+                "rows": rows,
+                "dagger_log": trained["log"],
+                "train_seconds": train_s,
+                "screen_size": args.screen_size,
+            },
+            indent=2,
+        ),
+    )
     print(combined_report(args.out, spec))
     if args.ship:
         if args.encoder != "simpleconv":
-            raise SystemExit("--ship saves the config's SimpleConv model only (--encoder simpleconv)")
+            raise SystemExit(
+                "--ship saves the config's SimpleConv model only (--encoder simpleconv)"
+            )
         ship(trained["model"], args, spec, rows, config_kwargs, command, held)
     return 0
 

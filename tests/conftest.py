@@ -1,4 +1,5 @@
 """Shared fixtures: one small FloorPlan1 controller per test module, and a fresh-scene view of it."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -13,11 +14,13 @@ from thor_lite import Controller
 
 def controller_fixture(scene: str, width: int = 96, height: int = 96):
     """A module-scoped fixture yielding a thor_lite Controller on `scene`, stopped afterwards."""
+
     @pytest.fixture(scope="module")
     def _controller():
         ctrl = Controller(scene=scene, width=width, height=height)
         yield ctrl
         ctrl.stop()
+
     return _controller
 
 
@@ -39,8 +42,10 @@ def load_script(path: Path, name: str = "") -> ModuleType:
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "slow: starts real multiprocess runs (tens of seconds each); "
-                                       "deselect with -m 'not slow'")
+    config.addinivalue_line(
+        "markers",
+        "slow: starts real multiprocess runs (tens of seconds each); deselect with -m 'not slow'",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +61,14 @@ def one_torch_thread():
 
 
 # The real ALFRED train sample in ../shared (tests that need it skip when it is absent).
-ALFRED_SAMPLE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "alfred_train_sample" / "json_2.1.0" / "train"
+ALFRED_SAMPLE = (
+    Path(__file__).resolve().parents[1].parent
+    / "shared"
+    / "data"
+    / "alfred_train_sample"
+    / "json_2.1.0"
+    / "train"
+)
 
 
 def alfred_sample_traj(task_dir: str) -> dict:

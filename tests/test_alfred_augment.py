@@ -1,5 +1,6 @@
 """Subgoal augmentation (alfred_task.gen.augment): one start state, several targets, the language and the
 pickup mask tell them apart; the source dataset stays untouched and the trainers read the result."""
+
 from __future__ import annotations
 
 import json
@@ -15,7 +16,9 @@ def source(tmp_path_factory):
     from alfred_task.gen.generate import generate
 
     out = tmp_path_factory.mktemp("src")
-    summary = generate(out, 1, seed=3, workers=1, features="random_resnet18", planner="template", split="train")
+    summary = generate(
+        out, 1, seed=3, workers=1, features="random_resnet18", planner="template", split="train"
+    )
     assert summary["splits"]["train"] == 3
     return out
 
@@ -35,7 +38,9 @@ def test_variants_share_the_start_state_and_differ_in_target_language_and_mask(s
     assert summary["augmented_trials"] == 2 and summary["splits"]["train"] == 3 * 3
     (src_file,) = list((source / "train").glob("*/*/traj_data.json"))
     src = json.loads(src_file.read_text())
-    recs = [json.loads(p.read_text()) for p in sorted((out / ".progress" / "augment").glob("*.json"))]
+    recs = [
+        json.loads(p.read_text()) for p in sorted((out / ".progress" / "augment").glob("*.json"))
+    ]
     trajs = [json.loads((out / "train" / r["task"] / "traj_data.json").read_text()) for r in recs]
     targets = [t["pddl_params"]["object_target"] for t in trajs]
     assert len(set(targets)) == 2 and src["pddl_params"]["object_target"] not in targets
@@ -43,14 +48,18 @@ def test_variants_share_the_start_state_and_differ_in_target_language_and_mask(s
     for t, target in zip(trajs, targets):
         assert t["scene"] == src["scene"]  # same objects and agent start pose
         high = [h["discrete_action"]["action"] for h in t["plan"]["high_pddl"]]
-        assert high[-2:] == ["PickupObject", "NoOp"] and t["plan"]["high_pddl"][-2]["discrete_action"]["args"] == [target.lower()]
+        assert high[-2:] == ["PickupObject", "NoOp"] and t["plan"]["high_pddl"][-2][
+            "discrete_action"
+        ]["args"] == [target.lower()]
         last = t["plan"]["low_actions"][-1]["discrete_action"]
         assert last["action"] == "PickupObject"
         masks.append(decompress_mask(last["args"]["mask"]))
         for ann in t["turk_annotations"]["anns"]:
             assert len(ann["high_descs"]) == len(high) - 1
             word = target.lower()
-            assert word in ann["task_desc"].lower().replace(" ", "") and word in ann["high_descs"][-1].lower().replace(" ", "")
+            assert word in ann["task_desc"].lower().replace(" ", "") and word in ann["high_descs"][
+                -1
+            ].lower().replace(" ", "")
     assert not np.array_equal(masks[0], masks[1])
     ds = AlfredILDataset(out, out / "splits.json", "train")
     assert len(ds) == 9
@@ -71,7 +80,9 @@ def test_bad_arguments_fail_in_one_line(source, tmp_path, capsys):
     assert main(["--source", str(tmp_path / "missing"), "--out", str(tmp_path / "o")]) == 2
     assert main(["--source", str(source), "--out", str(tmp_path / "o2"), "--no-features"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 3 and all(line.startswith("python -m alfred_task.gen.augment: error:") for line in err)
+    assert len(err) == 3 and all(
+        line.startswith("python -m alfred_task.gen.augment: error:") for line in err
+    )
     assert "must differ" in err[0] and "splits.json" in err[1] and "features" in err[2]
     assert not (tmp_path / "o").exists() and not (tmp_path / "o2").exists()
 

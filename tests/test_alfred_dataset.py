@@ -1,4 +1,5 @@
 """The shipped generated ALFRED dataset (data/alfred_lite): format, replay, expert and language."""
+
 from __future__ import annotations
 
 import json
@@ -46,7 +47,10 @@ def test_every_split_is_present_and_points_at_real_files():
 def test_unseen_splits_use_alfreds_unseen_floor_plans():
     from alfred_task.gen.generate import TESTS_UNSEEN_SCENES, VALID_UNSEEN_SCENES
 
-    for split, scenes in (("valid_unseen", VALID_UNSEEN_SCENES), ("tests_unseen", TESTS_UNSEEN_SCENES)):
+    for split, scenes in (
+        ("valid_unseen", VALID_UNSEEN_SCENES),
+        ("tests_unseen", TESTS_UNSEEN_SCENES),
+    ):
         assert {t["scene"]["scene_num"] for _, _, t in _trajs(split)} <= set(scenes)
     seen = {t["scene"]["scene_num"] for _, _, t in _trajs("train", "valid_seen", "tests_seen")}
     assert not seen & (set(VALID_UNSEEN_SCENES) | set(TESTS_UNSEEN_SCENES))
@@ -61,7 +65,10 @@ def test_train_and_valid_files_validate_and_preprocess():
             low = [a for seg in pp["num"]["action_low"] for a in seg]
             assert len(low) == len(raw["plan"]["low_actions"]) + 1  # + <<stop>>
             assert low[-1]["action"] == C.ACTION_LOW_VOCAB.index(C.STOP)
-            assert len(pp["num"]["lang_instr"]) == len(raw["turk_annotations"]["anns"][r]["high_descs"]) + 1
+            assert (
+                len(pp["num"]["lang_instr"])
+                == len(raw["turk_annotations"]["anns"][r]["high_descs"]) + 1
+            )
 
 
 def test_test_splits_hide_the_plan():
@@ -86,7 +93,9 @@ def test_every_shipped_demonstration_replays_to_success(env, split):
         s0, total = spec.goal_conditions_met(env)
         assert total == spec.num_goal_conditions and not spec.goal_satisfied(env)
         ok, steps = replay(env, traj)
-        assert ok, f"{split}/{task}: replay stopped after {steps} of {len(traj['plan']['low_actions'])} steps"
+        assert ok, (
+            f"{split}/{task}: replay stopped after {steps} of {len(traj['plan']['low_actions'])} steps"
+        )
         assert spec.goal_satisfied(env)
 
 
@@ -126,4 +135,6 @@ def test_regenerating_a_shipped_demonstration_is_identical(env, tmp_path):
     assert (split, rel_task_path(split, traj)) == ("valid_seen", marker["task"])
     path = write_demo(tmp_path, split, traj, None)
     shipped = ROOT / split / marker["task"] / "traj_data.json"
-    _same_up_to_float_ulps(json.loads((path / "traj_data.json").read_text()), json.loads(shipped.read_text()))
+    _same_up_to_float_ulps(
+        json.loads((path / "traj_data.json").read_text()), json.loads(shipped.read_text())
+    )

@@ -1,6 +1,7 @@
 """Visual encoder trained on thor_lite frames (alfred_task.training.encoder_pretrain): labels come from the
 instance masks cell by cell, the trained file is a resnet18 state_dict the feature extractor
 accepts, and training is deterministic for a seed."""
+
 from __future__ import annotations
 
 import json
@@ -68,27 +69,43 @@ def test_trained_encoder_is_a_resnet18_file_the_feature_extractor_loads(tmp_path
     from alfred_task.data.features import ResnetFeatures, dequantize_state
 
     frames, labels, owner = _tiny_set()
-    net, record = train_encoder(frames, labels, owner, num_types=3, epochs=1, batch=4, progress=False,
-                                log_dir=tmp_path / "tb")
+    net, record = train_encoder(
+        frames,
+        labels,
+        owner,
+        num_types=3,
+        epochs=1,
+        batch=4,
+        progress=False,
+        log_dir=tmp_path / "tb",
+    )
     first = {k: v.clone() for k, v in net.resnet.state_dict().items()}
-    assert record["train_frames"] == 6 and record["held_out_frames"] == 2  # one trajectory of four held out
+    assert (
+        record["train_frames"] == 6 and record["held_out_frames"] == 2
+    )  # one trajectory of four held out
     assert "held_out" in record["history"][-1]
     meta = save_encoder(net, tmp_path / "enc.pt", {**record, "types": ["A", "B", "C"]})
     assert json.loads(meta.read_text())["types"] == ["A", "B", "C"]
     assert not (tmp_path / "enc.pt.tmp").exists()
-    assert (tmp_path / "enc.pt").stat().st_size < 0.3 * 4 * sum(p.numel() for p in net.resnet.parameters())
+    assert (tmp_path / "enc.pt").stat().st_size < 0.3 * 4 * sum(
+        p.numel() for p in net.resnet.parameters()
+    )
     feats = ResnetFeatures(str(tmp_path / "enc.pt"))
     assert feats.encoder["weights"] == "file"
     x = torch.from_numpy(frames[:2])
     with torch.no_grad():
         trained = net.body(((x.permute(0, 3, 1, 2).float() / 255) - feats.mean) / feats.std)
         # the file holds int8 weights: its features are the dequantized network's, close to the float one's
-        net.resnet.load_state_dict(dequantize_state(torch.load(tmp_path / "enc.pt", weights_only=True)), strict=False)
+        net.resnet.load_state_dict(
+            dequantize_state(torch.load(tmp_path / "enc.pt", weights_only=True)), strict=False
+        )
         ours = net.body(((x.permute(0, 3, 1, 2).float() / 255) - feats.mean) / feats.std)
     assert torch.allclose(feats(list(frames[:2])), ours, atol=1e-5)
     assert float((ours - trained).norm() / trained.norm()) < 0.05
     random = ResnetFeatures("random_resnet18")
-    assert not torch.allclose(random(list(frames[:2])), ours, atol=1e-3)  # training changed the weights
+    assert not torch.allclose(
+        random(list(frames[:2])), ours, atol=1e-3
+    )  # training changed the weights
 
     again, _ = train_encoder(frames, labels, owner, num_types=3, epochs=1, batch=4, progress=False)
     b = again.resnet.state_dict()
@@ -108,18 +125,27 @@ def test_compact_state_is_int8_per_channel_and_dequantizes_within_half_a_step():
     from alfred_task.data.features import COMPACT_FORMAT, dequantize_state, quantize_state
 
     g = torch.Generator().manual_seed(0)
-    state = {"conv.weight": torch.randn(4, 3, 3, 3, generator=g) * torch.tensor([1.0, 0.01, 5.0, 0.0]).view(4, 1, 1, 1),
-             "bn.running_mean": torch.randn(4, generator=g), "bn.num_batches_tracked": torch.tensor(7)}
+    state = {
+        "conv.weight": torch.randn(4, 3, 3, 3, generator=g)
+        * torch.tensor([1.0, 0.01, 5.0, 0.0]).view(4, 1, 1, 1),
+        "bn.running_mean": torch.randn(4, generator=g),
+        "bn.num_batches_tracked": torch.tensor(7),
+    }
     q = quantize_state(state)
     assert q["__format__"] == COMPACT_FORMAT and q["conv.weight"]["q"].dtype == torch.int8
     back = dequantize_state(q)
     assert set(back) == set(state)
     step = q["conv.weight"]["scale"].view(4, 1, 1, 1)
     assert bool(((back["conv.weight"] - state["conv.weight"]).abs() <= step / 2 + 1e-7).all())
-    assert torch.equal(back["bn.running_mean"], state["bn.running_mean"]) and int(back["bn.num_batches_tracked"]) == 7
+    assert (
+        torch.equal(back["bn.running_mean"], state["bn.running_mean"])
+        and int(back["bn.num_batches_tracked"]) == 7
+    )
     assert not back["conv.weight"][3].any()  # an all-zero channel stays zero (no division by zero)
     again = dequantize_state(quantize_state(back))
-    assert all(torch.allclose(again[k].float(), back[k].float(), rtol=1e-6, atol=0) for k in back)  # stable
+    assert all(
+        torch.allclose(again[k].float(), back[k].float(), rtol=1e-6, atol=0) for k in back
+    )  # stable
 
 
 def test_a_damaged_compact_file_is_one_clear_error(tmp_path):

@@ -1,4 +1,5 @@
 """ALFRED environment on thor_lite: 15° looks, mask → object resolution, state sets, replay."""
+
 from __future__ import annotations
 
 import json
@@ -32,12 +33,18 @@ def test_mask_of_a_visible_object_selects_it_and_pickup_works(env):
     env.reset("FloorPlan1")
     c = env.controller
     apple = next(o for o in c.last_event.metadata["objects"] if o["objectType"] == "Apple")
-    pose = c.step("GetInteractablePoses", objectId=apple["objectId"], horizons=[30.0, 60.0]).metadata["actionReturn"][0]
+    pose = c.step(
+        "GetInteractablePoses", objectId=apple["objectId"], horizons=[30.0, 60.0]
+    ).metadata["actionReturn"][0]
     c.step("TeleportFull", **pose)
     mask = c.last_event.instance_masks[apple["objectId"]]
     assert env.mask_to_object(mask) == apple["objectId"]
     ok, ev, target, err, api = env.va_interact("PickupObject", mask)
-    assert ok and target == apple["objectId"] and api == {"action": "PickupObject", "objectId": apple["objectId"]}
+    assert (
+        ok
+        and target == apple["objectId"]
+        and api == {"action": "PickupObject", "objectId": apple["objectId"]}
+    )
     ok, _, _, err, _ = env.va_interact("PickupObject", np.zeros((300, 300), bool))
     assert not ok and err.startswith("Bad interact mask")
     ok, _, _, err, _ = env.va_interact("SliceObject", mask)
@@ -68,7 +75,9 @@ def test_real_trajectories_restore_and_mostly_replay(env, monkeypatch):
     spec = importlib.util.spec_from_file_location("alfred_replay", bench / "alfred_replay.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    files = sorted(p for p in FIXTURES.rglob("traj_data.json") if "plan" in json.loads(p.read_text()))
+    files = sorted(
+        p for p in FIXTURES.rglob("traj_data.json") if "plan" in json.loads(p.read_text())
+    )
     rows = [mod.replay(p, env) for p in files]
     assert len(rows) == 10
     ok = sum(r["ok_steps"] for r in rows)
@@ -77,19 +86,28 @@ def test_real_trajectories_restore_and_mostly_replay(env, monkeypatch):
 
 
 # --- real ALFRED trajectories restored from object_poses (skip without ../shared) -----------
-_TRAIN_SAMPLE = (Path(__file__).resolve().parents[2]
-                 / "shared" / "data" / "alfred_train_sample" / "json_2.1.0" / "train")
+_TRAIN_SAMPLE = (
+    Path(__file__).resolve().parents[2]
+    / "shared"
+    / "data"
+    / "alfred_train_sample"
+    / "json_2.1.0"
+    / "train"
+)
 # duplicated objects (a name listed twice) that used to inherit the original's parents, and a
 # copy resting on a counter above a drawer: none of these goals may hold at t = 0
-_DUPLICATE_CASES = ["pick_and_place_simple-SoapBottle-None-Drawer-423",
-                    "pick_two_obj_and_place-CellPhone-None-Desk-312",
-                    "pick_two_obj_and_place-SoapBottle-None-CounterTop-407",
-                    "pick_and_place_with_movable_recep-Statue-Box-CoffeeTable-204"]
+_DUPLICATE_CASES = [
+    "pick_and_place_simple-SoapBottle-None-Drawer-423",
+    "pick_two_obj_and_place-CellPhone-None-Desk-312",
+    "pick_two_obj_and_place-SoapBottle-None-CounterTop-407",
+    "pick_and_place_with_movable_recep-Statue-Box-CoffeeTable-204",
+]
 
 
 @pytest.mark.parametrize("name", _DUPLICATE_CASES)
 def test_real_restored_scene_does_not_start_solved(name):
     from alfred_task.env.goal_conditions import goal_satisfied
+
     files = sorted((_TRAIN_SAMPLE / name).glob("*/traj_data.json"))
     if not files:
         pytest.skip("ALFRED train sample not available (../shared)")
@@ -97,7 +115,11 @@ def test_real_restored_scene_does_not_start_solved(name):
     env = AlfredEnv(width=64, height=64)
     try:
         ev = env.init_episode(traj)
-        assert not goal_satisfied(traj["task_type"], traj["pddl_params"], ev.metadata["objects"],
-                                  inventory_objects=ev.metadata["inventoryObjects"])
+        assert not goal_satisfied(
+            traj["task_type"],
+            traj["pddl_params"],
+            ev.metadata["objects"],
+            inventory_objects=ev.metadata["inventoryObjects"],
+        )
     finally:
         env.stop()

@@ -1,4 +1,5 @@
 """ALFRED expert: grid navigation, low-level expansion, online replanning, generation."""
+
 from __future__ import annotations
 
 import json
@@ -14,8 +15,13 @@ from alfred_task.env.navigation import GridNavigator, look_actions, parse_locati
 
 
 def params(obj, parent="", sliced=False, toggle="", mrecep=""):
-    return {"object_target": obj, "object_sliced": sliced, "parent_target": parent,
-            "toggle_target": toggle, "mrecep_target": mrecep}
+    return {
+        "object_target": obj,
+        "object_sliced": sliced,
+        "parent_target": parent,
+        "toggle_target": toggle,
+        "mrecep_target": mrecep,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -37,8 +43,13 @@ def test_grid_paths_are_shortest_and_avoid_blocked_cells():
     assert nav.distance((0, 0, 1), (3, 0, 1)) == 3
     nav.block_cell(1, 0)
     assert nav.distance((0, 0, 1), (3, 0, 1)) > 3
-    entering = [(q, n) for n in nav.graph.nodes if n[:2] == (1, 0) for q in nav.graph.predecessors(n)
-                if q[:2] != (1, 0)]
+    entering = [
+        (q, n)
+        for n in nav.graph.nodes
+        if n[:2] == (1, 0)
+        for q in nav.graph.predecessors(n)
+        if q[:2] != (1, 0)
+    ]
     assert entering == []
 
 
@@ -72,10 +83,17 @@ def _openable_in_view(env, exclude=("Microwave",)):
     ev = env.last_event
     masks = ev.instance_masks
     for o in ev.metadata["objects"]:
-        if (o["openable"] and o["receptacle"] and not o["pickupable"] and not o["isOpen"] and o["visible"]
-                and o["objectType"] not in exclude
-                and o["objectId"] in masks and masks[o["objectId"]].sum() > 50
-                and env.mask_to_object(masks[o["objectId"]]) == o["objectId"]):
+        if (
+            o["openable"]
+            and o["receptacle"]
+            and not o["pickupable"]
+            and not o["isOpen"]
+            and o["visible"]
+            and o["objectType"] not in exclude
+            and o["objectId"] in masks
+            and masks[o["objectId"]].sum() > 50
+            and env.mask_to_object(masks[o["objectId"]]) == o["objectId"]
+        ):
             return masks[o["objectId"]]
     return None
 
@@ -83,26 +101,53 @@ def _openable_in_view(env, exclude=("Microwave",)):
 def _restored_floorplan1(env):
     """FloorPlan1 restored from its own poses (as an episode would be), agent facing north."""
     env.reset("FloorPlan1")
-    poses = [{"objectName": o["name"], "position": o["position"], "rotation": o["rotation"]}
-             for o in env.last_event.metadata["objects"] if o["pickupable"]]
+    poses = [
+        {"objectName": o["name"], "position": o["position"], "rotation": o["rotation"]}
+        for o in env.last_event.metadata["objects"]
+        if o["pickupable"]
+    ]
     ag = env.last_event.metadata["agent"]["position"]
-    env.init_episode({"scene": {"floor_plan": "FloorPlan1", "object_poses": poses, "object_toggles": [],
-                                "dirty_and_empty": False,
-                                "init_action": {"action": "TeleportFull", "x": ag["x"], "y": ag["y"], "z": ag["z"],
-                                                "rotation": 0, "horizon": 30}}})
+    env.init_episode(
+        {
+            "scene": {
+                "floor_plan": "FloorPlan1",
+                "object_poses": poses,
+                "object_toggles": [],
+                "dirty_and_empty": False,
+                "init_action": {
+                    "action": "TeleportFull",
+                    "x": ag["x"],
+                    "y": ag["y"],
+                    "z": ag["z"],
+                    "rotation": 0,
+                    "horizon": 30,
+                },
+            }
+        }
+    )
 
 
 def _gc(env, task_type, p):
     md = env.last_event.metadata
-    return goal_conditions_met(task_type, p, md["objects"], env.cleaned_objects, env.heated_objects,
-                               env.cooled_objects, md["inventoryObjects"])
+    return goal_conditions_met(
+        task_type,
+        p,
+        md["objects"],
+        env.cleaned_objects,
+        env.heated_objects,
+        env.cooled_objects,
+        md["inventoryObjects"],
+    )
 
 
-@pytest.mark.parametrize("task_type,p", [
-    ("pick_heat_then_place_in_recep", params("Apple", "CounterTop")),
-    ("pick_cool_then_place_in_recep", params("Apple", "CounterTop")),
-    ("pick_two_obj_and_place", params("Apple", "CounterTop", sliced=True)),
-])
+@pytest.mark.parametrize(
+    "task_type,p",
+    [
+        ("pick_heat_then_place_in_recep", params("Apple", "CounterTop")),
+        ("pick_cool_then_place_in_recep", params("Apple", "CounterTop")),
+        ("pick_two_obj_and_place", params("Apple", "CounterTop", sliced=True)),
+    ],
+)
 def test_expert_reaches_every_goal_condition_without_failures(env, task_type, p):
     _restored_floorplan1(env)
     expert = AlfredExpert(env, task_type, p)
@@ -119,7 +164,11 @@ def test_online_expert_reroutes_after_navigation_deviations_without_replanning(e
     _restored_floorplan1(env)
     expert = AlfredExpert(env, "pick_heat_then_place_in_recep", p)
     # single wrong moves while walking and while at the microwave: only the pose changed
-    _run(env, expert, perturb={2: "RotateLeft_90", 5: "MoveAhead_25", 30: "LookUp_15", 40: "RotateRight_90"})
+    _run(
+        env,
+        expert,
+        perturb={2: "RotateLeft_90", 5: "MoveAhead_25", 30: "LookUp_15", 40: "RotateRight_90"},
+    )
     assert _gc(env, "pick_heat_then_place_in_recep", p) == (3, 3)
     assert expert.replans == 1
 
@@ -141,8 +190,9 @@ def test_online_expert_replans_when_the_learner_changes_objects(env):
     assert opened and a.is_stop
     assert _gc(env, "pick_heat_then_place_in_recep", p) == (3, 3)
     assert expert.replans == 2  # once at the start, once after the learner's change
-    assert not any(o["isOpen"] for o in env.last_event.metadata["objects"]
-                   if o["openable"] and o["receptacle"])  # the expert closed it again
+    assert not any(
+        o["isOpen"] for o in env.last_event.metadata["objects"] if o["openable"] and o["receptacle"]
+    )  # the expert closed it again
 
 
 def test_generation_is_deterministic_and_replays(env, tmp_path):
@@ -156,7 +206,9 @@ def test_generation_is_deterministic_and_replays(env, tmp_path):
     inter = [la for la in low if la["discrete_action"]["action"] in C.INTERACT_ACTIONS]
     assert inter and all(la["discrete_action"]["args"]["mask"] for la in inter)
     anns = traj["turk_annotations"]["anns"]
-    assert len(anns) == 3 and all(len(a["high_descs"]) == len(traj["plan"]["high_pddl"]) - 1 for a in anns)
+    assert len(anns) == 3 and all(
+        len(a["high_descs"]) == len(traj["plan"]["high_pddl"]) - 1 for a in anns
+    )
     assert replay(env, traj)[0]
     # a broken mask makes the replay check fail
     bad = json.loads(json.dumps(traj))
@@ -170,22 +222,42 @@ def test_generation_is_deterministic_and_replays(env, tmp_path):
 
 
 def test_test_splits_release_only_task_scene_and_language():
-    traj = {"task_id": "trial_T1", "task_type": "x", "pddl_params": {}, "scene": {"a": 1}, "plan": {},
-            "images": [], "_task_dir": "d",
-            "turk_annotations": {"anns": [{"task_desc": "g", "high_descs": ["h"], "votes": [1], "assignment_id": "s"}]}}
+    traj = {
+        "task_id": "trial_T1",
+        "task_type": "x",
+        "pddl_params": {},
+        "scene": {"a": 1},
+        "plan": {},
+        "images": [],
+        "_task_dir": "d",
+        "turk_annotations": {
+            "anns": [{"task_desc": "g", "high_descs": ["h"], "votes": [1], "assignment_id": "s"}]
+        },
+    }
     pub = public_view("tests_seen", traj)
     assert set(pub) == {"task_id", "scene", "turk_annotations"}
     assert pub["turk_annotations"]["anns"] == [{"task_desc": "g", "high_descs": ["h"]}]
-    assert set(public_view("train", traj)) == {"task_id", "task_type", "pddl_params", "scene", "plan", "images",
-                                               "turk_annotations"}
+    assert set(public_view("train", traj)) == {
+        "task_id",
+        "task_type",
+        "pddl_params",
+        "scene",
+        "plan",
+        "images",
+        "turk_annotations",
+    }
 
 
 def test_split_file_lists_one_entry_per_annotation(tmp_path):
     prog = tmp_path / ".progress" / "any"
     prog.mkdir(parents=True)
-    (prog / "000000.json").write_text(json.dumps({"index": 0, "split": "train", "task": "t/trial_a", "n_anns": 3}))
+    (prog / "000000.json").write_text(
+        json.dumps({"index": 0, "split": "train", "task": "t/trial_a", "n_anns": 3})
+    )
     (prog / "000001.json").write_text(json.dumps({"index": 1, "error": "no task"}))
-    (prog / "000002.json").write_text(json.dumps({"index": 2, "split": "tests_seen", "task": "trial_b", "n_anns": 2}))
+    (prog / "000002.json").write_text(
+        json.dumps({"index": 2, "split": "tests_seen", "task": "trial_b", "n_anns": 2})
+    )
     summary = write_splits(tmp_path)
     splits = json.loads((tmp_path / "splits.json").read_text())
     assert list(splits) == list(C.SPLITS)
@@ -204,8 +276,16 @@ def test_generate_writes_frames_features_and_resumes(tmp_path):
     weights = tmp_path / "resnet18.pt"
     torch.save(torchvision.models.resnet18(weights=None).state_dict(), weights)
     out = tmp_path / "data"
-    summary = generate(out, 1, seed=5, workers=1, save_frames=True, features=str(weights), planner="template",
-                       split="valid_seen")
+    summary = generate(
+        out,
+        1,
+        seed=5,
+        workers=1,
+        save_frames=True,
+        features=str(weights),
+        planner="template",
+        split="valid_seen",
+    )
     assert summary["splits"]["valid_seen"] == 3 and summary["failed"] == 0
     (traj_file,) = list((out / "valid_seen").glob("*/*/traj_data.json"))
     traj = json.loads(traj_file.read_text())
@@ -213,10 +293,13 @@ def test_generate_writes_frames_features_and_resumes(tmp_path):
     feats = torch.load(traj_file.parent / "feat_conv.pt")
     assert tuple(feats.shape) == (n + 1, 512, 7, 7)  # one per low action plus the stop frame
     assert len(list((traj_file.parent / "raw_images").glob("*.png"))) == n + 1
-    assert [im["low_idx"] for im in traj["images"]] == list(range(n))  # the stop frame is not listed
+    assert [im["low_idx"] for im in traj["images"]] == list(
+        range(n)
+    )  # the stop frame is not listed
     mtime = traj_file.stat().st_mtime_ns
-    generate(out, 1, seed=5, workers=1, features=str(weights), planner="template",
-             split="valid_seen")  # already done: skipped (same encoder; another one is refused)
+    generate(
+        out, 1, seed=5, workers=1, features=str(weights), planner="template", split="valid_seen"
+    )  # already done: skipped (same encoder; another one is refused)
     assert traj_file.stat().st_mtime_ns == mtime
 
 
@@ -246,22 +329,43 @@ def test_problem_state_survives_parent_cycles():
             self.nav = nav
 
         def location(self, obj, agent=None):
-            return {"CounterTop|1": "loc|1|1|0|30", "DiningTable|1": "loc|2|2|1|30"}.get(obj["objectId"])
+            return {"CounterTop|1": "loc|1|1|0|30", "DiningTable|1": "loc|2|2|1|30"}.get(
+                obj["objectId"]
+            )
 
     def obj(oid, t, parents, receptacle=False, pickupable=False):
-        return {"objectId": oid, "objectType": t, "parentReceptacles": parents, "receptacle": receptacle,
-                "pickupable": pickupable, "openable": False, "isOpen": False, "toggleable": False,
-                "isToggled": False, "sliceable": False, "isSliced": False, "isDirty": False,
-                "position": {"x": 0.0, "y": 1.0, "z": 0.0}}
+        return {
+            "objectId": oid,
+            "objectType": t,
+            "parentReceptacles": parents,
+            "receptacle": receptacle,
+            "pickupable": pickupable,
+            "openable": False,
+            "isOpen": False,
+            "toggleable": False,
+            "isToggled": False,
+            "sliceable": False,
+            "isSliced": False,
+            "isDirty": False,
+            "position": {"x": 0.0, "y": 1.0, "z": 0.0},
+        }
 
-    md = {"agent": {"position": {"x": 0.0, "y": 0.9, "z": 0.0}, "rotation": {"x": 0, "y": 0, "z": 0},
-                    "cameraHorizon": 30},
-          "inventoryObjects": [],
-          "objects": [obj("CounterTop|1", "CounterTop", ["DiningTable|1"], receptacle=True),
-                      obj("DiningTable|1", "DiningTable", ["CounterTop|1"], receptacle=True),
-                      obj("Apple|1", "Apple", ["CounterTop|1", "DiningTable|1"], pickupable=True)]}
-    state = build_problem_state(md, Spots(), "pick_and_place_simple",
-                                params("Apple", "DiningTable"))
+    md = {
+        "agent": {
+            "position": {"x": 0.0, "y": 0.9, "z": 0.0},
+            "rotation": {"x": 0, "y": 0, "z": 0},
+            "cameraHorizon": 30,
+        },
+        "inventoryObjects": [],
+        "objects": [
+            obj("CounterTop|1", "CounterTop", ["DiningTable|1"], receptacle=True),
+            obj("DiningTable|1", "DiningTable", ["CounterTop|1"], receptacle=True),
+            obj("Apple|1", "Apple", ["CounterTop|1", "DiningTable|1"], pickupable=True),
+        ],
+    }
+    state = build_problem_state(
+        md, Spots(), "pick_and_place_simple", params("Apple", "DiningTable")
+    )
     assert state.objects["Apple|1"].parent == "CounterTop|1"
     assert state.objects["CounterTop|1"].location == "loc|1|1|0|30"
     assert state.objects["DiningTable|1"].location == "loc|2|2|1|30"
@@ -271,7 +375,21 @@ def test_gen_cli_fails_fast_and_writes_nothing_on_bad_setup(tmp_path, capsys):
     from alfred_task.gen.generate import main
 
     out = tmp_path / "out"
-    assert main(["--out", str(out), "--num", "1", "--features", str(tmp_path / "none.pt"), "--workers", "2"]) == 2
+    assert (
+        main(
+            [
+                "--out",
+                str(out),
+                "--num",
+                "1",
+                "--features",
+                str(tmp_path / "none.pt"),
+                "--workers",
+                "2",
+            ]
+        )
+        == 2
+    )
     assert "neither 'imagenet' nor a state_dict file" in capsys.readouterr().err
     assert not out.exists()
     from backends import ThorUnavailableError, check_thor
@@ -288,6 +406,7 @@ def test_gen_cli_fails_fast_and_writes_nothing_on_bad_setup(tmp_path, capsys):
 
 def test_placement_table_counts_slices_of_present_sliceables():
     from alfred_task.planning.scene_state import placement_table
+
     table = placement_table(["Potato", "Knife"], ["SinkBasin", "Microwave"])
     assert "PotatoSliced" in table["SinkBasin"] and "PotatoSliced" in table["Microwave"]
     assert "AppleSliced" not in table["SinkBasin"]  # no apple, no apple slices
@@ -295,6 +414,7 @@ def test_placement_table_counts_slices_of_present_sliceables():
 
 def test_online_expert_plans_a_real_sliced_task_from_its_initial_state(env):
     from pathlib import Path
+
     root = Path(__file__).resolve().parents[2] / "shared" / "data" / "alfred" / "json_2.1.0"
     files = sorted(root.glob("*/*Sliced*/*/traj_data.json"))
     if not files:

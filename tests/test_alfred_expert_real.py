@@ -4,6 +4,7 @@ Each test names the general expert rule and the real trajectory that failed with
 benchmark (``benchmarks/alfred_fidelity.py --mode expert``) gives the before -> after numbers.
 The expert runs under the evaluation harness (1000 steps, 10 failed actions), as there.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -111,7 +112,9 @@ def test_a_failed_move_that_cuts_the_path_replans_from_the_cells_left(env):
     env.init_episode(traj)
     start = agent_node(env.last_event.metadata["agent"])[:2]
     plan = AlfredExpert(env, traj["task_type"], traj["pddl_params"]).plan
-    spots = [parse_location(a.location)[:2] for a in plan if a.action == "GotoLocation" and a.location]
+    spots = [
+        parse_location(a.location)[:2] for a in plan if a.action == "GotoLocation" and a.location
+    ]
     cell = next(c for c in spots if c != start)
 
     wall = _Wall(env, cell)
@@ -133,7 +136,9 @@ def test_an_unsolvable_episode_records_why(env):
     rec, _ = _run(env, "pick_two_obj_and_place-SoapBar-None-CounterTop-421")
     if rec["success"]:
         pytest.skip("solved now (the simulator shows the counter top)")
-    assert "CounterTop|" in rec["failure"] and re.search(r"from each of \d+ interaction spots", rec["failure"])
+    assert "CounterTop|" in rec["failure"] and re.search(
+        r"from each of \d+ interaction spots", rec["failure"]
+    )
     assert rec["failure"].endswith("no plan without it")
 
 

@@ -4,6 +4,7 @@ real-trajectory ones skip when ../shared is absent).
 Each rule names the real trajectory of the 316-trajectory train sample it came from; the
 benchmark (``benchmarks/alfred_fidelity.py --mode expert``) gives the before -> after numbers.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -13,17 +14,24 @@ from alfred_task.planning import PlanExecutionError, apply_plan, goal_reached, t
 from alfred_task.planning.examples import P, kitchen
 from alfred_task.planning.state import SceneObject
 
-needs_sample = pytest.mark.skipif(not ALFRED_SAMPLE.is_dir(), reason="../shared ALFRED train sample absent")
+needs_sample = pytest.mark.skipif(
+    not ALFRED_SAMPLE.is_dir(), reason="../shared ALFRED train sample absent"
+)
 
 
 def _coffee_kitchen():
     """The synthetic kitchen plus a CoffeeMachine on counter2 that already holds Mug|2, and
     Mug|3 next to the start and the fridge (the cheaper one to cool if the machine were empty)."""
     st = kitchen(capacity={"CoffeeMachine": 1})
-    st.objects["Mug|3"] = SceneObject("Mug|3", "Mug", parent="CounterTop|1", pickupable=True, receptacle=True)
-    st.objects["CoffeeMachine|1"] = SceneObject("CoffeeMachine|1", "CoffeeMachine", location="counter2",
-                                                receptacle=True)
-    st.objects["Mug|2"] = SceneObject("Mug|2", "Mug", parent="CoffeeMachine|1", pickupable=True, receptacle=True)
+    st.objects["Mug|3"] = SceneObject(
+        "Mug|3", "Mug", parent="CounterTop|1", pickupable=True, receptacle=True
+    )
+    st.objects["CoffeeMachine|1"] = SceneObject(
+        "CoffeeMachine|1", "CoffeeMachine", location="counter2", receptacle=True
+    )
+    st.objects["Mug|2"] = SceneObject(
+        "Mug|2", "Mug", parent="CoffeeMachine|1", pickupable=True, receptacle=True
+    )
     return st
 
 
@@ -38,7 +46,9 @@ def test_a_full_object_specific_receptacle_takes_no_other_object():
     assert goal_reached(apply_plan(st, plan), tt, params)
     # without the capacity the cheaper Mug|3 would be put into the full machine
     st.capacity = {}
-    assert [a.object_id for a in template_plan(st, tt, params) if a.action == "PickupObject"] == ["Mug|3"]
+    assert [a.object_id for a in template_plan(st, tt, params) if a.action == "PickupObject"] == [
+        "Mug|3"
+    ]
 
 
 def test_the_executor_refuses_a_put_into_a_full_receptacle():
@@ -48,7 +58,9 @@ def test_the_executor_refuses_a_put_into_a_full_receptacle():
     st.agent_location = "counter2"
     from alfred_task.planning import HighLevelAction
 
-    put = HighLevelAction("PutObject", ["mug", "coffeemachine"], object_id="Mug|3", receptacle_id="CoffeeMachine|1")
+    put = HighLevelAction(
+        "PutObject", ["mug", "coffeemachine"], object_id="Mug|3", receptacle_id="CoffeeMachine|1"
+    )
     with pytest.raises(PlanExecutionError, match="full"):
         apply_plan(st, [put])
 
@@ -102,7 +114,11 @@ def test_spots_of_a_target_hidden_by_the_held_object_are_tried_farthest_first():
 
     nav = GridNavigator([(x * 0.25, 0.0) for x in range(8)])
     index = LocationIndex(None, nav, (0, 0, 1))
-    table = {"objectId": "CoffeeTable|1", "position": {"x": 2.0, "y": 0.0, "z": 0.0}, "isOpen": False}
+    table = {
+        "objectId": "CoffeeTable|1",
+        "position": {"x": 2.0, "y": 0.0, "z": 0.0},
+        "isOpen": False,
+    }
     near_first = ["loc|6|0|1|30", "loc|6|0|1|60", "loc|4|0|1|45", "loc|2|0|1|30", "loc|2|0|1|60"]
     index._ranked[index._key(table)] = list(near_first)
     assert index.location(table) == "loc|6|0|1|30"

@@ -1,5 +1,6 @@
 """Visual encoder selection for ALFRED features: ImageNet weights from the torch hub folder or a
 clear, immediate error; seeded random ResNet-18 only when asked for; records of what was used."""
+
 from __future__ import annotations
 
 import time
@@ -9,7 +10,12 @@ import numpy as np
 import pytest
 import torch
 
-from alfred_task.data.features import RANDOM_ENCODER, ResnetFeatures, check_encoder, imagenet_weights_path
+from alfred_task.data.features import (
+    RANDOM_ENCODER,
+    ResnetFeatures,
+    check_encoder,
+    imagenet_weights_path,
+)
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -47,7 +53,11 @@ def test_imagenet_weights_read_from_hub_folder(torch_home):
     imagenet_weights_path().parent.mkdir(parents=True)
     torch.save(state, imagenet_weights_path())
     feats = ResnetFeatures("imagenet")
-    assert feats.encoder == {"name": "resnet18", "weights": "imagenet", "file": str(imagenet_weights_path())}
+    assert feats.encoder == {
+        "name": "resnet18",
+        "weights": "imagenet",
+        "file": str(imagenet_weights_path()),
+    }
     assert torch.equal(feats.body[0].weight, state["conv1.weight"])
     out = feats(_frames(1))
     assert out.shape == (1, 512, 7, 7) and out.dtype == torch.float32
@@ -56,7 +66,10 @@ def test_imagenet_weights_read_from_hub_folder(torch_home):
 def test_random_encoder_is_seeded_and_recorded():
     a, b = ResnetFeatures(RANDOM_ENCODER), ResnetFeatures(RANDOM_ENCODER)
     c = ResnetFeatures(f"{RANDOM_ENCODER}:7")
-    assert a.encoder == {"name": RANDOM_ENCODER, "weights": "random", "seed": 0} and c.encoder["seed"] == 7
+    assert (
+        a.encoder == {"name": RANDOM_ENCODER, "weights": "random", "seed": 0}
+        and c.encoder["seed"] == 7
+    )
     frames = _frames(1)
     fa = a(frames)
     assert torch.equal(fa, b(frames)) and not torch.equal(fa, c(frames))

@@ -3,6 +3,7 @@
 Every test names the general rule it checks and the real case that showed it broken; the
 benchmark (benchmarks/alfred_fidelity.py) gives the before -> after numbers.
 """
+
 from __future__ import annotations
 
 import json
@@ -16,7 +17,9 @@ from alfred_task.planning.state import slice_id, sliced_type
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = ALFRED_SAMPLE
-needs_sample = pytest.mark.skipif(not SAMPLE.is_dir(), reason="../shared ALFRED train sample absent")
+needs_sample = pytest.mark.skipif(
+    not SAMPLE.is_dir(), reason="../shared ALFRED train sample absent"
+)
 
 
 _traj = alfred_sample_traj
@@ -36,14 +39,22 @@ def test_slice_ids_follow_the_one_sliced_type_table():
 def test_failure_causes_group_by_kind():
     from alfred_task.evaluation import replay as bench
 
-    a = bench.cause("MoveAhead_25", "Drawer_c8f5a3b1 is blocking Agent 0 from moving by (0.25, 0.0, 0.0).")
-    b = bench.cause("MoveAhead_25", "Drawer_0a9b8c7d is blocking Agent 0 from moving by (0.0, 0.0, -0.25).")
+    a = bench.cause(
+        "MoveAhead_25", "Drawer_c8f5a3b1 is blocking Agent 0 from moving by (0.25, 0.0, 0.0)."
+    )
+    b = bench.cause(
+        "MoveAhead_25", "Drawer_0a9b8c7d is blocking Agent 0 from moving by (0.0, 0.0, -0.25)."
+    )
     assert a == b == "MoveAhead_25: Drawer_<asset> is blocking Agent # from moving by (#, #, #)."
-    assert bench.cause("OpenObject", "Cabinet|+01.00|-00.50|+02.00 is not an Openable object\nmore") == \
-        "OpenObject: <id> is not an Openable object"
+    assert (
+        bench.cause("OpenObject", "Cabinet|+01.00|-00.50|+02.00 is not an Openable object\nmore")
+        == "OpenObject: <id> is not an Openable object"
+    )
     assert bench.cause("PutObject", "") == "PutObject: (no message)"
-    assert bench.normalize("template planner found no plan for pick_two_obj_and_place {'a': 1}") == \
-        "template planner found no plan for pick_two_obj_and_place {...}"
+    assert (
+        bench.normalize("template planner found no plan for pick_two_obj_and_place {'a': 1}")
+        == "template planner found no plan for pick_two_obj_and_place {...}"
+    )
 
 
 @needs_sample
@@ -250,8 +261,13 @@ def test_recorded_actions_all_succeed(env, task, monkeypatch):
 
 
 @needs_sample
-@pytest.mark.parametrize("task", ["pick_and_place_simple-CellPhone-None-SideTable-326",
-                                  "pick_and_place_simple-TissueBox-None-Dresser-301"])
+@pytest.mark.parametrize(
+    "task",
+    [
+        "pick_and_place_simple-CellPhone-None-SideTable-326",
+        "pick_and_place_simple-TissueBox-None-Dresser-301",
+    ],
+)
 def test_drawer_contents_are_not_on_the_furniture_top(env, task):
     """THOR's receptacle volume of a side table or dresser is on its top: a phone restored in
     one of its drawers is in that drawer only, so the task is not solved before it starts."""
@@ -260,13 +276,22 @@ def test_drawer_contents_are_not_on_the_furniture_top(env, task):
     traj = _traj(task)
     env.init_episode(traj)
     md = env.last_event.metadata
-    assert not goal_satisfied(traj["task_type"], traj["pddl_params"], md["objects"],
-                              inventory_objects=md["inventoryObjects"])
+    assert not goal_satisfied(
+        traj["task_type"],
+        traj["pddl_params"],
+        md["objects"],
+        inventory_objects=md["inventoryObjects"],
+    )
     parent = traj["pddl_params"]["parent_target"]
-    in_drawers = [o for o in md["objects"] if o["objectType"] == traj["pddl_params"]["object_target"]
-                  and any(p.startswith("Drawer|") for p in o["parentReceptacles"] or [])]
-    assert in_drawers and all(not any(p.startswith(parent + "|") for p in o["parentReceptacles"])
-                              for o in in_drawers)
+    in_drawers = [
+        o
+        for o in md["objects"]
+        if o["objectType"] == traj["pddl_params"]["object_target"]
+        and any(p.startswith("Drawer|") for p in o["parentReceptacles"] or [])
+    ]
+    assert in_drawers and all(
+        not any(p.startswith(parent + "|") for p in o["parentReceptacles"]) for o in in_drawers
+    )
 
 
 @pytest.mark.parametrize("scene", ["FloorPlan4", "FloorPlan15", "FloorPlan19"])
@@ -281,7 +306,9 @@ def test_coffee_machine_attach_point_matches_thors_recorded_mug(scene):
     objs = c._world.objects
     cm = next(o for o in objs.values() if o.object_type == "CoffeeMachine")
     mug = next(o for o in objs.values() if o.object_type == "Mug" and cm.object_id in o.parents)
-    assert c.step("PickupObject", objectId=mug.object_id, forceAction=True).metadata["lastActionSuccess"]
+    assert c.step("PickupObject", objectId=mug.object_id, forceAction=True).metadata[
+        "lastActionSuccess"
+    ]
     ev = c.step("PutObject", objectId=cm.object_id, forceAction=True)
     assert ev.metadata["lastActionSuccess"], ev.metadata["errorMessage"]
     assert np.abs(c._world.objects[mug.object_id].box.center - mug.box.center).max() < 0.06
@@ -295,14 +322,36 @@ def test_a_knife_posed_flat_at_no_roll_lies_flat_along_its_yaw_plus_90(env):
     The rule keeps it flat (thin in y) with its length along x; a pose with a roll stays as given."""
     traj = _traj("pick_cool_then_place_in_recep-BreadSliced-None-DiningTable-15")
     env.init_episode(traj)
-    knife = next(o for o in env.last_event.metadata["objects"] if o["objectId"].startswith("Knife|-01.36"))
-    lo, hi = (np.array([min(c[k] for c in knife["objectOrientedBoundingBox"]["cornerPoints"]) for k in range(3)]),
-              np.array([max(c[k] for c in knife["objectOrientedBoundingBox"]["cornerPoints"]) for k in range(3)]))
+    knife = next(
+        o for o in env.last_event.metadata["objects"] if o["objectId"].startswith("Knife|-01.36")
+    )
+    lo, hi = (
+        np.array(
+            [
+                min(c[k] for c in knife["objectOrientedBoundingBox"]["cornerPoints"])
+                for k in range(3)
+            ]
+        ),
+        np.array(
+            [
+                max(c[k] for c in knife["objectOrientedBoundingBox"]["cornerPoints"])
+                for k in range(3)
+            ]
+        ),
+    )
     size = hi - lo
     assert size[1] < 0.02 and size[0] > 0.25 and size[2] < 0.06, size
     name = knife["name"]
-    ev = env.controller.step("SetObjectPoses", objectPoses=[
-        {"objectName": name, "position": knife["position"], "rotation": {"x": 0, "y": 0, "z": 90}}])
+    ev = env.controller.step(
+        "SetObjectPoses",
+        objectPoses=[
+            {
+                "objectName": name,
+                "position": knife["position"],
+                "rotation": {"x": 0, "y": 0, "z": 90},
+            }
+        ],
+    )
     rot = next(o for o in ev.metadata["objects"] if o["name"] == name)["rotation"]
     assert abs(rot["y"]) < 1 and abs(rot["z"] - 90) < 1
 
@@ -324,7 +373,11 @@ def test_microwave_cavity_holds_what_thor_kept_in_the_microwave(env):
     for o in inside:
         lo, hi = o.aabb
         local = (o.box.center - cav.box.center) @ cav.box.rot
-        assert (np.abs(local[[0, 2]]) <= cav.box.half[[0, 2]]).all(), (o.object_type, local, cav.box.half)
+        assert (np.abs(local[[0, 2]]) <= cav.box.half[[0, 2]]).all(), (
+            o.object_type,
+            local,
+            cav.box.half,
+        )
         assert abs(lo[1] - floor) < 0.04, (o.object_type, lo[1], floor)
         assert lo[1] - physics.surface_height(w, mw) > 0.06
 
@@ -338,20 +391,32 @@ def test_put_in_an_open_drawer_lands_in_the_drawn_out_drawer():
 
     c = Controller(scene="FloorPlan213")
     w = c._world
-    drawer = next(o for o in w.objects.values() if o.object_id.startswith("Drawer|+14.18|+00.37|+00.56"))
+    drawer = next(
+        o for o in w.objects.values() if o.object_id.startswith("Drawer|+14.18|+00.37|+00.56")
+    )
     card = next(o for o in w.objects.values() if o.object_type == "CreditCard")
-    assert c.step("OpenObject", objectId=drawer.object_id, forceAction=True).metadata["lastActionSuccess"]
-    assert c.step("PickupObject", objectId=card.object_id, forceAction=True).metadata["lastActionSuccess"]
+    assert c.step("OpenObject", objectId=drawer.object_id, forceAction=True).metadata[
+        "lastActionSuccess"
+    ]
+    assert c.step("PickupObject", objectId=card.object_id, forceAction=True).metadata[
+        "lastActionSuccess"
+    ]
     opened = c._world.objects[drawer.object_id]
     region = physics.open_drawer_region(opened)
     lo, hi = opened.aabb
-    assert np.allclose(region.box.center, opened.box.center + np.array([-0.8 * (hi - lo)[0], 0.0, 0.0]))
+    assert np.allclose(
+        region.box.center, opened.box.center + np.array([-0.8 * (hi - lo)[0], 0.0, 0.0])
+    )
     ev = c.step("PutObject", objectId=drawer.object_id, forceAction=True)
     assert ev.metadata["lastActionSuccess"], ev.metadata["errorMessage"]
     placed = c._world.objects[card.object_id]
     assert region.box.contains(placed.box.corners(), margin=0.01).all()
-    assert not opened.box.contains(placed.box.center[None], margin=0.0).all()  # not in the closed box
-    assert c.step("CloseObject", objectId=drawer.object_id, forceAction=True).metadata["lastActionSuccess"]
+    assert not opened.box.contains(
+        placed.box.center[None], margin=0.0
+    ).all()  # not in the closed box
+    assert c.step("CloseObject", objectId=drawer.object_id, forceAction=True).metadata[
+        "lastActionSuccess"
+    ]
     assert drawer.box.contains(c._world.objects[card.object_id].box.center[None], margin=0.01).all()
     c.stop()
 
@@ -398,7 +463,9 @@ def test_thor_spawn_grid_is_nine_by_nine_edge_to_edge_about_the_centre():
     assert not np.isclose(np.linalg.norm(ours - centre, axis=1), 0.0, atol=0.01).any()  # 1.5 cm off
     assert np.allclose(thor[:, 1], 0.5)
     off = thor - centre
-    assert np.isclose(off[:, 2].max(), 0.085) and np.isclose(off[:, 0].min(), -0.085)  # edge to edge
+    assert np.isclose(off[:, 2].max(), 0.085) and np.isclose(
+        off[:, 0].min(), -0.085
+    )  # edge to edge
     assert np.allclose(np.sort(off[:, 2]), -np.sort(off[:, 2])[::-1])  # symmetric about the centre
 
 
@@ -411,7 +478,9 @@ def test_shelf_spots_put_seen_spots_first_each_nearest_to_the_eye():
     grid = _shelf_spots(flat, [0.6, 1.2], eye, hidden_low)
     assert grid.shape == (4, 3)
     assert np.allclose(grid[:2, 1], 1.2) and np.allclose(grid[2:, 1], 0.6)  # seen level first
-    assert np.allclose(grid[0], [0.0, 1.2, 0.0]) and np.allclose(grid[2], [0.0, 0.6, 0.0])  # nearest first
+    assert np.allclose(grid[0], [0.0, 1.2, 0.0]) and np.allclose(
+        grid[2], [0.0, 0.6, 0.0]
+    )  # nearest first
 
 
 def test_an_open_laptop_is_a_keyboard_slab_and_a_screen_at_its_back():
@@ -428,10 +497,17 @@ def test_an_open_laptop_is_a_keyboard_slab_and_a_screen_at_its_back():
         blo, bhi = base.aabb()
         slo, shi = screen.aabb()
         assert np.allclose([blo[1], bhi[1]], [0.85, 0.85 + 0.3 * LAPTOP_BASE_TOP])
-        assert np.allclose([blo[2], bhi[2]], [-0.14, 0.14]) and np.allclose([slo[1], shi[1]], [0.85, 1.15])
+        assert np.allclose([blo[2], bhi[2]], [-0.14, 0.14]) and np.allclose(
+            [slo[1], shi[1]], [0.85, 1.15]
+        )
         edge = (slo[2], shi[2])[back > 0]
-        assert np.isclose(edge, back * 0.14) and np.isclose(shi[2] - slo[2], 0.28 * LAPTOP_SCREEN_DEPTH)
-        assert not any(p.contains(np.array([[0.0, 1.05, -back * 0.1]]), margin=0.0).any() for p in (base, screen))
+        assert np.isclose(edge, back * 0.14) and np.isclose(
+            shi[2] - slo[2], 0.28 * LAPTOP_SCREEN_DEPTH
+        )
+        assert not any(
+            p.contains(np.array([[0.0, 1.05, -back * 0.1]]), margin=0.0).any()
+            for p in (base, screen)
+        )
 
 
 @pytest.mark.parametrize("layout_mode", [True, False])
@@ -447,8 +523,13 @@ def test_a_held_object_hangs_from_the_hand_in_thor2_episodes(layout_mode):
     c = make_controller(scene="FloorPlan1", width=64, height=64, layout_clears_moveables=True)
     c.set_held_objects_hang(layout_mode)
     w = c._world
-    tall = max((o for o in w.objects.values() if o.pickupable), key=lambda o: o.box.aabb()[1][1] - o.box.aabb()[0][1])
-    assert c.step("PickupObject", objectId=tall.object_id, forceAction=True).metadata["lastActionSuccess"]
+    tall = max(
+        (o for o in w.objects.values() if o.pickupable),
+        key=lambda o: o.box.aabb()[1][1] - o.box.aabb()[0][1],
+    )
+    assert c.step("PickupObject", objectId=tall.object_id, forceAction=True).metadata[
+        "lastActionSuccess"
+    ]
     held = w.objects[w.held]
     centred, drawn = w.held_box(held), drawn_held_box(w, held)
     hand = w.hand_position()
@@ -456,7 +537,9 @@ def test_a_held_object_hangs_from_the_hand_in_thor2_episodes(layout_mode):
     top = drawn.aabb()[1][1]
     if layout_mode:
         assert top == pytest.approx(min(centred.aabb()[1][1], hand[1] + HELD_TOP_ABOVE_HAND))
-        assert top < centred.aabb()[1][1]  # the tallest pickupable of a kitchen is taller than 10 cm
+        assert (
+            top < centred.aabb()[1][1]
+        )  # the tallest pickupable of a kitchen is taller than 10 cm
     else:
         assert np.allclose(drawn.center, centred.center)
     (part,) = w.render_parts(held)
@@ -470,7 +553,9 @@ def test_an_open_box_is_four_walls_in_thor2_mode_only():
     from backends.launch import make_controller
 
     for layout_mode in (True, False):
-        c = make_controller(scene="FloorPlan201", width=64, height=64, layout_clears_moveables=layout_mode)
+        c = make_controller(
+            scene="FloorPlan201", width=64, height=64, layout_clears_moveables=layout_mode
+        )
         box = next(o for o in c._world.objects.values() if o.object_type == "Box")
         assert box.openness > 0
         parts = box.parts
@@ -478,9 +563,16 @@ def test_an_open_box_is_four_walls_in_thor2_mode_only():
         if layout_mode:
             assert len(parts) == 5
             centre = (lo + hi) / 2
-            assert not any(p.contains(np.array([[centre[0], y, centre[2]]]), margin=0.0).any()
-                           for p in parts for y in (lo[1] + 0.003, hi[1] - 0.002))
-            assert parts[-1].contains(np.array([[centre[0], lo[1] + 0.001, centre[2]]]), margin=0.0).all()
+            assert not any(
+                p.contains(np.array([[centre[0], y, centre[2]]]), margin=0.0).any()
+                for p in parts
+                for y in (lo[1] + 0.003, hi[1] - 0.002)
+            )
+            assert (
+                parts[-1]
+                .contains(np.array([[centre[0], lo[1] + 0.001, centre[2]]]), margin=0.0)
+                .all()
+            )
             assert len(box.with_changes(openness=0.0).parts) == 1
         else:
             assert len(parts) == 6  # a shell without its front face, plus the door
@@ -495,7 +587,9 @@ def test_a_corner_window_is_two_panes_on_the_walls_side_in_thor2_mode():
     from thor_lite.constants import WINDOW_PANE_MIN_DEPTH
 
     for layout_mode in (True, False):
-        c = make_controller(scene="FloorPlan6", width=64, height=64, layout_clears_moveables=layout_mode)
+        c = make_controller(
+            scene="FloorPlan6", width=64, height=64, layout_clears_moveables=layout_mode
+        )
         w = c._world
         windows = [o for o in w.objects.values() if o.object_type == "Window"]
         corner = [o for o in windows if min(o.box.half[0], o.box.half[2]) >= WINDOW_PANE_MIN_DEPTH]
@@ -515,7 +609,6 @@ def test_a_corner_window_is_two_panes_on_the_walls_side_in_thor2_mode():
         c.stop()
 
 
-
 @needs_sample
 def test_thor2_trajectories_hang_held_objects_and_generated_data_keeps_them_centred(env):
     """A trajectory THOR 2.1.0 recorded (ids of the older build) is replayed with THOR 2.1.0's
@@ -531,17 +624,28 @@ def test_thor2_trajectories_hang_held_objects_and_generated_data_keeps_them_cent
 def test_a_thor2_desk_lamp_has_a_higher_shade_and_a_narrower_base():
     """THOR 2.1.0 mode's lamp (LAMP_*_THOR2): the shade starts higher and the base is narrower
     than today's, the stem and the base height unchanged."""
-    from thor_lite.constants import (LAMP_BASE_TOP, LAMP_BASE_WIDTH, LAMP_BASE_WIDTH_THOR2, LAMP_SHADE_BOTTOM,
-                                     LAMP_SHADE_BOTTOM_THOR2)
+    from thor_lite.constants import (
+        LAMP_BASE_TOP,
+        LAMP_BASE_WIDTH,
+        LAMP_BASE_WIDTH_THOR2,
+        LAMP_SHADE_BOTTOM,
+        LAMP_SHADE_BOTTOM_THOR2,
+    )
     from thor_lite.geometry import Box
     from thor_lite.objects import _lamp_parts
 
     b = Box(np.array([0.0, 1.0, 0.0]), np.array([0.2, 0.4, 0.2]), np.eye(3))  # 0.6 .. 1.4 m
-    for thor2, shade, width in ((False, LAMP_SHADE_BOTTOM, LAMP_BASE_WIDTH),
-                                (True, LAMP_SHADE_BOTTOM_THOR2, LAMP_BASE_WIDTH_THOR2)):
+    for thor2, shade, width in (
+        (False, LAMP_SHADE_BOTTOM, LAMP_BASE_WIDTH),
+        (True, LAMP_SHADE_BOTTOM_THOR2, LAMP_BASE_WIDTH_THOR2),
+    ):
         base, stem, top = _lamp_parts(b, thor2)
-        assert top.aabb()[0][1] == pytest.approx(0.6 + 0.8 * shade) and top.aabb()[1][1] == pytest.approx(1.4)
-        assert base.half[0] == pytest.approx(0.2 * width) and base.aabb()[1][1] == pytest.approx(0.6 + 0.8 * LAMP_BASE_TOP)
+        assert top.aabb()[0][1] == pytest.approx(0.6 + 0.8 * shade) and top.aabb()[1][
+            1
+        ] == pytest.approx(1.4)
+        assert base.half[0] == pytest.approx(0.2 * width) and base.aabb()[1][1] == pytest.approx(
+            0.6 + 0.8 * LAMP_BASE_TOP
+        )
         assert stem.half[0] <= 0.012
     assert LAMP_SHADE_BOTTOM_THOR2 > LAMP_SHADE_BOTTOM and LAMP_BASE_WIDTH_THOR2 < LAMP_BASE_WIDTH
 
@@ -554,13 +658,16 @@ def test_a_put_on_a_sink_fixture_goes_to_its_basin_in_thor2_episodes_only(env):
 
     env.init_episode(_traj("pick_clean_then_place_in_recep-Kettle-None-Cabinet-11"))
     w = env.controller._world
-    sink = next(o for o in w.objects.values() if o.object_type == "Sink" and o.flags.get("receptacle"))
+    sink = next(
+        o for o in w.objects.values() if o.object_type == "Sink" and o.flags.get("receptacle")
+    )
     assert w.thor2_rules and basin_child_for_put(w, sink).object_id == sink.object_id + "|SinkBasin"
     w.thor2_rules = False
     try:
         assert basin_child_for_put(w, sink) is sink
     finally:
         w.thor2_rules = True
+
 
 def test_a_bread_slice_seen_over_its_neighbours_is_visible_in_thor2_mode(env):
     """BreadSliced-GarbageCan-4 step 26: the recorded pickup mask lies on the top of one slice

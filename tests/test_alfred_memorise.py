@@ -7,6 +7,7 @@ ALFRED's evaluator on the same episode, so any train/eval mismatch (features, la
 previous-action input, stop handling, mask decoding and resize, mask -> object) makes it fail. The
 untrained policy fails the same episode (the test can tell the difference).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -31,14 +32,29 @@ def memorised(tmp_path_factory, one_torch_thread):
 
     root = tmp_path_factory.mktemp("alfred_mem")
     generate(root / "data", 1, start=1, seed=0, features=ENCODER, planner="template", split="train")
-    cfg = AlfredSeq2SeqPMILConfig(data_root=str(root / "data"), visual_encoder=ENCODER, eval_storage=False, **TINY)
+    cfg = AlfredSeq2SeqPMILConfig(
+        data_root=str(root / "data"), visual_encoder=ENCODER, eval_storage=False, **TINY
+    )
     torch.manual_seed(0)
     model = cfg.create_model()
     untrained = save_policy(model, root / "untrained.pt")
-    data = AlfredILDataset(root / "data", cfg.splits, "train", vocab=cfg.vocab, mask_size=cfg.dims["pframe"],
-                           max_examples=1)
-    res = fit(model, data, AlfredSeq2SeqOfflineLoss(cfg.loss_weights(), ACTION_NAMES), updates=300, lr=3e-3,
-              batch_size=1, stop_action_ce=0.01)
+    data = AlfredILDataset(
+        root / "data",
+        cfg.splits,
+        "train",
+        vocab=cfg.vocab,
+        mask_size=cfg.dims["pframe"],
+        max_examples=1,
+    )
+    res = fit(
+        model,
+        data,
+        AlfredSeq2SeqOfflineLoss(cfg.loss_weights(), ACTION_NAMES),
+        updates=300,
+        lr=3e-3,
+        batch_size=1,
+        stop_action_ce=0.01,
+    )
     return root / "data", untrained, save_policy(model, root / "memorised.pt"), res
 
 
@@ -46,9 +62,15 @@ def _task(ckpt: Path, data: Path) -> dict:
     from alfred_task.evaluation.agents import CheckpointAgent
     from alfred_task.evaluation.cli import evaluate_tasks
 
-    entry = {"task": next(data.glob("train/*/*/traj_data.json")).parent.relative_to(data / "train").as_posix(),
-             "repeat_idx": 0}
-    return evaluate_tasks(CheckpointAgent(ckpt), [entry], data, split="train", max_steps=100, num_workers=0)[0]
+    entry = {
+        "task": next(data.glob("train/*/*/traj_data.json"))
+        .parent.relative_to(data / "train")
+        .as_posix(),
+        "repeat_idx": 0,
+    }
+    return evaluate_tasks(
+        CheckpointAgent(ckpt), [entry], data, split="train", max_steps=100, num_workers=0
+    )[0]
 
 
 def test_teacher_forced_action_ce_reaches_zero(memorised):
@@ -94,7 +116,9 @@ def test_one_pass_subgoal_evaluation_matches_per_subgoal_replay(memorised):
         assert _acts(env, fresh) == first
     finally:
         env.stop()
-    assert sum(r["success"] for r in one) >= len(idxs) - 1, [(r["subgoal_type"], r["end_reason"]) for r in one]
+    assert sum(r["success"] for r in one) >= len(idxs) - 1, [
+        (r["subgoal_type"], r["end_reason"]) for r in one
+    ]
 
 
 def _prefix(env, agent, traj, teacher_force: bool, n: int = 3) -> None:
@@ -115,7 +139,13 @@ def _acts(env, agent, n: int = 4) -> list:
     out = []
     for _ in range(n):
         action, mask = agent.act(env)
-        out.append((action, None if mask is None else mask.tobytes(), agent.inner.state.h.numpy().tobytes()))
+        out.append(
+            (
+                action,
+                None if mask is None else mask.tobytes(),
+                agent.inner.state.h.numpy().tobytes(),
+            )
+        )
         env.va_interact(action, mask)
     return out
 
@@ -130,10 +160,25 @@ def test_fit_stops_at_the_frame_budget(memorised):
     from baseline_configs.alfred.alfred_seq2seq_pm_il import AlfredSeq2SeqPMILConfig
 
     data_root = memorised[0]
-    cfg = AlfredSeq2SeqPMILConfig(data_root=str(data_root), visual_encoder=ENCODER, eval_storage=False, **TINY)
-    data = AlfredILDataset(data_root, cfg.splits, "train", vocab=cfg.vocab, mask_size=cfg.dims["pframe"],
-                           max_examples=1)
+    cfg = AlfredSeq2SeqPMILConfig(
+        data_root=str(data_root), visual_encoder=ENCODER, eval_storage=False, **TINY
+    )
+    data = AlfredILDataset(
+        data_root,
+        cfg.splits,
+        "train",
+        vocab=cfg.vocab,
+        mask_size=cfg.dims["pframe"],
+        max_examples=1,
+    )
     per_update = data.num_frames  # batch 1 of the one sequence
-    res = fit(cfg.create_model(), data, AlfredSeq2SeqOfflineLoss(cfg.loss_weights(), ACTION_NAMES), updates=50,
-              lr=1e-3, batch_size=1, max_frames=2 * per_update + 1)
+    res = fit(
+        cfg.create_model(),
+        data,
+        AlfredSeq2SeqOfflineLoss(cfg.loss_weights(), ACTION_NAMES),
+        updates=50,
+        lr=1e-3,
+        batch_size=1,
+        max_frames=2 * per_update + 1,
+    )
     assert len(res.history) == 3 and res.frames == 3 * per_update

@@ -1,4 +1,5 @@
 """ALFRED Seq2Seq(+PM): official state-dict compatibility, ablations, losses, step API, AllenAct wrapper."""
+
 from __future__ import annotations
 
 import json
@@ -13,7 +14,13 @@ from allenact.base_abstractions.misc import Memory
 from alfred_task import constants as C
 from alfred_task.models.actor_critic import STATE_PREFIX, AlfredSeq2SeqActorCritic
 from alfred_task.models.allenact_losses import AlfredSeq2SeqLoss, AlfredSeq2SeqOfflineLoss
-from alfred_task.models.losses import LossWeights, balanced_mask_bce, progress_targets, seq2seq_losses, soft_dice_loss
+from alfred_task.models.losses import (
+    LossWeights,
+    balanced_mask_bce,
+    progress_targets,
+    seq2seq_losses,
+    soft_dice_loss,
+)
 from alfred_task.models.observations import (
     EXPERT_ACTION_UUID,
     EXPERT_HIGH_IDX_UUID,
@@ -25,7 +32,9 @@ from alfred_task.models.observations import (
 )
 from alfred_task.models.seq2seq import ABLATIONS, Seq2Seq, ablation_flags, seq_lengths
 
-KEYS_JSON = Path(__file__).resolve().parent / "fixtures" / "alfred_seq2seq_official_state_dict_keys.json"
+KEYS_JSON = (
+    Path(__file__).resolve().parent / "fixtures" / "alfred_seq2seq_official_state_dict_keys.json"
+)
 LITE = dict(demb=16, dhid=24, dframe=40)
 
 
@@ -41,16 +50,19 @@ def _lang(b: int, lg: int = 6, li: int = 11, vocab: int = 50, seed: int = 0):
     goal = torch.randint(3, vocab, (b, lg), generator=g)
     instr = torch.randint(3, vocab, (b, li), generator=g)
     for r in range(b):  # ragged right padding
-        goal[r, lg - r % 3:] = 0
-        instr[r, li - 2 * r:] = 0
+        goal[r, lg - r % 3 :] = 0
+        instr[r, li - 2 * r :] = 0
     return goal, instr
 
 
 @pytest.mark.parametrize("variant,pm", [("seq2seq_im_mask+PM", True), ("seq2seq_im_mask", False)])
 def test_official_keys_and_shapes_load_strict(variant, pm):
     shapes = official_shapes()[variant]
-    model = Seq2Seq(num_words=shapes["emb_word.weight"][0], num_actions=shapes["emb_action_low.weight"][0],
-                    progress_monitor=pm)
+    model = Seq2Seq(
+        num_words=shapes["emb_word.weight"][0],
+        num_actions=shapes["emb_action_low.weight"][0],
+        progress_monitor=pm,
+    )
     got = {k: list(v.shape) for k, v in model.state_dict().items()}
     assert got == shapes and list(got) == list(shapes)  # same keys, shapes and order
     g = torch.Generator().manual_seed(1)
@@ -91,9 +103,14 @@ def test_ablations_zero_inputs_keep_end_tokens():
     assert seq_lengths(goal).tolist() == [3, 2]
     joined = {}
     for name in ABLATIONS:
-        joined[name] = Seq2Seq(num_words=20, **LITE, **ablation_flags(name)).join_language(goal, instr)
+        joined[name] = Seq2Seq(num_words=20, **LITE, **ablation_flags(name)).join_language(
+            goal, instr
+        )
     tokens, lengths = joined["none"]
-    assert tokens.tolist() == [[5, 6, 2, 8, 9, 4], [7, 2, 10, 4, 0, 0]] and lengths.tolist() == [6, 4]
+    assert tokens.tolist() == [[5, 6, 2, 8, 9, 4], [7, 2, 10, 4, 0, 0]] and lengths.tolist() == [
+        6,
+        4,
+    ]
     assert joined["no_language"][0].tolist() == [[0, 0, 2, 0, 0, 4], [0, 2, 0, 4, 0, 0]]
     assert joined["goal_only"][0].tolist() == [[5, 6, 2, 0, 0, 4], [7, 2, 0, 4, 0, 0]]
     assert joined["instructions_only"][0].tolist() == [[0, 0, 2, 8, 9, 4], [0, 2, 10, 4, 0, 0]]
@@ -128,23 +145,51 @@ def test_losses_follow_alfred_definitions():
     actions = torch.tensor([[4, 5, 2], [3, 2, 0]])
     total, info = seq2seq_losses(logits, actions)
     ce = torch.nn.functional.cross_entropy(logits.view(-1, 15), actions.view(-1), reduction="none")
-    assert info["action_low"] == pytest.approx(float((ce * (actions.view(-1) != 0)).sum() / 6), rel=1e-6)
-    assert set(info) == {"action_low", "total"} and float(total) == pytest.approx(info["action_low"])
-    assert progress_targets(actions).view(-1).tolist() == pytest.approx([1 / 3, 2 / 3, 1.0, 0.5, 1.0, 0.0])
+    assert info["action_low"] == pytest.approx(
+        float((ce * (actions.view(-1) != 0)).sum() / 6), rel=1e-6
+    )
+    assert set(info) == {"action_low", "total"} and float(total) == pytest.approx(
+        info["action_low"]
+    )
+    assert progress_targets(actions).view(-1).tolist() == pytest.approx(
+        [1 / 3, 2 / 3, 1.0, 0.5, 1.0, 0.0]
+    )
     gold = torch.zeros(2, 4, 4)
     gold[0, :2] = 1
     perfect = torch.where(gold > 0, 20.0, -20.0)
     assert float(balanced_mask_bce(perfect, gold)) < 1e-6
     wrong = -perfect
-    assert float(balanced_mask_bce(wrong, gold)) == pytest.approx(40.0, rel=1e-3)  # 20 inside + 20 outside
+    assert float(balanced_mask_bce(wrong, gold)) == pytest.approx(
+        40.0, rel=1e-3
+    )  # 20 inside + 20 outside
     sub, prog = torch.full((2, 3), 0.5), torch.full((2, 3), 0.5)
     high = torch.tensor([[0, 1, 1], [0, 0, 0]])
     w = LossWeights(subgoal_aux=0.2, progress_aux=0.3)
-    total, info = seq2seq_losses(logits, actions, mask_logits=wrong, gold_masks=gold, subgoal=sub, progress=prog,
-                                 high_idx=high, weights=w)
-    exp_sub = sum((0.5 - h / 25) ** 2 for h, a in zip(high.view(-1).tolist(), actions.view(-1).tolist()) if a) / 6
+    total, info = seq2seq_losses(
+        logits,
+        actions,
+        mask_logits=wrong,
+        gold_masks=gold,
+        subgoal=sub,
+        progress=prog,
+        high_idx=high,
+        weights=w,
+    )
+    exp_sub = (
+        sum(
+            (0.5 - h / 25) ** 2
+            for h, a in zip(high.view(-1).tolist(), actions.view(-1).tolist())
+            if a
+        )
+        / 6
+    )
     assert info["subgoal_aux"] == pytest.approx(exp_sub, rel=1e-5)
-    expect = info["action_low"] + info["action_low_mask"] + 0.2 * info["subgoal_aux"] + 0.3 * info["progress_aux"]
+    expect = (
+        info["action_low"]
+        + info["action_low_mask"]
+        + 0.2 * info["subgoal_aux"]
+        + 0.3 * info["progress_aux"]
+    )
     assert info["total"] == pytest.approx(expect, rel=1e-5)
 
 
@@ -159,16 +204,24 @@ def test_dice_term_punishes_blob_masks_that_balanced_bce_tolerates():
     logits, actions = torch.zeros(1, 2, 15), torch.tensor([[3, 4]])
     _, plain = seq2seq_losses(logits, actions, mask_logits=blob, gold_masks=gold)
     assert "action_low_mask_dice" not in plain
-    total, info = seq2seq_losses(logits, actions, mask_logits=blob, gold_masks=gold, weights=LossWeights(mask_dice=0.5))
-    assert info["action_low_mask_dice"] == pytest.approx(float(soft_dice_loss(blob, gold)), rel=1e-5)
-    assert info["total"] == pytest.approx(plain["total"] + 0.5 * info["action_low_mask_dice"], rel=1e-5)
+    total, info = seq2seq_losses(
+        logits, actions, mask_logits=blob, gold_masks=gold, weights=LossWeights(mask_dice=0.5)
+    )
+    assert info["action_low_mask_dice"] == pytest.approx(
+        float(soft_dice_loss(blob, gold)), rel=1e-5
+    )
+    assert info["total"] == pytest.approx(
+        plain["total"] + 0.5 * info["action_low_mask_dice"], rel=1e-5
+    )
 
 
 def test_spatial_mask_decoder_adds_two_modules_and_reads_the_frame():
     torch.manual_seed(0)
     plain, spatial = Seq2Seq(num_words=50, **LITE), Seq2Seq(num_words=50, **LITE, spatial_mask=True)
     extra = set(spatial.state_dict()) - set(plain.state_dict())
-    assert extra == {f"dec.mask_dec.vis_{m}.{p}" for m in ("conv", "film") for p in ("weight", "bias")}
+    assert extra == {
+        f"dec.mask_dec.vis_{m}.{p}" for m in ("conv", "film") for p in ("weight", "bias")
+    }
     assert set(plain.state_dict()) <= set(spatial.state_dict())
     dec = spatial.dec.mask_dec.eval()
     cont = torch.randn(2, spatial.dec.cont_dim)
@@ -178,7 +231,9 @@ def test_spatial_mask_decoder_adds_two_modules_and_reads_the_frame():
     with torch.no_grad():
         assert not torch.allclose(dec(cont, f1), dec(cont, f2))
         official = plain.dec.mask_dec.eval()
-        assert torch.equal(plain.dec.decode_mask(cont, f1), official(cont))  # frames are not its input
+        assert torch.equal(
+            plain.dec.decode_mask(cont, f1), official(cont)
+        )  # frames are not its input
 
 
 def _localisation_batch(n: int, gen: torch.Generator):
@@ -194,7 +249,7 @@ def _localisation_batch(n: int, gen: torch.Generator):
             frames[i, ch, cell // 7, cell % 7] = 3.0
         state[i, which] = 1.0
         r, c = divmod(int(cells[which]), 7)
-        target[i, 4 * r:4 * r + 4, 4 * c:4 * c + 4] = 1.0
+        target[i, 4 * r : 4 * r + 4, 4 * c : 4 * c + 4] = 1.0
     return frames, state, target
 
 
@@ -224,7 +279,10 @@ def test_only_the_spatial_mask_decoder_finds_the_object_the_state_names(spatial)
     torch.manual_seed(0)
     dec = MaskDecoder(dhid=8, pframe=28, spatial=spatial)
     logits, target = _fit_and_predict(dec, _localisation_batch, steps=50, batch=8, lr=3e-3)
-    hits = [int(logits[i].argmax()) in set(target[i].flatten().nonzero().view(-1).tolist()) for i in range(64)]
+    hits = [
+        int(logits[i].argmax()) in set(target[i].flatten().nonzero().view(-1).tolist())
+        for i in range(64)
+    ]
     accuracy = sum(hits) / len(hits)
     assert accuracy > 0.9 if spatial else accuracy < 0.3, accuracy
 
@@ -254,7 +312,8 @@ def test_subcell_mask_head_finds_the_named_object_inside_a_cell():
 
     plain, sub = Seq2Seq(num_words=50, **LITE), Seq2Seq(num_words=50, **LITE, subcell_mask=True)
     assert set(sub.state_dict()) - set(plain.state_dict()) == {
-        f"dec.mask_dec.sub_{m}.{p}" for m in ("key", "query") for p in ("weight", "bias")}
+        f"dec.mask_dec.sub_{m}.{p}" for m in ("key", "query") for p in ("weight", "bias")
+    }
     torch.manual_seed(0)
     dec = MaskDecoder(dhid=8, pframe=28, subcell=True)
     with pytest.raises(ValueError, match="needs the frames"):
@@ -271,15 +330,24 @@ def test_lite_model_learns_a_sequence():
     goal, instr = _lang(2)
     frames = torch.randn(2, 6, 512, 7, 7)
     actions = torch.tensor([[3, 4, 6, 5, 11, 2], [4, 4, 9, 2, 0, 0]])
-    inter = torch.tensor([[C.has_interaction(C.ACTION_LOW_VOCAB[a]) for a in row] for row in actions.tolist()])
+    inter = torch.tensor(
+        [[C.has_interaction(C.ACTION_LOW_VOCAB[a]) for a in row] for row in actions.tolist()]
+    )
     gold = torch.zeros(int(inter.sum()), 32, 32)
     gold[:, 8:20, 10:22] = 1
     opt = torch.optim.Adam(m.parameters(), lr=3e-3)
     first = last = None
     for _ in range(30):
         out = m(goal, instr, frames, mask_steps=inter)
-        total, info = seq2seq_losses(out.action_logits, actions, mask_logits=out.mask_logits, gold_masks=gold,
-                                     subgoal=out.subgoal, progress=out.progress, high_idx=torch.zeros_like(actions))
+        total, info = seq2seq_losses(
+            out.action_logits,
+            actions,
+            mask_logits=out.mask_logits,
+            gold_masks=gold,
+            subgoal=out.subgoal,
+            progress=out.progress,
+            high_idx=torch.zeros_like(actions),
+        )
         opt.zero_grad()
         total.backward()
         opt.step()
@@ -291,17 +359,21 @@ def test_lite_model_learns_a_sequence():
 
 # ----------------------------------------------------------------------------- AllenAct wrapper
 def _obs_space(lg: int = 6, li: int = 11) -> gym.spaces.Dict:
-    return gym.spaces.Dict({
-        LANG_GOAL_UUID: gym.spaces.Box(0, 10**6, (lg,), np.int64),
-        LANG_INSTR_UUID: gym.spaces.Box(0, 10**6, (li,), np.int64),
-        RESNET_UUID: gym.spaces.Box(-np.inf, np.inf, (512, 7, 7), np.float32),
-    })
+    return gym.spaces.Dict(
+        {
+            LANG_GOAL_UUID: gym.spaces.Box(0, 10**6, (lg,), np.int64),
+            LANG_INSTR_UUID: gym.spaces.Box(0, 10**6, (li,), np.int64),
+            RESNET_UUID: gym.spaces.Box(-np.inf, np.inf, (512, 7, 7), np.float32),
+        }
+    )
 
 
 def _memory(model, b: int) -> Memory:
     mem = Memory()
     for key, (dims, dtype) in model.recurrent_memory_specification.items():
-        mem.check_append(key, torch.zeros(*[d if d is not None else b for _, d in dims], dtype=dtype), 1)
+        mem.check_append(
+            key, torch.zeros(*[d if d is not None else b for _, d in dims], dtype=dtype), 1
+        )
     return mem
 
 
@@ -313,18 +385,26 @@ def _rollout_obs(t: int, b: int, seed: int = 0, new_episode: tuple[int, int] = (
     goal, instr = goal.unsqueeze(0).repeat(t, 1, 1), instr.unsqueeze(0).repeat(t, 1, 1)
     at, row = new_episode
     goal[at:, row], instr[at:, row] = goal[at:, b], instr[at:, b]
-    expert = torch.stack([torch.randint(0, 13, (t, b), generator=g), torch.ones(t, b, dtype=torch.long)], -1)
+    expert = torch.stack(
+        [torch.randint(0, 13, (t, b), generator=g), torch.ones(t, b, dtype=torch.long)], -1
+    )
     expert[1, 0, 1] = 0  # an expert failure: ignored by the loss
-    return {LANG_GOAL_UUID: goal[:, :b], LANG_INSTR_UUID: instr[:, :b],
-            RESNET_UUID: torch.randn(t, b, 512, 7, 7, generator=g), EXPERT_ACTION_UUID: expert,
-            EXPERT_MASK_UUID: (torch.rand(t, b, 300, 300, generator=g) > 0.8).to(torch.uint8),
-            EXPERT_HIGH_IDX_UUID: torch.randint(0, 4, (t, b, 1), generator=g),
-            EXPERT_PROGRESS_UUID: torch.rand(t, b, 1, generator=g)}
+    return {
+        LANG_GOAL_UUID: goal[:, :b],
+        LANG_INSTR_UUID: instr[:, :b],
+        RESNET_UUID: torch.randn(t, b, 512, 7, 7, generator=g),
+        EXPERT_ACTION_UUID: expert,
+        EXPERT_MASK_UUID: (torch.rand(t, b, 300, 300, generator=g) > 0.8).to(torch.uint8),
+        EXPERT_HIGH_IDX_UUID: torch.randint(0, 4, (t, b, 1), generator=g),
+        EXPERT_PROGRESS_UUID: torch.rand(t, b, 1, generator=g),
+    }
 
 
 def test_wrapper_state_dict_is_alfreds_with_prefix():
     shapes = official_shapes()["seq2seq_im_mask+PM"]
-    ac = AlfredSeq2SeqActorCritic(gym.spaces.Discrete(13), _obs_space(), num_words=shapes["emb_word.weight"][0])
+    ac = AlfredSeq2SeqActorCritic(
+        gym.spaces.Discrete(13), _obs_space(), num_words=shapes["emb_word.weight"][0]
+    )
     got = {k: list(v.shape) for k, v in ac.state_dict().items()}
     assert got == {STATE_PREFIX + k: v for k, v in shapes.items()}
     assert AlfredSeq2SeqActorCritic.alfred_state_dict(ac.state_dict()).keys() == shapes.keys()
@@ -339,8 +419,9 @@ def test_wrapper_sequence_equals_step_by_step(prev):
     """Offline [T, B] batches and online one-step calls with carried memory give the same outputs,
     including an episode reset (masks == 0) in the middle of the batch."""
     torch.manual_seed(0)
-    ac = AlfredSeq2SeqActorCritic(gym.spaces.Discrete(13), _obs_space(), num_words=50, prev_action_input=prev,
-                                  **LITE).eval()
+    ac = AlfredSeq2SeqActorCritic(
+        gym.spaces.Discrete(13), _obs_space(), num_words=50, prev_action_input=prev, **LITE
+    ).eval()
     t, b = 5, 3
     obs = _rollout_obs(t, b)
     masks = torch.ones(t, b, 1)
@@ -351,7 +432,12 @@ def test_wrapper_sequence_equals_step_by_step(prev):
         full, mem_full = ac(obs, _memory(ac, b), prev_actions, masks)
         mem, logits = _memory(ac, b), []
         for i in range(t):
-            out, mem = ac({k: v[i:i + 1] for k, v in obs.items()}, mem, prev_actions[i:i + 1], masks[i:i + 1])
+            out, mem = ac(
+                {k: v[i : i + 1] for k, v in obs.items()},
+                mem,
+                prev_actions[i : i + 1],
+                masks[i : i + 1],
+            )
             logits.append(out.distributions.logits)
     assert full.distributions.logits.shape == (t, b, 13) and full.values.abs().sum() == 0
     assert torch.allclose(torch.cat(logits), full.distributions.logits, atol=1e-5)
@@ -367,8 +453,9 @@ def test_previous_action_input_is_the_taken_action_only_when_asked(prev):
     """`taken` (ALFRED's --dec_teacher_forcing, what evaluation feeds) reads AllenAct's prev_actions
     from step 1 on; `argmax` (ALFRED's default) ignores them."""
     torch.manual_seed(2)
-    ac = AlfredSeq2SeqActorCritic(gym.spaces.Discrete(13), _obs_space(), num_words=50, prev_action_input=prev,
-                                  **LITE).eval()
+    ac = AlfredSeq2SeqActorCritic(
+        gym.spaces.Discrete(13), _obs_space(), num_words=50, prev_action_input=prev, **LITE
+    ).eval()
     t, b = 4, 2
     obs, masks = _rollout_obs(t, b), torch.ones(t, b, 1)
     masks[0] = 0
@@ -385,14 +472,20 @@ def test_previous_action_input_is_the_taken_action_only_when_asked(prev):
 
 def test_wrapper_episode_reset_uses_new_language():
     torch.manual_seed(1)
-    ac = AlfredSeq2SeqActorCritic(gym.spaces.Discrete(13), _obs_space(), num_words=50, **LITE).eval()
+    ac = AlfredSeq2SeqActorCritic(
+        gym.spaces.Discrete(13), _obs_space(), num_words=50, **LITE
+    ).eval()
     obs = _rollout_obs(2, 1, new_episode=(1, 0))
     with torch.no_grad():
-        fresh, _ = ac({k: v[1:] for k, v in obs.items()}, _memory(ac, 1), None, torch.zeros(1, 1, 1))
+        fresh, _ = ac(
+            {k: v[1:] for k, v in obs.items()}, _memory(ac, 1), None, torch.zeros(1, 1, 1)
+        )
         cont, _ = ac(obs, _memory(ac, 1), None, torch.tensor([[[0.0]], [[0.0]]]))
         carry, _ = ac(obs, _memory(ac, 1), None, torch.tensor([[[0.0]], [[1.0]]]))
     assert torch.allclose(cont.distributions.logits[1], fresh.distributions.logits[0], atol=1e-5)
-    assert not torch.allclose(carry.distributions.logits[1], fresh.distributions.logits[0], atol=1e-3)
+    assert not torch.allclose(
+        carry.distributions.logits[1], fresh.distributions.logits[0], atol=1e-3
+    )
 
 
 def _step_rollout(ac, obs, masks, seed):
@@ -402,7 +495,7 @@ def _step_rollout(ac, obs, masks, seed):
     mem, logits = _memory(ac, b), []
     with torch.no_grad():
         for i in range(t):
-            out, mem = ac({k: v[i:i + 1] for k, v in obs.items()}, mem, None, masks[i:i + 1])
+            out, mem = ac({k: v[i : i + 1] for k, v in obs.items()}, mem, None, masks[i : i + 1])
             logits.append(out.distributions.logits)
     return torch.cat(logits)
 
@@ -411,7 +504,9 @@ def test_rollout_language_cache_changes_nothing():
     """The per-rollout language cache (`_language`) gives bit-identical outputs and random draws
     (train-mode dropout), re-encodes a new episode's language, and is dropped when weights change."""
     torch.manual_seed(0)
-    ac = AlfredSeq2SeqActorCritic(gym.spaces.Discrete(13), _obs_space(), num_words=50, **LITE).train()
+    ac = AlfredSeq2SeqActorCritic(
+        gym.spaces.Discrete(13), _obs_space(), num_words=50, **LITE
+    ).train()
     obs = _rollout_obs(6, 2, new_episode=(3, 1))
     masks = torch.ones(6, 2, 1)
     masks[0] = 0
@@ -421,7 +516,9 @@ def test_rollout_language_cache_changes_nothing():
     ac._encode = lambda g, i: calls.append(1) or encode(g, i)
     cached = _step_rollout(ac, obs, masks, seed=3)
     assert len(calls) == 2  # the first step and the new episode of sampler 1, not every step
-    uncached = AlfredSeq2SeqActorCritic(gym.spaces.Discrete(13), _obs_space(), num_words=50, **LITE).train()
+    uncached = AlfredSeq2SeqActorCritic(
+        gym.spaces.Discrete(13), _obs_space(), num_words=50, **LITE
+    ).train()
     uncached.load_state_dict(ac.state_dict())
     uncached._language = uncached._encode
     assert torch.equal(cached, _step_rollout(uncached, obs, masks, seed=3))
@@ -431,15 +528,18 @@ def test_rollout_language_cache_changes_nothing():
         for p in ac.seq2seq.enc.parameters():
             p.add_(0.5)
     uncached.load_state_dict(ac.state_dict())
-    assert torch.equal(_step_rollout(ac, same, masks, seed=4), _step_rollout(uncached, same, masks, seed=4))
+    assert torch.equal(
+        _step_rollout(ac, same, masks, seed=4), _step_rollout(uncached, same, masks, seed=4)
+    )
 
 
 @pytest.mark.parametrize("mask_head", ["alfred", "spatial_mask", "subcell_mask"])
 def test_allenact_losses_train_the_wrapper(mask_head):
     torch.manual_seed(0)
     extra = {} if mask_head == "alfred" else {mask_head: True}
-    ac = AlfredSeq2SeqActorCritic(gym.spaces.Discrete(13), _obs_space(), num_words=50, pframe=300, **LITE,
-                                  **extra).train()
+    ac = AlfredSeq2SeqActorCritic(
+        gym.spaces.Discrete(13), _obs_space(), num_words=50, pframe=300, **LITE, **extra
+    ).train()
     t, b = 4, 2
     obs = _rollout_obs(t, b)
     masks = torch.ones(t, b, 1)
@@ -459,8 +559,12 @@ def test_allenact_losses_train_the_wrapper(mask_head):
         dec = ac.seq2seq.dec.mask_dec
         frame_path = dec.vis_conv if mask_head == "spatial_mask" else dec.sub_key
         assert frame_path.weight.grad.abs().sum() > 0
-    offline = AlfredSeq2SeqOfflineLoss().loss(model=ac, batch={"observations": obs, "masks": masks},
-                                              batch_memory=Memory(), stream_memory=_memory(ac, b))
+    offline = AlfredSeq2SeqOfflineLoss().loss(
+        model=ac,
+        batch={"observations": obs, "masks": masks},
+        batch_memory=Memory(),
+        stream_memory=_memory(ac, b),
+    )
     assert offline.bsize == t * b and offline.value.requires_grad
     assert not offline.stream_memory.tensor("h").requires_grad
 
@@ -470,8 +574,9 @@ def test_frozen_batchnorm_keeps_running_statistics_in_training_mode(freeze):
     """DAgger's rollouts are a couple of episodes' frames: with `freeze_batchnorm` a training-mode
     forward normalises with (and leaves untouched) the running statistics, dropout stays active."""
     torch.manual_seed(3)
-    ac = AlfredSeq2SeqActorCritic(gym.spaces.Discrete(13), _obs_space(), num_words=50, freeze_batchnorm=freeze,
-                                  **LITE)
+    ac = AlfredSeq2SeqActorCritic(
+        gym.spaces.Discrete(13), _obs_space(), num_words=50, freeze_batchnorm=freeze, **LITE
+    )
     bns = [m for m in ac.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
     drops = [m for m in ac.modules() if isinstance(m, torch.nn.Dropout) and m.p > 0]
     assert bns and drops
@@ -496,13 +601,22 @@ def test_emit_masks_policy_acts_with_its_mask_logits_and_the_same_action_distrib
     from collections import OrderedDict
 
     torch.manual_seed(0)
-    plain = AlfredSeq2SeqActorCritic(gym.spaces.Discrete(13), _obs_space(), num_words=50, prev_action_input="taken",
-                                     **LITE).eval()
-    emit = AlfredSeq2SeqActorCritic(gym.spaces.Discrete(13), _obs_space(), num_words=50, prev_action_input="taken",
-                                    emit_masks=True, **LITE).eval()
+    plain = AlfredSeq2SeqActorCritic(
+        gym.spaces.Discrete(13), _obs_space(), num_words=50, prev_action_input="taken", **LITE
+    ).eval()
+    emit = AlfredSeq2SeqActorCritic(
+        gym.spaces.Discrete(13),
+        _obs_space(),
+        num_words=50,
+        prev_action_input="taken",
+        emit_masks=True,
+        **LITE,
+    ).eval()
     emit.load_state_dict(plain.state_dict())
     p = plain.seq2seq.pframe
-    assert isinstance(emit.action_space, gym.spaces.Dict) and emit.action_space["mask"].shape == (p * p,)
+    assert isinstance(emit.action_space, gym.spaces.Dict) and emit.action_space["mask"].shape == (
+        p * p,
+    )
     t, b = 3, 2
     obs = _rollout_obs(t, b)
     masks = torch.ones(t, b, 1)
@@ -510,9 +624,13 @@ def test_emit_masks_policy_acts_with_its_mask_logits_and_the_same_action_distrib
     prev = torch.randint(0, 13, (t, b))
     with torch.no_grad():
         a, _ = plain(obs, _memory(plain, b), prev, masks)
-        e, _ = emit(obs, _memory(emit, b), OrderedDict(action=prev, mask=torch.zeros(t, b, p * p)), masks)
+        e, _ = emit(
+            obs, _memory(emit, b), OrderedDict(action=prev, mask=torch.zeros(t, b, p * p)), masks
+        )
         frames = plain.seq2seq.prepare_frames(obs[RESNET_UUID].float())
-        want = plain.decode_masks(a.extras["alfred_cont"].flatten(0, 1), frames.flatten(0, 1)).view(t, b, -1)
+        want = plain.decode_masks(a.extras["alfred_cont"].flatten(0, 1), frames.flatten(0, 1)).view(
+            t, b, -1
+        )
     mode = e.distributions.mode()
     assert list(mode) == ["action", "mask"] and torch.equal(mode["action"], a.distributions.mode())
     assert torch.allclose(mode["mask"], want, atol=1e-5)

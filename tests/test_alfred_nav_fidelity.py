@@ -5,6 +5,7 @@ room (`thor_lite.furniture_sides`); openables face, and cabinet doors hang away 
 recorded opening pose (`thor_lite.open_poses`); posed objects resting on the Floor lower no
 furniture surface. Real cases skip when ../shared is absent.
 """
+
 from __future__ import annotations
 
 import json
@@ -54,7 +55,12 @@ def _replay(bench, env, task: str, trial: str) -> dict:
 def test_strip_beside_a_bed_is_walkable(bench, alfred_env):
     """FloorPlan329: the recorded path walks x = -1.25 m between the bed and the window wall,
     two to six cells from ALFRED's layout; it was a wall before."""
-    r = _replay(bench, alfred_env, "pick_and_place_simple-CD-None-SideTable-329", "trial_T20190908_002257_064845")
+    r = _replay(
+        bench,
+        alfred_env,
+        "pick_and_place_simple-CD-None-SideTable-329",
+        "trial_T20190908_002257_064845",
+    )
     assert r["first_failure"] is None and r["goal"]
 
 
@@ -62,8 +68,12 @@ def test_close_finds_the_door_on_the_recorded_hinge_side(bench, alfred_env):
     """FloorPlan428: ALFRED opened the cabinet standing towards its low-z edge, so the door
     hangs on the high-z edge; the recorded CloseObject mask found the floor beside the door
     drawn on the other edge."""
-    r = _replay(bench, alfred_env, "pick_two_obj_and_place-SoapBottle-None-Toilet-428",
-                "trial_T20190906_225647_716768")
+    r = _replay(
+        bench,
+        alfred_env,
+        "pick_two_obj_and_place-SoapBottle-None-Toilet-428",
+        "trial_T20190906_225647_716768",
+    )
     assert r["first_failure"] is None and r["goal"]
 
 
@@ -82,7 +92,9 @@ def test_drawer_front_faces_the_recorded_opening_pose(bench, alfred_env):
 def test_floor_objects_do_not_lower_a_toilet(alfred_env):
     """FloorPlan428: a plunger and a scrub brush on the floor inside the toilet's box rest on
     the Floor; the toilet is no longer drawn as a 2 cm slab at their bottoms (the floor)."""
-    traj = _trial("pick_two_obj_and_place-SoapBottle-None-Toilet-428", "trial_T20190906_225647_716768")
+    traj = _trial(
+        "pick_two_obj_and_place-SoapBottle-None-Toilet-428", "trial_T20190906_225647_716768"
+    )
     alfred_env.init_episode(traj)
     w = alfred_env.controller._world
     toilet = next(o for o in w.objects.values() if o.object_type == "Toilet")
@@ -93,7 +105,9 @@ def test_floor_objects_do_not_lower_a_toilet(alfred_env):
 def test_desk_drawer_front_is_the_face_the_pose_stands_out_from(bench, alfred_env):
     """FloorPlan307: ALFRED opened the desk drawer looking along -x from beside and in front of
     it; its front is +z (towards the room), not the face its view direction meets."""
-    traj = _trial("pick_two_obj_and_place-KeyChain-None-Drawer-307", "trial_T20190919_014613_455486")
+    traj = _trial(
+        "pick_two_obj_and_place-KeyChain-None-Drawer-307", "trial_T20190919_014613_455486"
+    )
     alfred_env.init_episode(traj)
     w = alfred_env.controller._world
     top = w.objects["Drawer|-01.39|+00.73|-02.26"]  # the one the trajectory opens
@@ -105,8 +119,12 @@ def test_desk_drawer_front_is_the_face_the_pose_stands_out_from(bench, alfred_en
 def test_chair_the_layout_walks_past_does_not_block(bench, alfred_env):
     """FloorPlan16: a recorded layout cell is 4 cm from today's chair box, so 2.1.0's chair
     was not there as drawn; the recorded MoveAhead past it (step 21) succeeds."""
-    r = _replay(bench, alfred_env, "pick_cool_then_place_in_recep-LettuceSliced-None-DiningTable-16",
-                "trial_T20190908_135706_513332")
+    r = _replay(
+        bench,
+        alfred_env,
+        "pick_cool_then_place_in_recep-LettuceSliced-None-DiningTable-16",
+        "trial_T20190908_135706_513332",
+    )
     assert r["first_failure"] is None or r["first_failure"]["step"] > 21
 
 

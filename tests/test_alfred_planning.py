@@ -1,5 +1,6 @@
 """ALFRED symbolic planning: PDDL domain/problem + Fast Downward, template planner,
 symbolic executor, goal-condition counting (alfred.md §3, planning.md)."""
+
 from __future__ import annotations
 
 import json
@@ -8,7 +9,11 @@ from pathlib import Path
 import pytest
 
 from alfred_task.env import goal_conditions as gc
-from alfred_task.planning.examples import CASES, P, kitchen  # the synthetic scene, shared with the benchmark
+from alfred_task.planning.examples import (
+    CASES,
+    P,
+    kitchen,
+)  # the synthetic scene, shared with the benchmark
 from alfred_task.planning import (
     DOMAIN_PATH,
     EXISTS_SEARCH,
@@ -33,10 +38,12 @@ from alfred_task.planning import (
 
 FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "alfred" / "json_2.1.0"
 
+
 def gc_of(state: ProblemState, task_type: str, params: dict) -> tuple[int, int]:
     m = to_thor_metadata(state)
-    return gc.goal_conditions_met(task_type, params, m["objects"], m["cleaned"], m["heated"],
-                                  m["cooled"], m["inventory"])
+    return gc.goal_conditions_met(
+        task_type, params, m["objects"], m["cleaned"], m["heated"], m["cooled"], m["inventory"]
+    )
 
 
 def keys(plan):
@@ -50,6 +57,7 @@ def domain() -> str:
 
 # ------------------------------------------------------------------ planner plumbing
 
+
 def test_fast_downward_found():
     driver, binary = find_fast_downward()
     assert driver.name == "fast-downward.py" and driver.is_file()
@@ -58,16 +66,32 @@ def test_fast_downward_found():
 
 def test_missing_planner_raises_clear_error(domain):
     with pytest.raises(PlannerNotFoundError, match="up-fast-downward"):
-        solve(domain, make_problem(kitchen(), *CASES["simple"]), fd_driver="/nonexistent/fast-downward.py")
+        solve(
+            domain,
+            make_problem(kitchen(), *CASES["simple"]),
+            fd_driver="/nonexistent/fast-downward.py",
+        )
 
 
 def test_domain_file_shape():
     text = DOMAIN_PATH.read_text().lower()
-    for action in ("gotolocation", "openobject", "closeobject", "pickupobjectinreceptacle",
-                   "pickupobjectnoreceptacle", "putobjectinreceptacle",
-                   "putobjectinreceptacleobject", "cleanobject", "heatobject", "coolobject",
-                   "toggleobjecton", "toggleobjectoff", "sliceobjectinreceptacle",
-                   "sliceobjectnoreceptacle", "reachgoalplace"):
+    for action in (
+        "gotolocation",
+        "openobject",
+        "closeobject",
+        "pickupobjectinreceptacle",
+        "pickupobjectnoreceptacle",
+        "putobjectinreceptacle",
+        "putobjectinreceptacleobject",
+        "cleanobject",
+        "heatobject",
+        "coolobject",
+        "toggleobjecton",
+        "toggleobjectoff",
+        "sliceobjectinreceptacle",
+        "sliceobjectnoreceptacle",
+        "reachgoalplace",
+    ):
         assert f"(:action {action}\n" in text
     assert ":action-costs" in text and "total-cost" in text
     assert "- object" not in text  # item type is `item`, not PDDL's built-in object
@@ -75,13 +99,16 @@ def test_domain_file_shape():
 
 # ------------------------------------------------------------------ per task type
 
+
 @pytest.mark.parametrize("case", list(CASES))
 def test_fd_and_template_plans(case, domain):
     task_type, params = CASES[case]
     st = kitchen()
     problem = make_problem(st, task_type, params)
 
-    fd_plan = solve(domain, problem)  # how long each planner takes: benchmarks/alfred_planner_time.py
+    fd_plan = solve(
+        domain, problem
+    )  # how long each planner takes: benchmarks/alfred_planner_time.py
     tp_plan = template_plan(st, task_type, params)
 
     for plan in (fd_plan, tp_plan):
@@ -94,8 +121,9 @@ def test_fd_and_template_plans(case, domain):
         assert not any(a.action == b.action == "GotoLocation" for a, b in zip(plan, plan[1:]))
 
     # ALFRED's literal existential goal with planning.md's hmax config: same optimum.
-    ex_plan = solve(domain, make_problem(st, task_type, params, goal_style="exists"),
-                    search=EXISTS_SEARCH)
+    ex_plan = solve(
+        domain, make_problem(st, task_type, params, goal_style="exists"), search=EXISTS_SEARCH
+    )
     assert goal_reached(apply_plan(st, ex_plan), task_type, params)
     assert plan_cost(st, ex_plan) == plan_cost(st, fd_plan)
 
@@ -116,23 +144,51 @@ def test_expected_plan_shapes():
     st = kitchen()
     names = lambda c: [a.action for a in template_plan(st, *CASES[c])]  # noqa: E731
     assert names("simple") == ["GotoLocation", "PickupObject", "GotoLocation", "PutObject", "NoOp"]
-    assert names("heat") == ["GotoLocation", "PickupObject", "GotoLocation", "HeatObject",
-                             "GotoLocation", "PutObject", "NoOp"]
+    assert names("heat") == [
+        "GotoLocation",
+        "PickupObject",
+        "GotoLocation",
+        "HeatObject",
+        "GotoLocation",
+        "PutObject",
+        "NoOp",
+    ]
     assert names("look") == ["GotoLocation", "PickupObject", "GotoLocation", "ToggleObject", "NoOp"]
     assert names("heat_sliced") == [
-        "GotoLocation", "PickupObject", "GotoLocation", "SliceObject", "PutObject",
-        "PickupObject", "GotoLocation", "HeatObject", "GotoLocation", "PutObject", "NoOp"]
+        "GotoLocation",
+        "PickupObject",
+        "GotoLocation",
+        "SliceObject",
+        "PutObject",
+        "PickupObject",
+        "GotoLocation",
+        "HeatObject",
+        "GotoLocation",
+        "PutObject",
+        "NoOp",
+    ]
     plan = template_plan(st, *CASES["movable"])
     assert [a.key() for a in plan] == [
-        ("GotoLocation", ("countertop",)), ("PickupObject", ("fork",)),
-        ("GotoLocation", ("cup",)), ("PutObject", ("fork", "cup")), ("PickupObject", ("cup",)),
-        ("GotoLocation", ("sinkbasin",)), ("PutObject", ("cup", "sinkbasin")), ("NoOp", ())]
+        ("GotoLocation", ("countertop",)),
+        ("PickupObject", ("fork",)),
+        ("GotoLocation", ("cup",)),
+        ("PutObject", ("fork", "cup")),
+        ("PickupObject", ("cup",)),
+        ("GotoLocation", ("sinkbasin",)),
+        ("PutObject", ("cup", "sinkbasin")),
+        ("NoOp", ()),
+    ]
     hp = high_pddl(plan)
     assert hp[0]["high_idx"] == 0 and hp[0]["discrete_action"] == {
-        "action": "GotoLocation", "args": ["countertop"]}
+        "action": "GotoLocation",
+        "args": ["countertop"],
+    }
     assert hp[0]["planner_action"]["location"] == "counter1"
-    assert hp[3]["planner_action"] == {"action": "PutObject", "objectId": "Fork|1",
-                                       "receptacleObjectId": "Cup|1"}
+    assert hp[3]["planner_action"] == {
+        "action": "PutObject",
+        "objectId": "Fork|1",
+        "receptacleObjectId": "Cup|1",
+    }
     assert hp[-1]["planner_action"] == {"action": "End", "value": 1}
     json.dumps(hp)
 
@@ -167,8 +223,13 @@ def test_target_inside_movable_receptacle_is_carried(domain):
     tt, params = CASES["movable"]
     assert gc_of(st, tt, params)[0] == 1
     for plan in (template_plan(st, tt, params), solve(domain, make_problem(st, tt, params))):
-        assert [a.action for a in plan] == ["GotoLocation", "PickupObject", "GotoLocation",
-                                            "PutObject", "NoOp"]
+        assert [a.action for a in plan] == [
+            "GotoLocation",
+            "PickupObject",
+            "GotoLocation",
+            "PutObject",
+            "NoOp",
+        ]
         assert plan[1].object_id == "Cup|1"
         end = apply_plan(st, plan)
         assert gc_of(end, tt, params) == (3, 3)
@@ -260,7 +321,9 @@ def test_unsupported_search_gives_clear_error(domain):
         solve(domain, prob)  # DEFAULT_SEARCH needs goal_style="action"
     # goal markers (default goal_style) make lmcut usable
     plan = solve(domain, make_problem(kitchen(), *CASES["simple"]), search="astar(lmcut())")
-    assert plan_cost(kitchen(), plan) == plan_cost(kitchen(), template_plan(kitchen(), *CASES["simple"]))
+    assert plan_cost(kitchen(), plan) == plan_cost(
+        kitchen(), template_plan(kitchen(), *CASES["simple"])
+    )
 
 
 def test_bad_params():
@@ -275,9 +338,11 @@ def test_executor_rejects_invalid_steps():
     bad = [HighLevelAction("PickupObject", ["apple"], object_id="Apple|1")]  # not there yet
     with pytest.raises(PlanningError):
         apply_plan(st, bad)
-    bad = [HighLevelAction("GotoLocation", location="table"),
-           HighLevelAction("PickupObject", ["knife"], object_id="Knife|1"),
-           HighLevelAction("PickupObject", ["apple"], object_id="Apple|2")]  # hands full
+    bad = [
+        HighLevelAction("GotoLocation", location="table"),
+        HighLevelAction("PickupObject", ["knife"], object_id="Knife|1"),
+        HighLevelAction("PickupObject", ["apple"], object_id="Apple|2"),
+    ]  # hands full
     with pytest.raises(PlanningError):
         apply_plan(st, bad)
 
@@ -288,11 +353,19 @@ def test_all_task_types_covered():
 
 # ------------------------------------------------------------------ goal conditions
 
+
 def obj(oid, pickupable=False, receptacle=False, contents=None, parents=None, **kw):
-    d = {"objectId": oid, "objectType": oid.split("|")[0], "pickupable": pickupable,
-         "receptacle": receptacle, "receptacleObjectIds": contents,
-         "parentReceptacles": parents, "toggleable": False, "isToggled": False,
-         "visible": False}
+    d = {
+        "objectId": oid,
+        "objectType": oid.split("|")[0],
+        "pickupable": pickupable,
+        "receptacle": receptacle,
+        "receptacleObjectIds": contents,
+        "parentReceptacles": parents,
+        "toggleable": False,
+        "isToggled": False,
+        "visible": False,
+    }
     d.update(kw)
     return d
 
@@ -306,8 +379,9 @@ def test_gc_simple():
     assert gc.goal_conditions_met("pick_and_place_simple", p, [apple, fridge_full]) == (1, 1)
     assert gc.goal_satisfied("pick_and_place_simple", p, [apple, fridge_full])
     # receptacleObjectIds None is tolerated
-    assert gc.goal_conditions_met("pick_and_place_simple", p,
-                                  [apple, obj("Fridge|1", receptacle=True)]) == (0, 1)
+    assert gc.goal_conditions_met(
+        "pick_and_place_simple", p, [apple, obj("Fridge|1", receptacle=True)]
+    ) == (0, 1)
 
 
 def test_gc_simple_sliced():
@@ -322,24 +396,29 @@ def test_gc_simple_sliced():
 
 
 def test_gc_heat_cool_clean_need_both():
-    for tt, setname in (("pick_heat_then_place_in_recep", "heated_objects"),
-                        ("pick_cool_then_place_in_recep", "cooled_objects"),
-                        ("pick_clean_then_place_in_recep", "cleaned_objects")):
+    for tt, setname in (
+        ("pick_heat_then_place_in_recep", "heated_objects"),
+        ("pick_cool_then_place_in_recep", "cooled_objects"),
+        ("pick_clean_then_place_in_recep", "cleaned_objects"),
+    ):
         p = P("Mug", "CounterTop")
         m1, m2 = obj("Mug|1", pickupable=True), obj("Mug|2", pickupable=True)
         ct = obj("CounterTop|1", receptacle=True, contents=["Mug|1"])
         f = lambda ids: gc.goal_conditions_met(tt, p, [m1, m2, ct], **{setname: ids})  # noqa
-        assert f(set()) == (1, 3)                 # in receptacle only
-        assert f({"Mug|2"}) == (2, 3)             # a different mug was treated
-        assert f({"Mug|1"}) == (3, 3)             # same object: both conditions
+        assert f(set()) == (1, 3)  # in receptacle only
+        assert f({"Mug|2"}) == (2, 3)  # a different mug was treated
+        assert f({"Mug|1"}) == (3, 3)  # same object: both conditions
         assert gc.goal_satisfied(tt, p, [m1, m2, ct], **{setname: {"Mug|1"}})
         # treated but not placed
         ct0 = obj("CounterTop|1", receptacle=True, contents=[])
         assert gc.goal_conditions_met(tt, p, [m1, ct0], **{setname: {"Mug|1"}}) == (1, 3)
     # the env-side set of another task type does not count
-    assert gc.goal_conditions_met("pick_heat_then_place_in_recep", P("Mug", "CounterTop"),
-                                  [obj("Mug|1", pickupable=True)],
-                                  cooled_objects={"Mug|1"}) == (0, 3)
+    assert gc.goal_conditions_met(
+        "pick_heat_then_place_in_recep",
+        P("Mug", "CounterTop"),
+        [obj("Mug|1", pickupable=True)],
+        cooled_objects={"Mug|1"},
+    ) == (0, 3)
 
 
 def test_gc_heat_sliced():
@@ -347,12 +426,16 @@ def test_gc_heat_sliced():
     s = obj("Potato|1|PotatoSliced_1", pickupable=True)
     sink = obj("Sink|1|SinkBasin", receptacle=True, contents=[s["objectId"]])
     assert gc.goal_conditions_met("pick_heat_then_place_in_recep", p, [s, sink]) == (2, 4)
-    assert gc.goal_conditions_met("pick_heat_then_place_in_recep", p, [s, sink],
-                                  heated_objects={s["objectId"]}) == (4, 4)
+    assert gc.goal_conditions_met(
+        "pick_heat_then_place_in_recep", p, [s, sink], heated_objects={s["objectId"]}
+    ) == (4, 4)
     # heating the whole potato does not count for the slice
-    assert gc.goal_conditions_met("pick_heat_then_place_in_recep", p,
-                                  [obj("Potato|1", pickupable=True), s, sink],
-                                  heated_objects={"Potato|1"}) == (2, 4)
+    assert gc.goal_conditions_met(
+        "pick_heat_then_place_in_recep",
+        p,
+        [obj("Potato|1", pickupable=True), s, sink],
+        heated_objects={"Potato|1"},
+    ) == (2, 4)
 
 
 def test_gc_pick_two():
@@ -382,14 +465,16 @@ def test_gc_look():
     tt = "look_at_obj_in_light"
     assert gc.goal_conditions_met(tt, p, [pen, lamp_off], inventory_objects=[]) == (0, 2)
     assert gc.goal_conditions_met(tt, p, [pen, lamp_off], inventory_objects=["Pencil|1"]) == (1, 2)
-    assert gc.goal_conditions_met(tt, p, [pen, lamp_on_far],
-                                  inventory_objects=[{"objectId": "Pencil|1"}]) == (1, 2)
+    assert gc.goal_conditions_met(
+        tt, p, [pen, lamp_on_far], inventory_objects=[{"objectId": "Pencil|1"}]
+    ) == (1, 2)
     assert gc.goal_satisfied(tt, p, [pen, lamp_on], inventory_objects=["Pencil|1"])
     pen_held = dict(pen, isPickedUp=True)  # inventory derived from isPickedUp
     assert gc.goal_conditions_met(tt, p, [pen_held, lamp_on]) == (2, 2)
     # holding something else
-    assert gc.goal_conditions_met(tt, p, [pen, obj("Book|1", pickupable=True), lamp_on],
-                                  inventory_objects=["Book|1"]) == (1, 2)
+    assert gc.goal_conditions_met(
+        tt, p, [pen, obj("Book|1", pickupable=True), lamp_on], inventory_objects=["Book|1"]
+    ) == (1, 2)
     ps = P("Apple", toggle="FloorLamp", sliced=True)
     s = obj("Apple|1|AppleSliced_0", pickupable=True)
     fl = obj("FloorLamp|1", toggleable=True, isToggled=True, visible=True)
@@ -400,10 +485,15 @@ def test_gc_movable():
     p = P("Fork", "SinkBasin", mrecep="Cup")
     tt = "pick_and_place_with_movable_recep"
     fork = obj("Fork|1", pickupable=True)
-    cup_empty = obj("Cup|1", pickupable=True, receptacle=True, contents=[], parents=["Sink|1|SinkBasin"])
-    cup_full_loose = obj("Cup|1", pickupable=True, receptacle=True, contents=["Fork|1"], parents=None)
-    cup_full_in = obj("Cup|1", pickupable=True, receptacle=True, contents=["Fork|1"],
-                      parents=["Sink|1|SinkBasin"])
+    cup_empty = obj(
+        "Cup|1", pickupable=True, receptacle=True, contents=[], parents=["Sink|1|SinkBasin"]
+    )
+    cup_full_loose = obj(
+        "Cup|1", pickupable=True, receptacle=True, contents=["Fork|1"], parents=None
+    )
+    cup_full_in = obj(
+        "Cup|1", pickupable=True, receptacle=True, contents=["Fork|1"], parents=["Sink|1|SinkBasin"]
+    )
     sink_empty = obj("Sink|1|SinkBasin", receptacle=True, contents=[])
     sink_cup = obj("Sink|1|SinkBasin", receptacle=True, contents=["Cup|1"])
     assert gc.goal_conditions_met(tt, p, [fork, cup_full_loose, sink_empty]) == (1, 3)
@@ -431,6 +521,7 @@ def test_gc_substring_quirks():
 
 # ------------------------------------------------------------------ dataset fixtures
 
+
 def _fixture_paths():
     if not FIXTURES.is_dir():
         return []
@@ -456,8 +547,12 @@ def state_from_fixture(traj: dict) -> ProblemState:
     the container (the only way the plan can be valid), so it is put there."""
     pp = traj["pddl_params"]
     init = traj["scene"]["init_action"]
-    start = "loc|%d|%d|%d|%d" % (round(init["x"] / 0.25), round(init["z"] / 0.25),
-                                 round(init["rotation"] / 90) % 4, init["horizon"])
+    start = "loc|%d|%d|%d|%d" % (
+        round(init["x"] / 0.25),
+        round(init["z"] / 0.25),
+        round(init["rotation"] / 90) % 4,
+        init["horizon"],
+    )
     objs: dict[str, O] = {}
     rec_at: dict[tuple[str, str], str] = {}
 
@@ -465,8 +560,13 @@ def state_from_fixture(traj: dict) -> ProblemState:
         key = (cls, loc)
         if key not in rec_at:
             rid = rid or f"{cls}|@{loc}"
-            objs[rid] = O(rid, cls, location=loc, receptacle=True,
-                          openable=cls in ("Fridge", "Microwave", "Cabinet", "Drawer", "Safe"))
+            objs[rid] = O(
+                rid,
+                cls,
+                location=loc,
+                receptacle=True,
+                openable=cls in ("Fridge", "Microwave", "Cabinet", "Drawer", "Safe"),
+            )
             rec_at[key] = rid
         return rec_at[key]
 
@@ -474,8 +574,14 @@ def state_from_fixture(traj: dict) -> ProblemState:
         if oid in objs:
             return
         cls = oid.split("|")[-1].split("_")[0] if "Sliced_" in oid else oid.split("|")[0]
-        objs[oid] = O(oid, cls, location=loc, parent=parent, pickupable=True,
-                      receptacle=cls in ("Bowl", "Box", "Cup", "Mug", "Plate", "Pan", "Pot"))
+        objs[oid] = O(
+            oid,
+            cls,
+            location=loc,
+            parent=parent,
+            pickupable=True,
+            receptacle=cls in ("Bowl", "Box", "Cup", "Mug", "Plate", "Pan", "Pot"),
+        )
 
     loc = start
     for h in traj["plan"]["high_pddl"]:
@@ -495,8 +601,10 @@ def state_from_fixture(traj: dict) -> ProblemState:
         elif act == "PutObject":
             rid = pa["receptacleObjectId"]
             cls = "SinkBasin" if rid.endswith("SinkBasin") else rid.split("|")[0]
-            if rid.split("|")[0] in ("Bowl", "Box", "Cup", "Mug", "Plate", "Pan", "Pot") \
-                    and rid in objs:
+            if (
+                rid.split("|")[0] in ("Bowl", "Box", "Cup", "Mug", "Plate", "Pan", "Pot")
+                and rid in objs
+            ):
                 continue
             receptacle(cls, loc, rid)
         elif act in ("HeatObject", "CoolObject", "CleanObject"):

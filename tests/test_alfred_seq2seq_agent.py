@@ -1,6 +1,7 @@
 """The Seq2Seq evaluation agent through `--agent checkpoint`: a converted checkpoint builds it,
 it acts over the 13 agent actions with 300×300 masks, follows the model's step API and takes
 teacher-forced expert steps."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -49,12 +50,22 @@ def _checkpoint(tmp_path):
     torch.manual_seed(0)
     policy = build_actor_critic(dict(KW))
     path = tmp_path / "seq2seq.pt"
-    torch.save(allenact_checkpoint(policy.state_dict(), dict(KW), _vocab(), "random_resnet18"), path)
+    torch.save(
+        allenact_checkpoint(policy.state_dict(), dict(KW), _vocab(), "random_resnet18"), path
+    )
     return path, policy
 
 
-TRAJ = {"turk_annotations": {"anns": [{"task_desc": "Put the apple on the counter.",
-                                       "high_descs": ["Walk to the counter.", "Put the unknownword apple."]}]}}
+TRAJ = {
+    "turk_annotations": {
+        "anns": [
+            {
+                "task_desc": "Put the apple on the counter.",
+                "high_descs": ["Walk to the counter.", "Put the unknownword apple."],
+            }
+        ]
+    }
+}
 
 
 def test_checkpoint_agent_acts_like_the_model(tmp_path):
@@ -66,8 +77,19 @@ def test_checkpoint_agent_acts_like_the_model(tmp_path):
     # the same episode by hand: ALFRED's numericalisation (unknown words -> <<pad>>), start, step
     ids = agent.vocab.word._word2index
     goal = [ids[w] for w in ("put", "the", "apple", "on", "the", "counter", ".")] + [C.GOAL_INDEX]
-    instr = [ids["walk"], 0, ids["the"], ids["counter"], ids["."], ids["put"], ids["the"], 0, ids["apple"],
-             ids["."], ids[C.STOP]]
+    instr = [
+        ids["walk"],
+        0,
+        ids["the"],
+        ids["counter"],
+        ids["."],
+        ids["put"],
+        ids["the"],
+        0,
+        ids["apple"],
+        ids["."],
+        ids[C.STOP],
+    ]
     model = policy.seq2seq.eval()
     with torch.no_grad():
         state = model.start(torch.tensor([goal]), torch.tensor([instr]))
@@ -101,7 +123,10 @@ def test_teacher_forced_steps_set_previous_action(tmp_path):
     a.teacher_force(env_a, "MoveAhead_25", None, True)
     b.teacher_force(env_b, "PickupObject", np.zeros(C.MASK_SHAPE, bool), True)
     assert torch.equal(a.state.h, b.state.h)  # same frames so far: same decoder state
-    assert torch.equal(a.state.e_prev, a.model.dec.emb.weight[C.ACTION_LOW_VOCAB.index("MoveAhead_25")].unsqueeze(0))
+    assert torch.equal(
+        a.state.e_prev,
+        a.model.dec.emb.weight[C.ACTION_LOW_VOCAB.index("MoveAhead_25")].unsqueeze(0),
+    )
     assert not torch.equal(a.state.e_prev, b.state.e_prev)
     assert isinstance(a.act(env_a)[0], str)
 
@@ -134,7 +159,9 @@ def test_mask_rules_threshold_is_alfreds_and_top_k_keeps_the_most_confident_pixe
     from alfred_task.models.mask_rules import parse_mask_rule
 
     logits = torch.randn(300, 300, generator=torch.Generator().manual_seed(0)) * 3
-    assert np.array_equal(parse_mask_rule("threshold")(logits), (torch.sigmoid(logits) > 0.5).numpy())
+    assert np.array_equal(
+        parse_mask_rule("threshold")(logits), (torch.sigmoid(logits) > 0.5).numpy()
+    )
     top = parse_mask_rule("top_k:1500")(logits)
     assert top.sum() == 1500
     # every kept pixel is at least as confident as every dropped one
@@ -196,7 +223,9 @@ def test_obstruction_evasion_skips_a_navigation_action_that_just_failed(tmp_path
     agent = CheckpointAgent(path, obstruction_evasion=evasion).inner
     env = FrameEnv()
     agent.reset(TRAJ, 0, env)
-    ids = _rank_actions(agent, ["MoveAhead_25", "RotateLeft_90", "PickupObject"])  # most to least likely
+    ids = _rank_actions(
+        agent, ["MoveAhead_25", "RotateLeft_90", "PickupObject"]
+    )  # most to least likely
     env.last_event = _MetaEv(env.last_event.frame, True)
     assert agent.act(env)[0] == "MoveAhead_25"
     env.last_event = _MetaEv(env.last_event.frame, False)  # blocked: THOR reports the failure
@@ -241,7 +270,9 @@ def test_interaction_retry_repeats_a_failed_interaction_with_untried_pixels(tmp_
     agent = CheckpointAgent(path, interaction_retry=retries, mask_rule="top_k:700").inner
     env = FrameEnv()
     agent.reset(TRAJ, 0, env)
-    ids = _rank_actions(agent, ["PickupObject", "LookUp_15", "MoveAhead_25"])  # most to least likely
+    ids = _rank_actions(
+        agent, ["PickupObject", "LookUp_15", "MoveAhead_25"]
+    )  # most to least likely
     env.last_event = _MetaEv(env.last_event.frame, True)
     action, first = agent.act(env)
     assert action == "PickupObject" and first.sum() == 700
@@ -276,8 +307,13 @@ def test_interaction_retry_repeats_a_failed_interaction_with_untried_pixels(tmp_
 def test_retry_actions_limit_which_failed_interactions_are_retried(tmp_path):
     path, _ = _checkpoint(tmp_path)
     env = FrameEnv()
-    for retry_actions, expected in ((["PutObject"], "LookUp_15"), (["PickupObject", "SliceObject"], "PickupObject")):
-        agent = CheckpointAgent(path, interaction_retry=3, retry_actions=retry_actions, mask_rule="top_k:700").inner
+    for retry_actions, expected in (
+        (["PutObject"], "LookUp_15"),
+        (["PickupObject", "SliceObject"], "PickupObject"),
+    ):
+        agent = CheckpointAgent(
+            path, interaction_retry=3, retry_actions=retry_actions, mask_rule="top_k:700"
+        ).inner
         agent.reset(TRAJ, 0, env)
         ids = _rank_actions(agent, ["PickupObject", "LookUp_15"])
         env.last_event = _MetaEv(env.last_event.frame, True)

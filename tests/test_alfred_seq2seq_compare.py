@@ -1,5 +1,6 @@
 """experiments/alfred_seq2seq/compare.py: a call that evaluates only some agents (`--evaluate`)
 trains nothing else (separate calls side by side, then a report)."""
+
 from __future__ import annotations
 
 import os
@@ -13,11 +14,33 @@ REPO = Path(__file__).resolve().parents[1]
 def test_evaluating_only_random_trains_no_variant(tmp_path):
     out = tmp_path / "o"
     proc = subprocess.run(
-        [sys.executable, "-m", "experiments.alfred_seq2seq.compare", "--data", str(REPO / "data" / "alfred_lite"),
-         "--evaluate", "random", "--splits", "valid_seen", "--limit", "1", "--subgoals", "none", "--max-steps", "5",
-         "--workers", "1", "--out", str(out)],
-        cwd=REPO, capture_output=True, text=True, timeout=300,
-        env={**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"})
+        [
+            sys.executable,
+            "-m",
+            "experiments.alfred_seq2seq.compare",
+            "--data",
+            str(REPO / "data" / "alfred_lite"),
+            "--evaluate",
+            "random",
+            "--splits",
+            "valid_seen",
+            "--limit",
+            "1",
+            "--subgoals",
+            "none",
+            "--max-steps",
+            "5",
+            "--workers",
+            "1",
+            "--out",
+            str(out),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"},
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert not (out / "train").exists()  # no variant was trained for a random-only call
     assert (out / "eval" / "random").is_dir()
@@ -29,11 +52,31 @@ def test_bad_agent_kwargs_is_one_line_before_any_work(tmp_path):
     out = tmp_path / "o"
     for bad, why in (("{nope", "invalid JSON"), ("[1]", "expected a JSON object")):
         proc = subprocess.run(
-            [sys.executable, "-m", "experiments.alfred_seq2seq.compare", "--data", str(REPO / "data" / "alfred_lite"),
-             "--evaluate", "random", "--agent-kwargs", bad, "--out", str(out)],
-            cwd=REPO, capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
+            [
+                sys.executable,
+                "-m",
+                "experiments.alfred_seq2seq.compare",
+                "--data",
+                str(REPO / "data" / "alfred_lite"),
+                "--evaluate",
+                "random",
+                "--agent-kwargs",
+                bad,
+                "--out",
+                str(out),
+            ],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+        )
         assert proc.returncode != 0 and "Traceback" not in proc.stderr
-        assert "--agent-kwargs" in proc.stderr and why in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+        assert (
+            "--agent-kwargs" in proc.stderr
+            and why in proc.stderr
+            and len(proc.stderr.strip().splitlines()) == 1
+        )
         assert not out.exists()
 
 
@@ -49,25 +92,49 @@ def test_ship_half_halves_the_weights_and_loads_back_into_the_float32_model(tmp_
     from alfred_task.models.trained import AlfredSeq2SeqTrainedPolicy
     from alfred_task.data.vocabulary import AlfredVocab, lookup
 
-    kw = dict(num_words=12, demb=8, dhid=16, dframe=24, progress_monitor=True, mask_lang_padding=False,
-              subcell_mask=True)
+    kw = dict(
+        num_words=12,
+        demb=8,
+        dhid=16,
+        dframe=24,
+        progress_monitor=True,
+        mask_lang_padding=False,
+        subcell_mask=True,
+    )
     vocab = AlfredVocab.new()
     while len(vocab.word) < kw["num_words"]:
         lookup(vocab.word, f"w{len(vocab.word)}", True)
     torch.manual_seed(0)
     plain_policy = build_actor_critic(dict(kw))
-    record = {"agent": AGENT_REF, "kwargs": {"model_kwargs": kw, "vocab": vocab.to_record(),
-                                             "visual_encoder": "random_resnet18"}}
-    policy = AlfredSeq2SeqTrainedPolicy(plain_policy.action_space, plain_policy.observation_space,
-                                        eval_record=record, **kw)
+    record = {
+        "agent": AGENT_REF,
+        "kwargs": {
+            "model_kwargs": kw,
+            "vocab": vocab.to_record(),
+            "visual_encoder": "random_resnet18",
+        },
+    }
+    policy = AlfredSeq2SeqTrainedPolicy(
+        plain_policy.action_space, plain_policy.observation_space, eval_record=record, **kw
+    )
     save_policy(policy, tmp_path / "run.pt")
-    full = {**torch.load(tmp_path / "run.pt", weights_only=True), "optimizer_state_dict": {"junk": torch.zeros(3)}}
+    full = {
+        **torch.load(tmp_path / "run.pt", weights_only=True),
+        "optimizer_state_dict": {"junk": torch.zeros(3)},
+    }
     torch.save(full, tmp_path / "run.pt")
-    plain, half = ship(tmp_path / "run.pt", tmp_path / "a"), ship(tmp_path / "run.pt", tmp_path / "b", half=True)
+    plain, half = (
+        ship(tmp_path / "run.pt", tmp_path / "a"),
+        ship(tmp_path / "run.pt", tmp_path / "b", half=True),
+    )
     assert half.stat().st_size < 0.6 * plain.stat().st_size
     stored = torch.load(half, weights_only=True)
     assert "optimizer_state_dict" not in stored
-    floats = {k: v for k, v in stored["model_state_dict"].items() if isinstance(v, torch.Tensor) and v.is_floating_point()}
+    floats = {
+        k: v
+        for k, v in stored["model_state_dict"].items()
+        if isinstance(v, torch.Tensor) and v.is_floating_point()
+    }
     assert floats and all(v.dtype == torch.float16 for v in floats.values())
     agent = CheckpointAgent(half).inner  # strict load into the float32 model
     for k, v in agent.policy.state_dict().items():
@@ -75,8 +142,12 @@ def test_ship_half_halves_the_weights_and_loads_back_into_the_float32_model(tmp_
             assert v.dtype == torch.float32 and torch.equal(v, floats[k].float())
     assert not agent.obstruction_evasion and agent.mask_rule.spec == "threshold"
     # the inference options it was evaluated with ride along; the CLI's overrides still win
-    opts = ship(tmp_path / "run.pt", tmp_path / "c", half=True,
-                agent_kwargs={"obstruction_evasion": True, "mask_rule": "top_k:50@PickupObject"})
+    opts = ship(
+        tmp_path / "run.pt",
+        tmp_path / "c",
+        half=True,
+        agent_kwargs={"obstruction_evasion": True, "mask_rule": "top_k:50@PickupObject"},
+    )
     agent = CheckpointAgent(opts).inner
     assert agent.obstruction_evasion and agent.mask_rule.spec == "top_k:50@PickupObject"
     assert CheckpointAgent(opts, mask_rule="threshold").inner.mask_rule.spec == "threshold"
@@ -89,7 +160,9 @@ def test_trajectory_clustered_interval_counts_a_trajectorys_annotations_once():
     from experiments.alfred_seq2seq.compare import by_trajectory, ratio_ci, trajectory_ci, wilson
 
     recs = [{"task": f"t{i}/trial", "trial": "trial"} for i in range(10) for _ in range(3)]
-    ok = [1.0 if int(r["task"][1:].split("/")[0]) < 4 else 0.0 for r in recs]  # 4 of 10 trajectories succeed
+    ok = [
+        1.0 if int(r["task"][1:].split("/")[0]) < 4 else 0.0 for r in recs
+    ]  # 4 of 10 trajectories succeed
     num, den = by_trajectory(recs, ok, [1.0] * len(recs))
     assert sorted(num) == [0.0] * 6 + [3.0] * 4 and den == [3.0] * 10
     lo, hi = trajectory_ci(recs, ok, [1.0] * len(recs), seed=0)
@@ -108,7 +181,9 @@ def test_paired_difference_sees_a_consistent_gain_that_separate_intervals_miss()
         out = []
         for t in range(12):
             base = t % 6  # 0 to 5 of 6 evaluations succeed for b
-            out += [{"task": f"t{t}/x", "repeat_idx": i, "success": i < base + extra} for i in range(6)]
+            out += [
+                {"task": f"t{t}/x", "repeat_idx": i, "success": i < base + extra} for i in range(6)
+            ]
         return out
 
     a, b = recs(1), recs(0)
@@ -120,7 +195,9 @@ def test_paired_difference_sees_a_consistent_gain_that_separate_intervals_miss()
     sep_b = trajectory_ci(b, [succ[0](r) for r in b], [1.0] * 72, seed=0)
     assert sep_a[0] < sep_b[1]  # the separate intervals overlap
     assert paired_difference(b, b, *succ, seed=0) == (0.0, (0.0, 0.0))
-    noisy = [dict(r, success=r["success"] if r["task"] != "t0/x" else True) for r in b]  # one trajectory better
+    noisy = [
+        dict(r, success=r["success"] if r["task"] != "t0/x" else True) for r in b
+    ]  # one trajectory better
     d, (lo, hi) = paired_difference(noisy, b, *succ, seed=0)
     assert d > 0 and lo == 0.0 < hi  # one trajectory better is not significant
 
@@ -132,14 +209,36 @@ def test_claims_add_the_requested_pairs_after_the_must_show_ones():
 
     from alfred_task.evaluation.metrics import episode_record
 
-    def recs(done: int) -> list:  # `done` of 2 goal conditions in every episode of 10 trajectories x 3
-        return [episode_record(f"t{t}", "pick_two_obj_and_place", i, "g", done == 2, done, 2, 10, 10, 0.0,
-                               task=f"t{t}/x") for t in range(10) for i in range(3)]
+    def recs(
+        done: int,
+    ) -> list:  # `done` of 2 goal conditions in every episode of 10 trajectories x 3
+        return [
+            episode_record(
+                f"t{t}",
+                "pick_two_obj_and_place",
+                i,
+                "g",
+                done == 2,
+                done,
+                2,
+                10,
+                10,
+                0.0,
+                task=f"t{t}/x",
+            )
+            for t in range(10)
+            for i in range(3)
+        ]
 
     by_agent = {"seq2seq_pm": recs(1), "random": recs(0), "pm_new": recs(2)}
     recs_all = {k: {"task": v, "subgoal": []} for k, v in by_agent.items()}
-    summary = {k: {"task": task_summary(v, 0), "subgoal": subgoal_summary([], 0)} for k, v in by_agent.items()}
+    summary = {
+        k: {"task": task_summary(v, 0), "subgoal": subgoal_summary([], 0)}
+        for k, v in by_agent.items()
+    }
     rows = claims(summary, recs_all, 0, pairs=[("pm_new", "seq2seq_pm"), ("pm_new", "absent")])
     assert [r[0] for r in rows] == ["seq2seq_pm > random: task GC", "pm_new > seq2seq_pm: task GC"]
     name, sep, sep_traj, (d, (lo, hi)) = rows[1]
-    assert sep and sep_traj and abs(d - 0.5) < 1e-9 and abs(lo - 0.5) < 1e-9 and abs(hi - 0.5) < 1e-9
+    assert (
+        sep and sep_traj and abs(d - 0.5) < 1e-9 and abs(lo - 0.5) < 1e-9 and abs(hi - 0.5) < 1e-9
+    )

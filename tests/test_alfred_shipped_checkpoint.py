@@ -2,6 +2,7 @@
 2 CPU cores, and alfred_seq2seq_pm_gpu/, the GPU lease's run) stay loadable: at most 20 MB, AllenAct's layout without optimizer state, strict load through
 `--agent checkpoint`, the encoder, dimensions, mask head and inference options its README names,
 and it acts."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -14,7 +15,10 @@ from alfred_task import constants as C
 from alfred_task.evaluation.agents import CheckpointAgent
 
 CKPTS = Path(__file__).resolve().parents[1] / "pretrained_model_ckpts"
-SHIPPED = [CKPTS / name / "alfred_seq2seq_pm_lite.pt" for name in ("alfred_seq2seq_pm_il", "alfred_seq2seq_pm_gpu")]
+SHIPPED = [
+    CKPTS / name / "alfred_seq2seq_pm_lite.pt"
+    for name in ("alfred_seq2seq_pm_il", "alfred_seq2seq_pm_gpu")
+]
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -41,10 +45,20 @@ def test_shipped_checkpoint_loads_strictly_and_acts(shipped):
     assert agent.model.dec.progress_monitor  # Seq2Seq+PM: subgoal and progress heads
     assert agent.model.dec.mask_dec.subcell and not agent.model.dec.mask_dec.spatial
     # the inference options its numbers were measured with, stored in its record
-    assert agent.obstruction_evasion and agent.mask_rule.spec == "top_k:700@PickupObject+SliceObject"
+    assert (
+        agent.obstruction_evasion and agent.mask_rule.spec == "top_k:700@PickupObject+SliceObject"
+    )
     assert agent.interaction_retry == 4 and agent.retry_actions == {"PickupObject", "SliceObject"}
-    traj = {"turk_annotations": {"anns": [{"task_desc": "Put a cold apple on the table.",
-                                           "high_descs": ["Walk to the fridge.", "Pick up the apple."]}]}}
+    traj = {
+        "turk_annotations": {
+            "anns": [
+                {
+                    "task_desc": "Put a cold apple on the table.",
+                    "high_descs": ["Walk to the fridge.", "Pick up the apple."],
+                }
+            ]
+        }
+    }
     agent.reset(traj, 0, _Env)
     action, mask = agent.act(_Env)
     assert action in C.AGENT_ACTIONS

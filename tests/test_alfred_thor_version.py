@@ -1,5 +1,6 @@
 """Recognising a trajectory recorded in THOR 2.1.0 (alfred_task/env/thor_version.py), which switches
 on thor_lite's THOR 2.1.0 rules, without relying on its recorded objectIds."""
+
 from __future__ import annotations
 
 import json
@@ -19,12 +20,19 @@ def _obj(oid: str, name: str) -> dict:
 
 
 def _traj(names, ids=()) -> dict:
-    return {"scene": {"object_poses": [{"objectName": n} for n in names]},
-            "plan": {"low_actions": [{"api_action": {"action": "PickupObject", "objectId": i}} for i in ids]}}
+    return {
+        "scene": {"object_poses": [{"objectName": n} for n in names]},
+        "plan": {
+            "low_actions": [{"api_action": {"action": "PickupObject", "objectId": i}} for i in ids]
+        },
+    }
 
 
-TODAY = [_obj("Plunger|-00.21|00.00|+03.54", "Plunger_1a2b3c4d"), _obj("Cabinet|-00.12|+00.36|+04.63", "Cabinet_9f8e7d6c"),
-         _obj("SoapBar|-03.66|+00.53|+01.35", "SoapBar_0a0b0c0d")]
+TODAY = [
+    _obj("Plunger|-00.21|00.00|+03.54", "Plunger_1a2b3c4d"),
+    _obj("Cabinet|-00.12|+00.36|+04.63", "Cabinet_9f8e7d6c"),
+    _obj("SoapBar|-03.66|+00.53|+01.35", "SoapBar_0a0b0c0d"),
+]
 
 
 def test_posed_names_of_another_build_mark_a_thor2_trajectory_even_with_todays_ids():
@@ -35,8 +43,10 @@ def test_posed_names_of_another_build_mark_a_thor2_trajectory_even_with_todays_i
 
 def test_todays_names_and_ids_are_not_thor2_even_with_a_few_duplicates():
     # generated data poses today's names, plus `_random_copy_N` duplicates named after them
-    traj = _traj(["Plunger_1a2b3c4d", "SoapBar_0a0b0c0d", "SoapBar_0a0b0c0d_random_copy_2"],
-                 ["Plunger|-00.21|00.00|+03.54", "Cabinet|-00.12|+00.36|+04.63"])
+    traj = _traj(
+        ["Plunger_1a2b3c4d", "SoapBar_0a0b0c0d", "SoapBar_0a0b0c0d_random_copy_2"],
+        ["Plunger|-00.21|00.00|+03.54", "Cabinet|-00.12|+00.36|+04.63"],
+    )
     assert foreign_name_share(traj, TODAY) == pytest.approx(1 / 3)
     assert not recorded_in_thor2(traj, TODAY)
     assert not recorded_in_thor2(_traj([]), TODAY)

@@ -5,6 +5,7 @@ embedded simulator along (its import cost and its globals). The static check rea
 import in the source, lazy ones inside functions included; the runtime check imports
 everything in a fresh interpreter and asks the real backend for a controller.
 """
+
 from __future__ import annotations
 
 import ast
@@ -73,8 +74,12 @@ def _py_files(package: str) -> List[Path]:
 
 
 def test_task_packages_do_not_import_each_other_or_thor_lite() -> None:
-    forbidden = {"rearrange": {"alfred_task", "thor_lite"}, "alfred_task": {"rearrange", "thor_lite"},
-                 "baseline_configs": {"thor_lite"}, "allenact_ext": {"thor_lite", "baseline_configs"}}
+    forbidden = {
+        "rearrange": {"alfred_task", "thor_lite"},
+        "alfred_task": {"rearrange", "thor_lite"},
+        "baseline_configs": {"thor_lite"},
+        "allenact_ext": {"thor_lite", "baseline_configs"},
+    }
     bad = []
     for package, banned in forbidden.items():
         for path in _py_files(package):
@@ -84,14 +89,26 @@ def test_task_packages_do_not_import_each_other_or_thor_lite() -> None:
     assert not bad, "imports across package boundaries:\n" + "\n".join(sorted(set(bad)))
 
 
-LIBRARY_PACKAGES = ("common", "backends", "thor_lite", "rearrange", "alfred_task", "allenact_ext", "baseline_configs")
+LIBRARY_PACKAGES = (
+    "common",
+    "backends",
+    "thor_lite",
+    "rearrange",
+    "alfred_task",
+    "allenact_ext",
+    "baseline_configs",
+)
 
 
 def test_library_never_imports_experiments_benchmarks_or_scripts() -> None:
     """Studies and tools build on the library, never the other way round."""
-    bad = [f"{path.relative_to(ROOT)}:{line} imports {target}"
-           for package in LIBRARY_PACKAGES for path in _py_files(package)
-           for target, line, _ in _imports(path) if _top(target) in ("experiments", "benchmarks", "scripts")]
+    bad = [
+        f"{path.relative_to(ROOT)}:{line} imports {target}"
+        for package in LIBRARY_PACKAGES
+        for path in _py_files(package)
+        for target, line, _ in _imports(path)
+        if _top(target) in ("experiments", "benchmarks", "scripts")
+    ]
     assert not bad, "library imports a study or tool:\n" + "\n".join(sorted(set(bad)))
 
 
@@ -158,20 +175,33 @@ print(json.dumps({
 
 def test_real_thor_run_never_imports_thor_lite() -> None:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.run([sys.executable, "-c", _PROBE, json.dumps(sorted(SKIP))], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-c", _PROBE, json.dumps(sorted(SKIP))],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     report = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert {"rearrange.environment", "alfred_task.env.environment", "allenact_ext.compat",
-            "baseline_configs.rearrange_base"} <= set(report["modules"])
+    assert {
+        "rearrange.environment",
+        "alfred_task.env.environment",
+        "allenact_ext.compat",
+        "baseline_configs.rearrange_base",
+    } <= set(report["modules"])
     expected = "started" if report["thor_here"] else "refused"
     assert report["outcomes"] == {"rearrange": expected, "alfred": expected}
-    assert report["thor_lite"] == [], f"thor_lite loaded (first after {report['culprit']}): {report['thor_lite']}"
+    assert report["thor_lite"] == [], (
+        f"thor_lite loaded (first after {report['culprit']}): {report['thor_lite']}"
+    )
 
 
 def _cycles(package: str, depth: int = 0) -> List[List[str]]:
     """Import cycles between `package`'s modules (Tarjan's strongly connected components); with
     `depth`, names are cut to that many parts first (2: subpackages as one node)."""
+
     def cut(name: str) -> str:
         return ".".join(name.split(".")[:depth]) if depth else name
 
@@ -182,7 +212,9 @@ def _cycles(package: str, depth: int = 0) -> List[List[str]]:
             target = cut(target)
             while target and target not in graph:
                 target = target.rpartition(".")[0]
-            if target and target != src and not src.startswith(target + "."):  # a package's own __init__
+            if (
+                target and target != src and not src.startswith(target + ".")
+            ):  # a package's own __init__
                 graph[src].add(target)
     index: dict = {}
     low: dict = {}

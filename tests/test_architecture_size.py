@@ -6,6 +6,7 @@ were set so the tree that passed the earlier physical-line rule (700 / 80 lines)
 with the same exception. A function may stay longer only with a reason recorded here, where a
 reviewer sees it.
 """
+
 from __future__ import annotations
 
 import ast
@@ -25,13 +26,19 @@ LONG_FUNCTIONS_WITH_REASON: Dict[str, str] = {
     "alfred_task/gen/language.py::_steps": (
         "one branch per high-level action sharing phrasing state and one random stream; the "
         "order of draws fixes the generated annotations byte for byte, so splitting it would "
-        "thread that state through many helpers for no clarity gain"),
+        "thread that state through many helpers for no clarity gain"
+    ),
 }
 
 
 def _python_files() -> List[Path]:
-    out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "*.py"],
-                         cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    out = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "*.py"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     return [ROOT / f for f in out if (ROOT / f).is_file()]
 
 
@@ -48,7 +55,9 @@ def _functions(tree: ast.AST, ends: List[int], prefix: str = "") -> List[Tuple[s
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             name = f"{prefix}{node.name}"
             if not isinstance(node, ast.ClassDef):
-                size = bisect.bisect_right(ends, node.end_lineno) - bisect.bisect_left(ends, node.lineno)
+                size = bisect.bisect_right(ends, node.end_lineno) - bisect.bisect_left(
+                    ends, node.lineno
+                )
                 found.append((name, size))
             found += _functions(node, ends, name + ".")
         else:
@@ -68,8 +77,11 @@ def test_statements_are_counted_whatever_the_wrapping():
 
 
 def test_no_module_over_550_statements():
-    long = {p.relative_to(ROOT).as_posix(): n for p in _python_files()
-            if (n := len(_statement_ends(p.read_text()))) > MAX_MODULE_STATEMENTS}
+    long = {
+        p.relative_to(ROOT).as_posix(): n
+        for p in _python_files()
+        if (n := len(_statement_ends(p.read_text()))) > MAX_MODULE_STATEMENTS
+    }
     assert not long, f"modules over {MAX_MODULE_STATEMENTS} statements: {long}"
 
 
@@ -82,6 +94,8 @@ def test_no_function_over_70_statements_without_reason():
             if n > MAX_FUNCTION_STATEMENTS:
                 long[f"{rel}::{name}"] = n
     unexplained = {k: n for k, n in long.items() if k not in LONG_FUNCTIONS_WITH_REASON}
-    assert not unexplained, f"functions over {MAX_FUNCTION_STATEMENTS} statements without a reason: {unexplained}"
+    assert not unexplained, (
+        f"functions over {MAX_FUNCTION_STATEMENTS} statements without a reason: {unexplained}"
+    )
     stale = sorted(set(LONG_FUNCTIONS_WITH_REASON) - set(long))
     assert not stale, f"reasons listed for functions that are no longer long (remove them): {stale}"

@@ -1,4 +1,5 @@
 """Dataset-name resolution on metadata dicts (`backends.find_object`), valid on both backends."""
+
 from __future__ import annotations
 
 from backends import find_object
@@ -7,8 +8,12 @@ from backends.objects import type_from_name
 
 def _obj(name: str, object_type: str, xyz):
     x, y, z = xyz
-    return {"name": name, "objectType": object_type, "objectId": f"{object_type}|{x:+.2f}|{y:+.2f}|{z:+.2f}",
-            "position": {"x": x, "y": y, "z": z}}
+    return {
+        "name": name,
+        "objectType": object_type,
+        "objectId": f"{object_type}|{x:+.2f}|{y:+.2f}|{z:+.2f}",
+        "position": {"x": x, "y": y, "z": z},
+    }
 
 
 OBJECTS = [

@@ -1,6 +1,7 @@
 """Every CLI turns a user error into one stderr line naming the bad value, a non-zero exit and
 no output: checked in-process (torch/allenact imported once) over a table of CLI x bad input,
 plus one real subprocess per CLI for the exit status and the absence of a traceback."""
+
 from __future__ import annotations
 
 import gzip
@@ -48,9 +49,13 @@ def bad(tmp_path_factory) -> Dict[str, str]:
 
     d = tmp_path_factory.mktemp("bad")
     val = (ROOT / "data" / "rearrange" / "val.pkl.gz").read_bytes()
-    datasets = {"trunc": val[: len(val) // 2], "random": os.urandom(4096), "empty": b"",
-                "nodict": gzip.compress(pickle.dumps({})),
-                "malformed": gzip.compress(pickle.dumps({"FloorPlan21": [{"agent_position": 1}]}))}
+    datasets = {
+        "trunc": val[: len(val) // 2],
+        "random": os.urandom(4096),
+        "empty": b"",
+        "nodict": gzip.compress(pickle.dumps({})),
+        "malformed": gzip.compress(pickle.dumps({"FloorPlan21": [{"agent_position": 1}]})),
+    }
     for name, data in datasets.items():
         (d / name).mkdir()
         (d / name / "val.pkl.gz").write_bytes(data)
@@ -85,24 +90,60 @@ CASES = [
     ("rearrange.gen", "--stage nope --out {tmp}/o/x.pkl.gz", "nope"),
     ("rearrange.gen", "--stage combined --out {tmp}/o/x.pkl.gz", "combined.pkl.gz"),
     ("rearrange.gen", "--stage combined --out {tmp}/o/combined.pkl.gz", "train_subset.pkl.gz"),
-    (RE_EVAL, "--agents checkpoint --checkpoint {tmp}/missing.pt --table {tmp}/o/t.md", "missing.pt"),
+    (
+        RE_EVAL,
+        "--agents checkpoint --checkpoint {tmp}/missing.pt --table {tmp}/o/t.md",
+        "missing.pt",
+    ),
     (RE_EVAL, "--agents checkpoint --checkpoint {dir}/trunc.pt --table {tmp}/o/t.md", "trunc.pt"),
     (RE_EVAL, "--agents checkpoint --checkpoint {dir}/wrong.pt --table {tmp}/o/t.md", "wrong.pt"),
     (RE_EVAL, "--agents checkpoint --checkpoint {dir}/trunc --table {tmp}/o/t.md", "is a folder"),
     (RE_EVAL, "--agents checkpoint --table {tmp}/o/t.md", "--checkpoint"),
-    (RE_EVAL, '--agents random --config-kwargs {{"data_dir":"{dir}/trunc"}} --table {tmp}/o/t.md', "trunc/val.pkl.gz"),
-    (RE_EVAL, '--agents random --config-kwargs {{"data_dir":"{dir}/random"}} --table {tmp}/o/t.md', "random/val.pkl.gz"),
-    (RE_EVAL, '--agents random --config-kwargs {{"data_dir":"{dir}/empty"}} --table {tmp}/o/t.md', "empty/val.pkl.gz"),
-    (RE_EVAL, '--agents random --config-kwargs {{"data_dir":"{dir}/nodict"}} --table {tmp}/o/t.md', "no scenes"),
-    (RE_EVAL, '--agents random --config-kwargs {{"data_dir":"{dir}/malformed"}} --table {tmp}/o/t.md', "agent_rotation"),
-    (RE_EVAL, '--agents random --config-kwargs {{"data_dir":"{tmp}/none"}} --table {tmp}/o/t.md', "no such dataset"),
+    (
+        RE_EVAL,
+        '--agents random --config-kwargs {{"data_dir":"{dir}/trunc"}} --table {tmp}/o/t.md',
+        "trunc/val.pkl.gz",
+    ),
+    (
+        RE_EVAL,
+        '--agents random --config-kwargs {{"data_dir":"{dir}/random"}} --table {tmp}/o/t.md',
+        "random/val.pkl.gz",
+    ),
+    (
+        RE_EVAL,
+        '--agents random --config-kwargs {{"data_dir":"{dir}/empty"}} --table {tmp}/o/t.md',
+        "empty/val.pkl.gz",
+    ),
+    (
+        RE_EVAL,
+        '--agents random --config-kwargs {{"data_dir":"{dir}/nodict"}} --table {tmp}/o/t.md',
+        "no scenes",
+    ),
+    (
+        RE_EVAL,
+        '--agents random --config-kwargs {{"data_dir":"{dir}/malformed"}} --table {tmp}/o/t.md',
+        "agent_rotation",
+    ),
+    (
+        RE_EVAL,
+        '--agents random --config-kwargs {{"data_dir":"{tmp}/none"}} --table {tmp}/o/t.md',
+        "no such dataset",
+    ),
     (RE_EVAL, "--agents random --stage nope --table {tmp}/o/t.md", "nope"),
     (RE_EVAL, "--agents random --scenes FloorPlan999 --table {tmp}/o/t.md", "FloorPlan999"),
     (RE_EVAL, "--agents random --config-kwargs {{bad --table {tmp}/o/t.md", "invalid JSON"),
     (RE_EVAL, '--agents random --config-kwargs {{"nope":1}} --table {tmp}/o/t.md', "nope"),
-    (RE_EVAL, '--agents random --config-kwargs {{"screen_size":32}} --table {tmp}/o/t.md', "screen_size"),
+    (
+        RE_EVAL,
+        '--agents random --config-kwargs {{"screen_size":32}} --table {tmp}/o/t.md',
+        "screen_size",
+    ),
     (RE_EVAL, "--agents random --config {tmp}/none.py --table {tmp}/o/t.md", "none.py"),
-    (RE_EVAL, "--agents random --episodes-per-scene 0 --table {tmp}/o/t.md", "--episodes-per-scene"),
+    (
+        RE_EVAL,
+        "--agents random --episodes-per-scene 0 --table {tmp}/o/t.md",
+        "--episodes-per-scene",
+    ),
     (RE_EVAL, "--agents random --gif {dir}", "--gif"),
     (RE_EVAL, "--agents random --submission {ro}/s.json.gz", "not writable"),
     (RE_EVAL, "--agents random --table {file}/t.md", "is a file where a folder"),
@@ -112,76 +153,227 @@ CASES = [
     ("alfred_task.gen.generate", "--out {tmp}/o --num 0", "--num"),
     ("alfred_task.gen.generate", "--out {tmp}/o --num 1 --start -1", "--start"),
     ("alfred_task.gen.generate", "--out {tmp}/o --num 1 --torch-threads 0", "--torch-threads"),
-    ("alfred_task.evaluation.cli", "--agent random --data {alfred} --splits {alfred}/splits.json --num-workers 0 --out {tmp}/o",
-     "--num-workers"),
+    (
+        "alfred_task.evaluation.cli",
+        "--agent random --data {alfred} --splits {alfred}/splits.json --num-workers 0 --out {tmp}/o",
+        "--num-workers",
+    ),
     ("alfred_task.training.encoder_pretrain", "--data {tmp}/none --out {tmp}/o/e.pt", "none/train"),
-    ("alfred_task.training.encoder_pretrain", "--data {alfred} --out {tmp}/o/e.pt --grid 10", "--grid"),
-    ("alfred_task.training.encoder_pretrain", "--data {alfred} --out {tmp}/o/e.pt --epochs 0", "--epochs"),
-    ("alfred_task.training.encoder_pretrain", "--data {alfred} --out {tmp}/o/e.pt --min-fraction 2", "--min-fraction"),
-    ("alfred_task.training.encoder_pretrain", "--data {alfred} --out {file}/e.pt", "is a file where a folder"),
-    ("alfred_task.evaluation.cli", "--agent random --data {alfred} --splits {alfred}/splits.json --out {file}", "is a file"),
-    ("alfred_task.evaluation.cli", "--agent random --data {alfred} --splits {alfred}/splits.json --out {ro}/e", "not writable"),
-    ("alfred_task.evaluation.cli", "--agent random --data {alfred} --splits {alfred}/splits.json --limit 0 --out {tmp}/o",
-     "--limit"),
+    (
+        "alfred_task.training.encoder_pretrain",
+        "--data {alfred} --out {tmp}/o/e.pt --grid 10",
+        "--grid",
+    ),
+    (
+        "alfred_task.training.encoder_pretrain",
+        "--data {alfred} --out {tmp}/o/e.pt --epochs 0",
+        "--epochs",
+    ),
+    (
+        "alfred_task.training.encoder_pretrain",
+        "--data {alfred} --out {tmp}/o/e.pt --min-fraction 2",
+        "--min-fraction",
+    ),
+    (
+        "alfred_task.training.encoder_pretrain",
+        "--data {alfred} --out {file}/e.pt",
+        "is a file where a folder",
+    ),
+    (
+        "alfred_task.evaluation.cli",
+        "--agent random --data {alfred} --splits {alfred}/splits.json --out {file}",
+        "is a file",
+    ),
+    (
+        "alfred_task.evaluation.cli",
+        "--agent random --data {alfred} --splits {alfred}/splits.json --out {ro}/e",
+        "not writable",
+    ),
+    (
+        "alfred_task.evaluation.cli",
+        "--agent random --data {alfred} --splits {alfred}/splits.json --limit 0 --out {tmp}/o",
+        "--limit",
+    ),
     ("scripts/main_job.py", "--processes 0 --out {tmp}/o", "--processes"),
     ("experiments.alfred_seq2seq.compare", "--data {tmp}/none --out {tmp}/o", "splits.json"),
-    ("experiments.alfred_seq2seq.compare", "--data {alfred} --workers 0 --out {tmp}/o", "--workers"),
-    ("experiments.alfred_seq2seq.compare", "--data {alfred} --variants pm --out {tmp}/o", "--variants"),
-    ("experiments.alfred_seq2seq.compare", "--data {alfred} --pair seq2seq_pm,nobody --out {tmp}/o", "--pair"),
+    (
+        "experiments.alfred_seq2seq.compare",
+        "--data {alfred} --workers 0 --out {tmp}/o",
+        "--workers",
+    ),
+    (
+        "experiments.alfred_seq2seq.compare",
+        "--data {alfred} --variants pm --out {tmp}/o",
+        "--variants",
+    ),
+    (
+        "experiments.alfred_seq2seq.compare",
+        "--data {alfred} --pair seq2seq_pm,nobody --out {tmp}/o",
+        "--pair",
+    ),
     ("experiments.alfred_seq2seq.compare", "--data {alfred} --out {file}", "is a file"),
-    ("experiments.alfred_seq2seq.compare", "--data {alfred} --evaluate rnd --out {tmp}/o", "--evaluate"),
-    ("experiments.alfred_seq2seq.compare", "--data {alfred} --agent random={file} --out {tmp}/o", "--agent"),
-    ("experiments.alfred_seq2seq.compare", "--data {alfred} --agent dagger={tmp}/none.pt --out {tmp}/o", "not found"),
-    ("experiments.alfred_seq2seq.compare", "--data {alfred} --report-only --out {tmp}/o", "no cached evaluation"),
-    ("experiments.alfred_seq2seq.subgoal_diag", "--checkpoint {tmp}/none.pt --data {alfred} --out {tmp}/o", "none.pt"),
-    ("experiments.alfred_seq2seq.subgoal_diag", "--checkpoint {file} --data {alfred} --out {tmp}/o", "afile"),
-    ("experiments.alfred_seq2seq.subgoal_diag", "--checkpoint {file} --data {alfred} --episodes 0 --out {tmp}/o",
-     "--episodes"),
-    ("experiments.alfred_seq2seq.subgoal_diag", "--checkpoint {file} --data {alfred} --agent-kwargs [1] --out {tmp}/o",
-     "--agent-kwargs"),
-    ("experiments.alfred_seq2seq.subgoal_diag", "--checkpoint {file} --data {alfred} --task --features --out {tmp}/o",
-     "--features"),
-    ("experiments.alfred_masks.mask_resolve", "--checkpoint {tmp}/none.pt --data {alfred}", "none.pt"),
-    ("experiments.alfred_masks.mask_resolve", "--checkpoint {file} --data {alfred} --trajectories 0", "--trajectories"),
-    ("experiments.alfred_masks.mask_resolve", "--checkpoint {file} --data {alfred} --thresholds 0.7,1", "--thresholds"),
-    ("experiments.alfred_masks.mask_probe", "--rollouts {tmp}/none --out {tmp}/o", "no rollouts_*of*.pt"),
-    ("experiments.alfred_masks.mask_probe", "--rollouts {tmp} --heads state,pixels --out {tmp}/o", "--heads"),
-    ("experiments.alfred_masks.mask_probe", "--rollouts {tmp} --held-out 1 --out {tmp}/o", "--held-out"),
+    (
+        "experiments.alfred_seq2seq.compare",
+        "--data {alfred} --evaluate rnd --out {tmp}/o",
+        "--evaluate",
+    ),
+    (
+        "experiments.alfred_seq2seq.compare",
+        "--data {alfred} --agent random={file} --out {tmp}/o",
+        "--agent",
+    ),
+    (
+        "experiments.alfred_seq2seq.compare",
+        "--data {alfred} --agent dagger={tmp}/none.pt --out {tmp}/o",
+        "not found",
+    ),
+    (
+        "experiments.alfred_seq2seq.compare",
+        "--data {alfred} --report-only --out {tmp}/o",
+        "no cached evaluation",
+    ),
+    (
+        "experiments.alfred_seq2seq.subgoal_diag",
+        "--checkpoint {tmp}/none.pt --data {alfred} --out {tmp}/o",
+        "none.pt",
+    ),
+    (
+        "experiments.alfred_seq2seq.subgoal_diag",
+        "--checkpoint {file} --data {alfred} --out {tmp}/o",
+        "afile",
+    ),
+    (
+        "experiments.alfred_seq2seq.subgoal_diag",
+        "--checkpoint {file} --data {alfred} --episodes 0 --out {tmp}/o",
+        "--episodes",
+    ),
+    (
+        "experiments.alfred_seq2seq.subgoal_diag",
+        "--checkpoint {file} --data {alfred} --agent-kwargs [1] --out {tmp}/o",
+        "--agent-kwargs",
+    ),
+    (
+        "experiments.alfred_seq2seq.subgoal_diag",
+        "--checkpoint {file} --data {alfred} --task --features --out {tmp}/o",
+        "--features",
+    ),
+    (
+        "experiments.alfred_masks.mask_resolve",
+        "--checkpoint {tmp}/none.pt --data {alfred}",
+        "none.pt",
+    ),
+    (
+        "experiments.alfred_masks.mask_resolve",
+        "--checkpoint {file} --data {alfred} --trajectories 0",
+        "--trajectories",
+    ),
+    (
+        "experiments.alfred_masks.mask_resolve",
+        "--checkpoint {file} --data {alfred} --thresholds 0.7,1",
+        "--thresholds",
+    ),
+    (
+        "experiments.alfred_masks.mask_probe",
+        "--rollouts {tmp}/none --out {tmp}/o",
+        "no rollouts_*of*.pt",
+    ),
+    (
+        "experiments.alfred_masks.mask_probe",
+        "--rollouts {tmp} --heads state,pixels --out {tmp}/o",
+        "--heads",
+    ),
+    (
+        "experiments.alfred_masks.mask_probe",
+        "--rollouts {tmp} --held-out 1 --out {tmp}/o",
+        "--held-out",
+    ),
     ("experiments.alfred_masks.mask_probe", "--rollouts {tmp} --out {file}", "is a file"),
     ("scripts/main_job.py", "--screen-size 32 --out {tmp}/o", "36"),
     ("scripts/main_job.py", "--out {file}", "is a file"),
     ("benchmarks/rearrange_expert.py", "--processes 0 --out {tmp}/o/r.md", "--processes"),
     ("benchmarks/rearrange_expert.py", "--out {dir}", "is a folder"),
-    ("benchmarks/rearrange_expert.py", "--data {dir}/trunc/val.pkl.gz --out {tmp}/o/r.md", "val.pkl.gz"),
-    ("benchmarks/rearrange_expert.py", "--year 2022 --stage train_unseen --out {tmp}/o/r.md", "no official"),
+    (
+        "benchmarks/rearrange_expert.py",
+        "--data {dir}/trunc/val.pkl.gz --out {tmp}/o/r.md",
+        "val.pkl.gz",
+    ),
+    (
+        "benchmarks/rearrange_expert.py",
+        "--year 2022 --stage train_unseen --out {tmp}/o/r.md",
+        "no official",
+    ),
     ("rearrange.download", "data --out {file}", "is a file"),
     ("rearrange.download", "checkpoints --out {ro}/c", "not writable"),
     ("rearrange.download", "data --years 2019 --out {tmp}/o", "--years"),
     ("rearrange.download", "data --years 2022 --splits train_unseen --out {tmp}/o", "train_unseen"),
     ("rearrange.download", "data --retries -1 --out {tmp}/o", "--retries"),
-    ("benchmarks/thor_lite_fps_compare.py", "--before-tree {tmp}/none --out {tmp}/o/c.md", "no benchmarks/"),
-    ("benchmarks/thor_lite_fps_compare.py", "--before-tree {tmp} --rounds 0 --out {tmp}/o/c.md", "--rounds"),
+    (
+        "benchmarks/thor_lite_fps_compare.py",
+        "--before-tree {tmp}/none --out {tmp}/o/c.md",
+        "no benchmarks/",
+    ),
+    (
+        "benchmarks/thor_lite_fps_compare.py",
+        "--before-tree {tmp} --rounds 0 --out {tmp}/o/c.md",
+        "--rounds",
+    ),
     ("benchmarks/thor_lite_fps_compare.py", "--before-tree {tmp} --out {dir}", "is a folder"),
     ("benchmarks/alfred_fidelity.py", "--limit 0 --out {tmp}/o/f.md", "--limit"),
     ("benchmarks/alfred_fidelity.py", "--processes 0 --out {tmp}/o/f.md", "--processes"),
     ("benchmarks/alfred_fidelity.py", "--data {tmp}/nothing --out {tmp}/o/f.md", "no such folder"),
     ("benchmarks/alfred_fidelity.py", "--data {dir}/trunc --out {tmp}/o/f.md", "no traj_data.json"),
     ("benchmarks/alfred_fidelity.py", "--out {dir}", "is a folder"),
-    ("benchmarks/alfred_fidelity.py", "--data {dir}/badtraj --out {tmp}/o/f.md", "not a readable traj_data.json"),
-    ("experiments.alfred_masks.closed_loop_masks", "collect --checkpoint {tmp}/none.pt --data {alfred} --out {tmp}/o", "none.pt"),
-    ("experiments.alfred_masks.closed_loop_masks", "collect --checkpoint {file} --data {alfred} --shard 2/2 --out {tmp}/o",
-     "--shard"),
-    ("experiments.alfred_masks.closed_loop_masks", "collect --checkpoint {file} --data {tmp} --out {tmp}/o", "no splits.json"),
-    ("experiments.alfred_masks.closed_loop_masks", "collect --checkpoint {file} --data {alfred} --out {file}", "is a file"),
-    ("experiments.alfred_masks.closed_loop_masks", "fit --checkpoint {file} --rollouts {tmp} --demos {alfred} --out {tmp}/o/f.pt",
-     "no rollouts_"),
-    ("experiments.alfred_masks.closed_loop_masks", "fit --checkpoint {file} --rollouts {tmp} --demos {alfred} --lr 0 "
-     "--out {tmp}/o/f.pt", "--lr"),
-    ("experiments.alfred_fidelity.fridge_placements", "--data {tmp}/nothing --out {tmp}/o/f.md", "no such folder"),
-    ("experiments.alfred_fidelity.fridge_placements", "--data {dir}/trunc --out {tmp}/o/f.md", "puts anything into"),
+    (
+        "benchmarks/alfred_fidelity.py",
+        "--data {dir}/badtraj --out {tmp}/o/f.md",
+        "not a readable traj_data.json",
+    ),
+    (
+        "experiments.alfred_masks.closed_loop_masks",
+        "collect --checkpoint {tmp}/none.pt --data {alfred} --out {tmp}/o",
+        "none.pt",
+    ),
+    (
+        "experiments.alfred_masks.closed_loop_masks",
+        "collect --checkpoint {file} --data {alfred} --shard 2/2 --out {tmp}/o",
+        "--shard",
+    ),
+    (
+        "experiments.alfred_masks.closed_loop_masks",
+        "collect --checkpoint {file} --data {tmp} --out {tmp}/o",
+        "no splits.json",
+    ),
+    (
+        "experiments.alfred_masks.closed_loop_masks",
+        "collect --checkpoint {file} --data {alfred} --out {file}",
+        "is a file",
+    ),
+    (
+        "experiments.alfred_masks.closed_loop_masks",
+        "fit --checkpoint {file} --rollouts {tmp} --demos {alfred} --out {tmp}/o/f.pt",
+        "no rollouts_",
+    ),
+    (
+        "experiments.alfred_masks.closed_loop_masks",
+        "fit --checkpoint {file} --rollouts {tmp} --demos {alfred} --lr 0 --out {tmp}/o/f.pt",
+        "--lr",
+    ),
+    (
+        "experiments.alfred_fidelity.fridge_placements",
+        "--data {tmp}/nothing --out {tmp}/o/f.md",
+        "no such folder",
+    ),
+    (
+        "experiments.alfred_fidelity.fridge_placements",
+        "--data {dir}/trunc --out {tmp}/o/f.md",
+        "puts anything into",
+    ),
     ("experiments.alfred_fidelity.fridge_placements", "--out {dir}", "is a folder"),
-    ("experiments.alfred_fidelity.fridge_placements", "--data {dir}/badtraj --out {tmp}/o/f.md",
-     "not a readable traj_data.json"),
+    (
+        "experiments.alfred_fidelity.fridge_placements",
+        "--data {dir}/badtraj --out {tmp}/o/f.md",
+        "not a readable traj_data.json",
+    ),
 ]
 
 
@@ -198,7 +390,9 @@ def _check(code, err: str, expect: str, tmp: Path, before: set) -> None:
     assert set(tmp.iterdir()) == before, "a rejected run created output"
 
 
-@pytest.mark.parametrize("cli,template,expect", CASES, ids=[f"{c}-{i}" for i, (c, _, _) in enumerate(CASES)])
+@pytest.mark.parametrize(
+    "cli,template,expect", CASES, ids=[f"{c}-{i}" for i, (c, _, _) in enumerate(CASES)]
+)
 def test_bad_input_one_line_no_output(cli, template, expect, bad, tmp_path, capfd, monkeypatch):
     monkeypatch.chdir(ROOT)
     main = _main_of(cli)
@@ -231,8 +425,14 @@ def test_bad_input_subprocess_exit_2(cli, bad, tmp_path):
     cmd = [sys.executable, cli] if cli.endswith(".py") else [sys.executable, "-m", cli]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     before = set(tmp_path.iterdir())
-    p = subprocess.run(cmd + _argv(SUBPROCESS[cli], tmp_path, bad), cwd=ROOT, env=env,
-                       capture_output=True, text=True, timeout=120)
+    p = subprocess.run(
+        cmd + _argv(SUBPROCESS[cli], tmp_path, bad),
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode == 2, p.stderr
     _check(p.returncode, p.stderr, "error", tmp_path, before)
 

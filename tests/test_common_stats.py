@@ -1,4 +1,5 @@
 """`common.stats`: known values, the no-data convention, and symmetry of the paired test."""
+
 from __future__ import annotations
 
 import pytest

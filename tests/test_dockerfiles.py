@@ -13,6 +13,7 @@ installs requirements*.txt and pyproject.toml) that is only COPY'd later. Rules:
   steps when its stamp matches);
 - files named by ENTRYPOINT/CMD exist in the final image tree.
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -27,7 +28,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCKERFILES = sorted(p.name for p in ROOT.glob("Dockerfile*"))
-SCRIPT_RE = re.compile(r"(?:^|[\s;&|(])(?:bash|sh|exec|\S*python[\d.]*)\s+(?:-\S+\s+)*([\w./-]+\.(?:sh|py))\b")
+SCRIPT_RE = re.compile(
+    r"(?:^|[\s;&|(])(?:bash|sh|exec|\S*python[\d.]*)\s+(?:-\S+\s+)*([\w./-]+\.(?:sh|py))\b"
+)
 FILE_TOKEN_RE = re.compile(r"[\w.-]+(?:/[\w.*-]+)*\.(?:txt|toml|sh|py|cfg|ya?ml|json)\b")
 EDITABLE_RE = re.compile(r"\bpip\w*\b[^\n;&|]*\s-e\s+\.(?:\s|$)")
 
@@ -69,7 +72,11 @@ def dockerignore_patterns(context: Path) -> List[str]:
     f = context / ".dockerignore"
     if not f.exists():
         return []
-    return [ln.strip().rstrip("/") for ln in f.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
+    return [
+        ln.strip().rstrip("/")
+        for ln in f.read_text().splitlines()
+        if ln.strip() and not ln.startswith("#")
+    ]
 
 
 def ignored(rel: str, patterns: List[str]) -> bool:
@@ -80,7 +87,9 @@ def ignored(rel: str, patterns: List[str]) -> bool:
         neg = pat.startswith("!")
         pat = pat[1:] if neg else pat
         pat = pat[3:] if pat.startswith("**/") else pat
-        match = any(fnmatch.fnmatch(p, pat) or fnmatch.fnmatch(p.split("/")[-1], pat) for p in prefixes)
+        match = any(
+            fnmatch.fnmatch(p, pat) or fnmatch.fnmatch(p.split("/")[-1], pat) for p in prefixes
+        )
         if match:
             hit = not neg
     return hit
@@ -124,19 +133,29 @@ class Replay:
             return  # from another stage: nothing of the build context
         words = [w for w in words if not w.startswith("--")]
         if words and words[0].startswith("["):
-            words = json.loads(args[args.index("["):])
+            words = json.loads(args[args.index("[") :])
         *sources, dest = words
         for src in sources:
             src = src.rstrip("/") or "."
-            matched = sorted(f for f in self.files if src == "." or f == src or f.startswith(src + "/")
-                             or fnmatch.fnmatch(f, src))
+            matched = sorted(
+                f
+                for f in self.files
+                if src == "." or f == src or f.startswith(src + "/") or fnmatch.fnmatch(f, src)
+            )
             if not matched:
                 self.problems.append(f"step {idx}: COPY source {src!r} is not in the build context")
                 continue
             for f in matched:
-                rel = f if src == "." else (f[len(src) + 1:] if f.startswith(src + "/") else Path(f).name)
-                target = (self.image_path(dest) / rel) if (dest.endswith("/") or len(sources) > 1 or src == "."
-                                                           or f != src) else self.image_path(dest)
+                rel = (
+                    f
+                    if src == "."
+                    else (f[len(src) + 1 :] if f.startswith(src + "/") else Path(f).name)
+                )
+                target = (
+                    (self.image_path(dest) / rel)
+                    if (dest.endswith("/") or len(sources) > 1 or src == "." or f != src)
+                    else self.image_path(dest)
+                )
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(self.context / f, target)
                 if f.split("/")[0] in self.package_roots:
@@ -151,7 +170,9 @@ class Replay:
         for script in SCRIPT_RE.findall(args):
             self.follow(idx, script, top=True)
 
-    def follow(self, idx: int, script: str, top: bool = False, seen: Optional[Set[str]] = None) -> None:
+    def follow(
+        self, idx: int, script: str, top: bool = False, seen: Optional[Set[str]] = None
+    ) -> None:
         """Check a script and, recursively, the repository files it names."""
         seen = set() if seen is None else seen
         if script in seen:
@@ -187,11 +208,17 @@ class Replay:
         except json.JSONDecodeError:
             words = shlex.split(args)
         for w in words:
-            rel = str(PurePosixPath(w).relative_to(self.workdir)) if w.startswith(str(self.workdir) + "/") else w
+            rel = (
+                str(PurePosixPath(w).relative_to(self.workdir))
+                if w.startswith(str(self.workdir) + "/")
+                else w
+            )
             if rel in self.files and not self.has(rel):
                 self.problems.append(f"{instr} names {w}, which is not in the image")
             elif rel.endswith((".sh", ".py")) and not self.has(rel):
-                self.problems.append(f"{instr} names {w}, which is neither in the image nor the context")
+                self.problems.append(
+                    f"{instr} names {w}, which is neither in the image nor the context"
+                )
             elif rel.endswith((".sh", ".py")):
                 self.follow(-1, rel)
 
@@ -222,8 +249,10 @@ def replay(text: str, context: Path, scratch: Path) -> List[str]:
     if r.last_editable is None:
         r.problems.append("no step installs the repository in editable mode (pip install -e .)")
     elif r.last_code_copy is not None and r.last_editable < r.last_code_copy:
-        r.problems.append(f"the last editable install (step {r.last_editable}) runs before the package code "
-                          f"is COPY'd (step {r.last_code_copy})")
+        r.problems.append(
+            f"the last editable install (step {r.last_editable}) runs before the package code "
+            f"is COPY'd (step {r.last_code_copy})"
+        )
     return r.problems
 
 
@@ -247,8 +276,10 @@ def test_replay_rejects_the_old_dockerfile(tmp_path):
 
 
 def test_replay_rejects_missing_copy_source_and_entrypoint(tmp_path):
-    text = ("FROM debian\nWORKDIR /app\nCOPY no_such_file.txt ./\nCOPY . .\n"
-            "RUN python -m pip install --no-deps -e .\nENTRYPOINT [\"scripts/no_such_entry.sh\"]\n")
+    text = (
+        "FROM debian\nWORKDIR /app\nCOPY no_such_file.txt ./\nCOPY . .\n"
+        'RUN python -m pip install --no-deps -e .\nENTRYPOINT ["scripts/no_such_entry.sh"]\n'
+    )
     problems = "\n".join(replay(text, ROOT, tmp_path))
     assert "COPY source 'no_such_file.txt' is not in the build context" in problems
     assert "ENTRYPOINT names scripts/no_such_entry.sh" in problems
@@ -263,9 +294,15 @@ def test_dockerignore_keeps_the_host_venv_and_git_out():
 def test_cuda_image_has_vulkan_icd_gpu_torch_and_allenact_entrypoint():
     steps = parse_dockerfile((ROOT / "Dockerfile.cuda").read_text())
     text = "\n".join(f"{i} {a}" for i, a in steps)
-    assert re.search(r"FROM \$\{CUDA_IMAGE\}", text) and re.search(r"ARG CUDA_IMAGE=nvidia/cuda:", text)
+    assert re.search(r"FROM \$\{CUDA_IMAGE\}", text) and re.search(
+        r"ARG CUDA_IMAGE=nvidia/cuda:", text
+    )
     assert "ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cu" in text
-    assert "/usr/share/vulkan/icd.d/nvidia_icd.json" in text and "libvulkan1" in text and "xvfb" in text
+    assert (
+        "/usr/share/vulkan/icd.d/nvidia_icd.json" in text
+        and "libvulkan1" in text
+        and "xvfb" in text
+    )
     assert "graphics" in text  # NVIDIA_DRIVER_CAPABILITIES, for the Vulkan/GL driver libraries
     entry = (ROOT / "scripts" / "docker_entrypoint.sh").read_text()
     assert "allenact -b /app" in entry

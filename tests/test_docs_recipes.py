@@ -11,6 +11,7 @@
 
 Failures name file:line and the dead link, path or failing command.
 """
+
 from __future__ import annotations
 
 import os
@@ -71,16 +72,25 @@ def prose_lines(text: str) -> Iterator[Tuple[int, str]]:
 
 @lru_cache(maxsize=1)
 def top_level_names() -> frozenset:
-    out = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
     return frozenset(p.split("/")[0] for p in out.splitlines()) | {"out"}
 
 
 def git_ignored(paths: List[str]) -> set:
     if not paths:
         return set()
-    queries = paths + [p.rstrip("/") + "/" for p in paths]  # also as folders (`/data/20[0-9][0-9]/`)
-    r = subprocess.run(["git", "check-ignore", "--no-index", "--stdin"], cwd=ROOT, input="\n".join(queries),
-                       capture_output=True, text=True)
+    queries = paths + [
+        p.rstrip("/") + "/" for p in paths
+    ]  # also as folders (`/data/20[0-9][0-9]/`)
+    r = subprocess.run(
+        ["git", "check-ignore", "--no-index", "--stdin"],
+        cwd=ROOT,
+        input="\n".join(queries),
+        capture_output=True,
+        text=True,
+    )
     return {p.rstrip("/") for p in r.stdout.split()} | set(r.stdout.split())
 
 
@@ -91,7 +101,9 @@ def slug(heading: str) -> str:
 
 
 def anchors(page: Path) -> set:
-    heads = [ln.lstrip("#").strip() for ln in page.read_text().splitlines() if re.match(r"^#{1,6} ", ln)]
+    heads = [
+        ln.lstrip("#").strip() for ln in page.read_text().splitlines() if re.match(r"^#{1,6} ", ln)
+    ]
     return {slug(h) for h in heads}
 
 
@@ -176,7 +188,9 @@ def test_every_readme_block_is_run_or_marked():
     for line, _body, why in blocks:
         prev = next((lines[k] for k in range(line - 2, -1, -1) if lines[k].strip()), "")
         if "documented-only" in prev and not why:
-            bad.append(f"README.md:{line - 1}: malformed documented-only marker (needs a reason): {prev.strip()}")
+            bad.append(
+                f"README.md:{line - 1}: malformed documented-only marker (needs a reason): {prev.strip()}"
+            )
     assert not bad, "\n".join(bad)
     run = [b for b in blocks if not b[2]]
     assert run, "no README command block is run: mark only the expensive ones documented-only"
@@ -191,7 +205,9 @@ def _python_shim(tmp: Path) -> dict:
         shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
         shim.chmod(0o755)
     env = dict(os.environ)
-    env["PATH"] = f"{bindir}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    env["PATH"] = (
+        f"{bindir}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    )
     env["PYTHONPATH"] = f"{ROOT}{os.pathsep}{env.get('PYTHONPATH', '')}".rstrip(os.pathsep)
     env.setdefault("OMP_NUM_THREADS", "1")
     return env
@@ -203,7 +219,16 @@ RUN_BLOCKS = [(line, body) for line, body, why in readme_bash_blocks(README.read
 @pytest.mark.parametrize("line,body", RUN_BLOCKS, ids=[f"README.md:{b[0]}" for b in RUN_BLOCKS])
 def test_readme_block_runs(line, body, tmp_path):
     script = "set -eo pipefail\n" + "\n".join(body) + "\n"
-    r = subprocess.run(["bash", "-c", script], cwd=ROOT, env=_python_shim(tmp_path), capture_output=True,
-                       text=True, timeout=BLOCK_TIMEOUT_S)
-    assert r.returncode == 0, (f"README.md:{line}: command block failed (exit {r.returncode}):\n"
-                               + "\n".join(body) + f"\n--- output tail ---\n{(r.stdout + r.stderr)[-2000:]}")
+    r = subprocess.run(
+        ["bash", "-c", script],
+        cwd=ROOT,
+        env=_python_shim(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=BLOCK_TIMEOUT_S,
+    )
+    assert r.returncode == 0, (
+        f"README.md:{line}: command block failed (exit {r.returncode}):\n"
+        + "\n".join(body)
+        + f"\n--- output tail ---\n{(r.stdout + r.stderr)[-2000:]}"
+    )

@@ -1,5 +1,6 @@
 """environment.yml is the conda form of scripts/setup_env.sh: same pins, same python, and the
 --no-deps data packages plus the editable install in its post-create step."""
+
 from __future__ import annotations
 
 import os
@@ -39,7 +40,9 @@ def pip_section() -> list:
 
 def test_pip_pins_equal_requirements_txt():
     entries = [e for e in pip_section() if not e.startswith("--")]
-    assert not [e for e in entries if e.startswith("-")], "use explicit pins, not -r/-e, in the pip section"
+    assert not [e for e in entries if e.startswith("-")], (
+        "use explicit pins, not -r/-e, in the pip section"
+    )
     yml = {}
     for e in entries:
         name, _, version = e.partition("==")
@@ -49,14 +52,18 @@ def test_pip_pins_equal_requirements_txt():
     missing = {k: v for k, v in req.items() if k not in yml}
     wrong = {k: (yml[k], v) for k, v in req.items() if k in yml and yml[k] != v}
     extra = sorted(set(yml) - set(req))
-    assert not missing and not wrong and not extra, f"missing {missing}, differing {wrong}, extra {extra}"
+    assert not missing and not wrong and not extra, (
+        f"missing {missing}, differing {wrong}, extra {extra}"
+    )
 
 
 def test_no_deps_packages_are_not_in_the_pip_section():
     nodeps = pins(ROOT / "requirements-nodeps.txt")
     assert {"procthor", "alfworld"} <= set(nodeps)
     named = {re.split(r"[=<>!~ ]", e, 1)[0].lower() for e in pip_section()}
-    assert not set(nodeps) & named, "conda's pip section would install these with all their dependencies"
+    assert not set(nodeps) & named, (
+        "conda's pip section would install these with all their dependencies"
+    )
 
 
 def test_python_and_build_tools_match_pyproject_and_setup_env():
@@ -79,8 +86,14 @@ def test_post_create_step_is_documented_and_installs_with_no_deps():
 
 def test_post_create_check_passes_in_this_environment():
     """The check half of the post-create step, run against the interpreter running the tests."""
-    out = subprocess.run(["bash", str(ROOT / POST_CREATE), "--check"], cwd=ROOT, capture_output=True,
-                         text=True, timeout=120, env=dict(os.environ, PYTHON=sys.executable))
+    out = subprocess.run(
+        ["bash", str(ROOT / POST_CREATE), "--check"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, PYTHON=sys.executable),
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     assert "alfworld==0.4.2" in out.stdout
 
@@ -90,7 +103,13 @@ def test_post_create_check_fails_without_the_layouts(tmp_path):
     (tmp_path / "alfworld").mkdir()
     (tmp_path / "alfworld" / "__init__.py").write_text("")
     pythonpath = os.pathsep.join([str(tmp_path), str(ROOT)])
-    out = subprocess.run(["bash", str(ROOT / POST_CREATE), "--check"], cwd=ROOT, capture_output=True, text=True,
-                         timeout=120, env=dict(os.environ, PYTHON=sys.executable, PYTHONPATH=pythonpath))
+    out = subprocess.run(
+        ["bash", str(ROOT / POST_CREATE), "--check"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, PYTHON=sys.executable, PYTHONPATH=pythonpath),
+    )
     assert out.returncode != 0
     assert "thor_lite rooms would have no walls" in out.stderr

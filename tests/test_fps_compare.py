@@ -1,4 +1,5 @@
 """benchmarks/thor_lite_fps_compare.py reads thor_lite_fps.py's own table format."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -22,19 +23,35 @@ def _fps_table(rows, cpu: bool = False):
     CPU column as older checkouts wrote it."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from _common import markdown_table
+
     header = ["res", "mix", "images read", "steps/s", "ms/step", "interactions ok", "repeats (s)"]
     header += ["CPU ms/step"] if cpu else []
-    return "\n".join(["# thor_lite steps per second", "", *markdown_table(header, rows, "r" * len(header))])
+    return "\n".join(
+        ["# thor_lite steps per second", "", *markdown_table(header, rows, "r" * len(header))]
+    )
 
 
 def test_parse_and_ratio_per_case():
     mod = _module()
-    before = [mod.parse_fps_table(_fps_table([[224, "nav", "all", f"{v:.1f}", "3.6", "-", "1.0"],
-                                              [300, "interact", "none", "200.0", "5", "40%", "1.0"]]))
-              for v in (100.0, 300.0, 200.0)]
-    after = [mod.parse_fps_table(_fps_table([[224, "nav", "all", f"{v:.1f}", "3.6", "-", "1.0"]]))
-             for v in (150.0, 250.0, 50.0)]
-    assert before[0] == {("224", "nav", "all"): (100.0, None), ("300", "interact", "none"): (200.0, None)}
+    before = [
+        mod.parse_fps_table(
+            _fps_table(
+                [
+                    [224, "nav", "all", f"{v:.1f}", "3.6", "-", "1.0"],
+                    [300, "interact", "none", "200.0", "5", "40%", "1.0"],
+                ]
+            )
+        )
+        for v in (100.0, 300.0, 200.0)
+    ]
+    after = [
+        mod.parse_fps_table(_fps_table([[224, "nav", "all", f"{v:.1f}", "3.6", "-", "1.0"]]))
+        for v in (150.0, 250.0, 50.0)
+    ]
+    assert before[0] == {
+        ("224", "nav", "all"): (100.0, None),
+        ("300", "interact", "none"): (200.0, None),
+    }
     rows = mod.compare_rows(before, after)
     assert len(rows) == 1  # a case the after tree does not measure is left out, not divided by zero
     res, mix, images, b_runs, a_runs, b_med, a_med, ratio, b_cpu, a_cpu, cpu_ratio = rows[0]
@@ -46,10 +63,18 @@ def test_parse_and_ratio_per_case():
 
 def test_cpu_time_ratio_is_before_over_after():
     mod = _module()
-    before = [mod.parse_fps_table(_fps_table([[224, "nav", "rgb", "400.0", "2.5", "-", "1.0", f"{c:.3f}"]],
-                                             cpu=True)) for c in (2.0, 3.0, 2.2)]
-    after = [mod.parse_fps_table(_fps_table([[224, "nav", "rgb", "420.0", "2.4", "-", "1.0", f"{c:.3f}"]],
-                                            cpu=True)) for c in (1.6, 1.0, 9.0)]
+    before = [
+        mod.parse_fps_table(
+            _fps_table([[224, "nav", "rgb", "400.0", "2.5", "-", "1.0", f"{c:.3f}"]], cpu=True)
+        )
+        for c in (2.0, 3.0, 2.2)
+    ]
+    after = [
+        mod.parse_fps_table(
+            _fps_table([[224, "nav", "rgb", "420.0", "2.4", "-", "1.0", f"{c:.3f}"]], cpu=True)
+        )
+        for c in (1.6, 1.0, 9.0)
+    ]
     assert before[0] == {("224", "nav", "rgb"): (400.0, 2.0)}
     *_, b_cpu, a_cpu, cpu_ratio = mod.compare_rows(before, after)[0]
     assert (b_cpu, a_cpu, cpu_ratio) == ("2.200", "1.600", "1.38")

@@ -1,4 +1,5 @@
 """scripts/main_job.py builds its ALFRED tables from the result JSON files, not from log lines."""
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,20 @@ def main_job():
 
 
 def _write(folder: Path, split: str, ts: str, successes: int) -> dict:
-    recs = [episode_record(f"trial_{i}", "pick_and_place_simple", 0, "goal", i < successes, 1 if i < successes else 0,
-                           2, 10, 12) for i in range(3)]
+    recs = [
+        episode_record(
+            f"trial_{i}",
+            "pick_and_place_simple",
+            0,
+            "goal",
+            i < successes,
+            1 if i < successes else 0,
+            2,
+            10,
+            12,
+        )
+        for i in range(3)
+    ]
     res = task_results(recs)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"task_results_{split}_{ts}.json").write_text(json.dumps(res))
@@ -33,8 +46,11 @@ def test_tables_come_from_this_runs_result_files(tmp_path, main_job):
     seen = _write(tmp_path, "valid_seen", "20300101_000000_000000", 2)
     unseen = _write(tmp_path, "valid_unseen", "20300101_000000_000000", 1)
     text = main_job.alfred_tables(tmp_path, ("valid_seen", "valid_unseen"), existing)
-    assert text == (format_task_table(seen["results"], "task evaluation: valid_seen (3 episodes)") + "\n\n"
-                    + format_task_table(unseen["results"], "task evaluation: valid_unseen (3 episodes)"))
+    assert text == (
+        format_task_table(seen["results"], "task evaluation: valid_seen (3 episodes)")
+        + "\n\n"
+        + format_task_table(unseen["results"], "task evaluation: valid_unseen (3 episodes)")
+    )
     assert "66.67" in text and stale["results"]["all"]["sr"] == 0.0
 
 
@@ -48,9 +64,12 @@ def test_shipped_checkpoint_is_small_and_loads_strictly(main_job):
     from rearrange import curriculum as cur
     from rearrange.curriculum import SliceSpec, load_agent
 
-    assert main_job.SHIPPED.stat().st_size <= 20 * 2 ** 20
+    assert main_job.SHIPPED.stat().st_size <= 20 * 2**20
     config, model, meta = load_agent(main_job.SHIPPED, main_job.REPO)  # load_state_dict is strict
-    assert meta["config"] == main_job.CONFIG and config.SCREEN_SIZE == meta["config_kwargs"]["screen_size"]
+    assert (
+        meta["config"] == main_job.CONFIG
+        and config.SCREEN_SIZE == meta["config_kwargs"]["screen_size"]
+    )
     spec = SliceSpec(**meta["slice"])
     from rearrange.dataset import load_dataset
 
@@ -71,8 +90,20 @@ def test_main_job_evaluates_the_shipped_agent(tmp_path, main_job):
     scene = next(iter(held))
     small = tmp_path / "held.pkl.gz"
     save_dataset({scene: [e for e in held[scene] if episode_kind(e) in kinds][:3]}, small)
-    assert main_job.main(["--out", str(tmp_path / "o"), "--held-out", str(small), "--skip-alfred",
-                          "--held-out-per-scene", "2"]) == 0
+    assert (
+        main_job.main(
+            [
+                "--out",
+                str(tmp_path / "o"),
+                "--held-out",
+                str(small),
+                "--skip-alfred",
+                "--held-out-per-scene",
+                "2",
+            ]
+        )
+        == 0
+    )
     text = (tmp_path / "o" / "results.md").read_text()
     rows = json.loads((tmp_path / "o" / "results.json").read_text())
     assert len(rows) == 3 and {"random", "done at step 0"} < set(rows)
@@ -80,6 +111,20 @@ def test_main_job_evaluates_the_shipped_agent(tmp_path, main_job):
     assert rows["done at step 0"]["all"]["fixed_strict"]["pct"] == 0.0
     assert "% Fixed Strict [95% CI]" in text and (tmp_path / "o" / "episode.gif").stat().st_size > 0
     # the agents ran in 2 worker processes (the default); one process gives the same numbers
-    assert main_job.main(["--out", str(tmp_path / "o1"), "--held-out", str(small), "--skip-alfred",
-                          "--held-out-per-scene", "2", "--processes", "1"]) == 0
+    assert (
+        main_job.main(
+            [
+                "--out",
+                str(tmp_path / "o1"),
+                "--held-out",
+                str(small),
+                "--skip-alfred",
+                "--held-out-per-scene",
+                "2",
+                "--processes",
+                "1",
+            ]
+        )
+        == 0
+    )
     assert json.loads((tmp_path / "o1" / "results.json").read_text()) == rows

@@ -1,5 +1,6 @@
 """Multi-node training: the configs' machine_params for AllenAct's --machine_id, and a real
 two-node run on one machine (benchmarks/multinode_smoke.py)."""
+
 from __future__ import annotations
 
 import subprocess
@@ -22,7 +23,9 @@ def _cpu_config(**kwargs):
 
 def test_one_machine_is_unchanged():
     mp = _cpu_config(num_train_processes=2).machine_params("train", machine_id=0)
-    assert mp.devices == (torch.device("cpu"),) and mp.nprocesses == [2] and mp.local_worker_ids == [0]
+    assert (
+        mp.devices == (torch.device("cpu"),) and mp.nprocesses == [2] and mp.local_worker_ids == [0]
+    )
 
 
 def test_two_machines_see_the_global_workers_and_their_own_share():
@@ -37,9 +40,11 @@ def test_two_machines_see_the_global_workers_and_their_own_share():
 
 def test_gpu_nodes_get_one_trainer_per_local_gpu():
     """4 GPUs per node (faked; MachineParams, which would look for them, records its arguments)."""
-    with mock.patch.object(torch.cuda, "is_available", return_value=True), \
-            mock.patch.object(torch.cuda, "device_count", return_value=4), \
-            mock.patch("baseline_configs.rearrange_base.MachineParams", lambda **kw: kw):
+    with (
+        mock.patch.object(torch.cuda, "is_available", return_value=True),
+        mock.patch.object(torch.cuda, "device_count", return_value=4),
+        mock.patch("baseline_configs.rearrange_base.MachineParams", lambda **kw: kw),
+    ):
         cfg = OnePhaseRGBDaggerExperimentConfig(num_train_processes=8, num_machines=2)
         mp = cfg.machine_params("train", machine_id=1)
     assert mp["devices"] == [0, 1, 2, 3] * 2 and mp["nprocesses"] == [2] * 8
@@ -56,9 +61,22 @@ def test_bad_machine_settings_are_errors():
 @pytest.mark.slow
 def test_two_nodes_train_in_lock_step_on_loopback(tmp_path):
     """1-2 minutes on 2 busy cores (52 s and 120 s measured); deselect with -m "not slow"."""
-    out = subprocess.run([sys.executable, str(REPO / "benchmarks" / "multinode_smoke.py"), "--steps", "256",
-                          "--timeout", "240", "--out", str(tmp_path)], cwd=REPO, capture_output=True,
-                         text=True, timeout=330)
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "benchmarks" / "multinode_smoke.py"),
+            "--steps",
+            "256",
+            "--timeout",
+            "240",
+            "--out",
+            str(tmp_path),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=330,
+    )
     text = out.stdout + out.stderr
     assert out.returncode == 0, text[-3000:]
     assert "exit codes: node 0 = 0, node 1 = 0" in text

@@ -1,4 +1,5 @@
 """pyproject.toml: dependencies come from requirements.txt, console scripts name real CLIs."""
+
 from __future__ import annotations
 
 import importlib
@@ -18,7 +19,9 @@ def _requirements() -> list[str]:
 def test_dependencies_are_the_requirements_pins():
     project = PYPROJECT["project"]
     assert "dependencies" not in project and "dependencies" in project["dynamic"]
-    assert PYPROJECT["tool"]["setuptools"]["dynamic"]["dependencies"] == {"file": ["requirements.txt"]}
+    assert PYPROJECT["tool"]["setuptools"]["dynamic"]["dependencies"] == {
+        "file": ["requirements.txt"]
+    }
     reqs = _requirements()
     assert reqs, "requirements.txt lists nothing"
     unpinned = [r for r in reqs if "==" not in r]
@@ -41,4 +44,6 @@ def test_console_scripts_point_at_cli_mains():
         fn = getattr(importlib.import_module(module), func)
         assert callable(fn), name
         params = inspect.signature(fn).parameters.values()
-        assert all(p.default is not inspect.Parameter.empty for p in params), f"{name}: main needs no arguments"
+        assert all(p.default is not inspect.Parameter.empty for p in params), (
+            f"{name}: main needs no arguments"
+        )

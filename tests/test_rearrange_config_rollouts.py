@@ -1,5 +1,6 @@
 """Every baseline config builds its model and drives a few rollout steps on thor_lite
 (random-init visual trunks), and the pretrained-weights pre-flight fails fast and clearly."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -18,7 +19,10 @@ from allenact.base_abstractions.misc import Memory
 from allenact.utils.tensor_utils import batch_observations
 
 from allenact_ext.visual_encoders import (
-    ENCODERS, check_pretrained_weights, resnet_preprocessor_builder, weights_path,
+    ENCODERS,
+    check_pretrained_weights,
+    resnet_preprocessor_builder,
+    weights_path,
 )
 from common.errors import PretrainedWeightsError
 
@@ -31,8 +35,7 @@ CONFIGS = {  # module under baseline_configs -> class
     "one_phase.one_phase_rgb_clipresnet50_dagger": "OnePhaseRGBClipResNet50DaggerExperimentConfig",
     "one_phase.one_phase_rgb_resnet_ppo": "OnePhaseRGBResNetPPOExperimentConfig",
     "two_phase.two_phase_rgb_ppowalkthrough_ilunshuffle": "TwoPhaseRGBPPOWalkthroughILUnshuffleExperimentConfig",
-    "two_phase.two_phase_rgb_resnet_ppowalkthrough_ilunshuffle":
-        "TwoPhaseRGBResNetPPOWalkthroughILUnshuffleExperimentConfig",
+    "two_phase.two_phase_rgb_resnet_ppowalkthrough_ilunshuffle": "TwoPhaseRGBResNetPPOWalkthroughILUnshuffleExperimentConfig",
     "walkthrough.walkthrough_rgb_ppo": "WalkthroughRGBPPOExperimentConfig",
     "walkthrough.walkthrough_rgb_resnet_ppo": "WalkthroughRGBResNetPPOExperimentConfig",
 }
@@ -60,7 +63,9 @@ def _zero_memory(model) -> Memory:
     mem = Memory()
     for key, (dims, dtype) in model.recurrent_memory_specification.items():
         shape = [1 if name == "sampler" else size for name, size in dims]
-        mem.check_append(key, torch.zeros(shape, dtype=dtype), [n for n, _ in dims].index("sampler"))
+        mem.check_append(
+            key, torch.zeros(shape, dtype=dtype), [n for n, _ in dims].index("sampler")
+        )
     return mem
 
 
@@ -93,8 +98,14 @@ def _rollout(cfg, steps: int) -> Dict[str, Any]:
 @pytest.mark.parametrize("module", sorted(CONFIGS))
 def test_config_builds_its_model_and_rolls_out_on_thor_lite(module):
     cls = _config_class(module)
-    kwargs: Dict[str, Any] = {"num_train_processes": 1, "training_steps": 1000, "screen_size": 64,
-                              "train_split": "train_subset", "episodes_per_scene": 1, "train_scenes": ["FloorPlan1"]}
+    kwargs: Dict[str, Any] = {
+        "num_train_processes": 1,
+        "training_steps": 1000,
+        "screen_size": 64,
+        "train_split": "train_subset",
+        "episodes_per_scene": 1,
+        "train_scenes": ["FloorPlan1"],
+    }
     if _uses_features(cls):
         kwargs["pretrained"] = False
     cfg = cls(**kwargs)
@@ -102,20 +113,28 @@ def test_config_builds_its_model_and_rolls_out_on_thor_lite(module):
     result = _rollout(cfg, STEPS)
     model, obs = result["model"], result["obs"]
     assert model.action_space.n == len(cfg.actions())
-    assert 1 <= len(result["taken"]) <= STEPS and result["task"].num_steps_taken() == len(result["taken"])
+    assert 1 <= len(result["taken"]) <= STEPS and result["task"].num_steps_taken() == len(
+        result["taken"]
+    )
     if _uses_features(cls):
         assert cfg.tag().endswith("-randinit")
         channels = ENCODERS[cls.VISUAL_ENCODER].channels
         for uuid in cfg.feature_uuids():
             assert tuple(obs[uuid].shape) == (1, channels, 2, 2)  # 64 px / 32
     if module.startswith("walkthrough"):
-        assert len(cfg.actions()) == 11 and cfg.thor_controller_kwargs("train")["snapToGrid"] is False
+        assert (
+            len(cfg.actions()) == 11 and cfg.thor_controller_kwargs("train")["snapToGrid"] is False
+        )
 
 
 def test_random_init_trunks_are_seeded():
     x = torch.randn(1, 64, 64, 3)
-    feats = [resnet_preprocessor_builder("RN18", "rgb", 64, pretrained=False, seed=s)().process({"rgb": x})
-             for s in (0, 0, 1)]
+    feats = [
+        resnet_preprocessor_builder("RN18", "rgb", 64, pretrained=False, seed=s)().process(
+            {"rgb": x}
+        )
+        for s in (0, 0, 1)
+    ]
     torch.testing.assert_close(feats[0], feats[1])
     assert not torch.allclose(feats[0], feats[2])
 
@@ -135,7 +154,9 @@ def test_preflight_names_the_missing_weight_file_and_where_to_put_it(no_weights,
     with pytest.raises(PretrainedWeightsError, match="not found") as err:
         check_pretrained_weights(kind)
     message = str(err.value)
-    assert str(path) in message and ENCODERS[kind].url in message and '"pretrained": false' in message
+    assert (
+        str(path) in message and ENCODERS[kind].url in message and '"pretrained": false' in message
+    )
     assert "\n" not in message
     path.parent.mkdir(parents=True)
     path.write_bytes(b"not a checkpoint")
@@ -153,23 +174,40 @@ def test_preflight_accepts_a_file_with_the_expected_digest(no_weights, monkeypat
     assert check_pretrained_weights("RN18") == path
 
 
-@pytest.mark.parametrize("module", ["one_phase.one_phase_rgb_resnet_dagger",
-                                    "one_phase.one_phase_rgb_clipresnet50_dagger"])
+@pytest.mark.parametrize(
+    "module",
+    ["one_phase.one_phase_rgb_resnet_dagger", "one_phase.one_phase_rgb_clipresnet50_dagger"],
+)
 def test_pretrained_config_without_weights_fails_at_construction(no_weights, module):
-    with pytest.raises(PretrainedWeightsError, match=ENCODERS[_config_class(module).VISUAL_ENCODER].url):
+    with pytest.raises(
+        PretrainedWeightsError, match=ENCODERS[_config_class(module).VISUAL_ENCODER].url
+    ):
         _config_class(module)(num_train_processes=1)
 
 
 def test_allenact_cli_without_weights_prints_one_line_and_exits_1(no_weights):
     start = time.monotonic()
     proc = subprocess.run(
-        [str(Path(sys.executable).with_name("allenact")), "-b", ".",
-         "baseline_configs/one_phase/one_phase_rgb_resnet_dagger.py", "-o", str(no_weights / "out"),
-         "--config_kwargs", json.dumps({"num_train_processes": 1})],
-        cwd=REPO, capture_output=True, text=True, timeout=120)
+        [
+            str(Path(sys.executable).with_name("allenact")),
+            "-b",
+            ".",
+            "baseline_configs/one_phase/one_phase_rgb_resnet_dagger.py",
+            "-o",
+            str(no_weights / "out"),
+            "--config_kwargs",
+            json.dumps({"num_train_processes": 1}),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr + proc.stdout
     last = proc.stderr.strip().splitlines()[-1]
     assert "resnet18-f37072fd.pth" in last and "pretrained" in last
-    assert time.monotonic() - start < 100  # nearly all of it is importing allenact (~20 s on a loaded 2-core box)
+    assert (
+        time.monotonic() - start < 100
+    )  # nearly all of it is importing allenact (~20 s on a loaded 2-core box)
     assert not (no_weights / "out").exists() or not any((no_weights / "out").rglob("*.pt"))

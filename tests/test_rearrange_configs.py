@@ -1,4 +1,5 @@
 """Experiment configs: sampler arguments, machine params, pipelines, and the CLI exit status."""
+
 from __future__ import annotations
 
 import json
@@ -34,8 +35,14 @@ def test_teacher_forcing_schedule():
     assert f(300) == f(10_000) == 0.0
 
 
-@pytest.mark.parametrize("cls", [OnePhaseRGBDaggerExperimentConfig, OnePhaseRGBPPOExperimentConfig,
-                                 TwoPhaseRGBPPOWalkthroughILUnshuffleExperimentConfig])
+@pytest.mark.parametrize(
+    "cls",
+    [
+        OnePhaseRGBDaggerExperimentConfig,
+        OnePhaseRGBPPOExperimentConfig,
+        TwoPhaseRGBPPOWalkthroughILUnshuffleExperimentConfig,
+    ],
+)
 def test_configs_build_models_and_pipelines(cls):
     cfg = cls(num_train_processes=2, training_steps=1000)
     pipe = cfg.training_pipeline()
@@ -59,7 +66,9 @@ def test_sampler_args_partition_scenes_and_hide_the_expert_outside_training():
     assert "expert_action" not in t["sensors"].sensors
     assert t["epochs"] == 1 and t["rearrange_env_kwargs"]["force_cache_reset"] is True
     v = cfg.valid_task_sampler_args(0, 1)
-    assert all(len(eps) == 10 for eps in v["scenes_to_task_spec_dicts"].values())  # indices 0,5,...,45
+    assert all(
+        len(eps) == 10 for eps in v["scenes_to_task_spec_dicts"].values()
+    )  # indices 0,5,...,45
 
 
 def test_real_thor_backend_fails_fast_with_a_reason():
@@ -73,20 +82,41 @@ def test_real_thor_backend_fails_fast_with_a_reason():
 
 def test_allenact_exits_nonzero_when_a_worker_crashes(tmp_path):
     """Plain allenact 0.5.4 exits 0 here; our compat layer turns worker failures into status 1."""
-    kwargs = {"num_train_processes": 1, "training_steps": 64, "data_dir": str(tmp_path / "missing"),
-              "train_split": "train_subset"}
+    kwargs = {
+        "num_train_processes": 1,
+        "training_steps": 64,
+        "data_dir": str(tmp_path / "missing"),
+        "train_split": "train_subset",
+    }
     proc = subprocess.run(
-        [str(Path(sys.executable).with_name("allenact")), "-b", ".",
-         "baseline_configs/one_phase/one_phase_rgb_dagger.py", "-o", str(tmp_path / "out"), "-s", "1",
-         "--config_kwargs", json.dumps(kwargs)],
-        cwd=REPO, capture_output=True, text=True, timeout=600)
+        [
+            str(Path(sys.executable).with_name("allenact")),
+            "-b",
+            ".",
+            "baseline_configs/one_phase/one_phase_rgb_dagger.py",
+            "-o",
+            str(tmp_path / "out"),
+            "-s",
+            "1",
+            "--config_kwargs",
+            json.dumps(kwargs),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode != 0
     assert "no such dataset file" in proc.stdout + proc.stderr
 
 
-@pytest.mark.parametrize("cls, loss_name", [(OnePhaseRGBPPOExperimentConfig, "ppo_loss"),
-                                            (TwoPhaseRGBPPOWalkthroughILUnshuffleExperimentConfig,
-                                             "walkthrough_ppo_loss")])
+@pytest.mark.parametrize(
+    "cls, loss_name",
+    [
+        (OnePhaseRGBPPOExperimentConfig, "ppo_loss"),
+        (TwoPhaseRGBPPOWalkthroughILUnshuffleExperimentConfig, "walkthrough_ppo_loss"),
+    ],
+)
 def test_ppo_clip_decays_linearly_to_zero_over_training(cls, loss_name):
     """Official PPO settings: clip 0.1 scaled by a linear decay to 0 (also the 2-phase MaskedPPO)."""
     loss = cls(num_train_processes=1, training_steps=1000).training_pipeline().get_loss(loss_name)

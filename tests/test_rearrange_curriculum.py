@@ -1,4 +1,5 @@
 """The curriculum slice is what it claims to be, and its summaries use Wilson intervals."""
+
 from __future__ import annotations
 
 import json
@@ -10,21 +11,36 @@ import pytest
 from rearrange import curriculum as cur
 
 SLICE = Path(__file__).resolve().parents[1] / "data" / "rearrange_curriculum"
-OPEN_SLICE = SLICE.with_name("rearrange_curriculum_open")  # the shipped agent's slice (openness changes only)
+OPEN_SLICE = SLICE.with_name(
+    "rearrange_curriculum_open"
+)  # the shipped agent's slice (openness changes only)
 
 
 def test_an_empty_summary_has_no_rate_and_no_interval():
     empty = cur.summarize_ci([])
     assert empty["episodes"] == 0
-    assert all(math.isnan(v) for key in ("fixed_strict", "success") for v in (empty[key]["pct"], *empty[key]["ci"]))
+    assert all(
+        math.isnan(v)
+        for key in ("fixed_strict", "success")
+        for v in (empty[key]["pct"], *empty[key]["ci"])
+    )
 
 
 def test_summary_and_beats_use_the_intervals():
     def res(k, n):
-        return [{"kind": "move", "fixed_strict": float(i < k), "success": float(i < k), "steps": 3.0} for i in range(n)]
+        return [
+            {"kind": "move", "fixed_strict": float(i < k), "success": float(i < k), "steps": 3.0}
+            for i in range(n)
+        ]
 
-    strong, weak, close = cur.summarize_ci(res(20, 60)), cur.summarize_ci(res(1, 60)), cur.summarize_ci(res(5, 60))
-    assert strong["fixed_strict"]["pct"] == pytest.approx(100 * 20 / 60) and strong["episodes"] == 60
+    strong, weak, close = (
+        cur.summarize_ci(res(20, 60)),
+        cur.summarize_ci(res(1, 60)),
+        cur.summarize_ci(res(5, 60)),
+    )
+    assert (
+        strong["fixed_strict"]["pct"] == pytest.approx(100 * 20 / 60) and strong["episodes"] == 60
+    )
     assert cur.beats(strong, weak) and not cur.beats(close, weak) and not cur.beats(weak, strong)
 
 
@@ -38,9 +54,13 @@ def test_shipped_slice_is_one_object_and_held_out_is_disjoint(folder, kinds):
             assert {cur.episode_kind(e) for e in eps} == kinds
 
     def key(e):
-        return json.dumps([e["agent_position"], e["target_poses"], e["openable_data"]], sort_keys=True)
+        return json.dumps(
+            [e["agent_position"], e["target_poses"], e["openable_data"]], sort_keys=True
+        )
 
-    assert not {key(e) for v in train.values() for e in v} & {key(e) for v in held.values() for e in v}
+    assert not {key(e) for v in train.values() for e in v} & {
+        key(e) for v in held.values() for e in v
+    }
 
 
 def test_asking_for_more_episodes_than_the_files_hold_never_overwrites_them(tmp_path):
@@ -54,12 +74,17 @@ def test_asking_for_more_episodes_than_the_files_hold_never_overwrites_them(tmp_
     held = cur.load_slice(SLICE, "val")
     have = sum(cur.episode_kind(e) == "open" for e in held["FloorPlan401"])
     spec = cur.SliceSpec(("FloorPlan401",), 1, have + 1, ("open",))
-    with pytest.raises(cur.SliceDataError, match=rf"val.pkl.gz: FloorPlan401 has {have} episodes of kinds open, "
-                                                 rf"the slice asks for {have + 1}"):
+    with pytest.raises(
+        cur.SliceDataError,
+        match=rf"val.pkl.gz: FloorPlan401 has {have} episodes of kinds open, "
+        rf"the slice asks for {have + 1}",
+    ):
         cur.make_slice(spec, tmp_path)
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
     (tmp_path / "train.pkl.gz").unlink()
     with pytest.raises(cur.SliceDataError, match="exists without its partner"):
         cur.make_slice(spec, tmp_path)
     train, val = cur.make_slice(cur.SliceSpec(("FloorPlan401",), 0, have, ("open",)), SLICE)
-    assert len(val["FloorPlan401"]) == have and all(cur.episode_kind(e) == "open" for e in val["FloorPlan401"])
+    assert len(val["FloorPlan401"]) == have and all(
+        cur.episode_kind(e) == "open" for e in val["FloorPlan401"]
+    )

@@ -1,5 +1,6 @@
 """Choosing a stage from the official files by year (`load_stage(..., year=Y)`, `rearrange.eval
 --year`), the `train_unseen` stage, and the errors that name the exact download command."""
+
 from __future__ import annotations
 
 import re
@@ -33,18 +34,26 @@ def test_official_split_by_year(tmp_path, split, scenes, episodes):
     assert data == load_dataset(OFFICIAL[split], stage=split)
     # a year folder given as data_dir (as a config's "data_dir": "data/2023" does) reads the same file
     assert load_stage(split, data_dir=root / "2023") == data
-    ours = load_stage(split) if split == "val" else None  # our thor_lite val differs from the official one
+    ours = (
+        load_stage(split) if split == "val" else None
+    )  # our thor_lite val differs from the official one
     assert ours is None or ours != data
 
 
 def test_missing_official_file_names_the_download_command(tmp_path, monkeypatch):
     with pytest.raises(DatasetError) as e:
         load_stage("test", data_dir=tmp_path, year=2022)
-    assert str(e.value) == (f"{tmp_path}/2022/test.pkl.gz: no such dataset file; download it with "
-                            f"`python -m rearrange.download data --years 2022 --splits test --out {tmp_path}`")
-    monkeypatch.setattr(ds, "OFFICIAL_DATA_DIR", tmp_path)  # the default root: the command needs no --out
-    with pytest.raises(DatasetError, match=re.escape("`python -m rearrange.download data --years 2021 "
-                                                     "--splits train_unseen`")):
+    assert str(e.value) == (
+        f"{tmp_path}/2022/test.pkl.gz: no such dataset file; download it with "
+        f"`python -m rearrange.download data --years 2022 --splits test --out {tmp_path}`"
+    )
+    monkeypatch.setattr(
+        ds, "OFFICIAL_DATA_DIR", tmp_path
+    )  # the default root: the command needs no --out
+    with pytest.raises(
+        DatasetError,
+        match=re.escape("`python -m rearrange.download data --years 2021 --splits train_unseen`"),
+    ):
         load_stage("train_unseen", year=2021)
     with pytest.raises(DatasetError, match=re.escape("--years 2023 --splits val`")):
         load_stage("val", data_dir=tmp_path / "2023")
@@ -56,7 +65,9 @@ def test_train_unseen_is_a_stage_from_the_2021_files(tmp_path):
     assert dataset_path("train_unseen", tmp_path, 2021) == tmp_path / "2021" / "train_unseen.pkl.gz"
     with pytest.raises(DatasetError, match="2023 has no official 'train_unseen' split"):
         load_stage("train_unseen", data_dir=tmp_path, year=2023)
-    with pytest.raises(DatasetError, match=r"exists only as an official file \(year 2021\).*--splits train_unseen"):
+    with pytest.raises(
+        DatasetError, match=r"exists only as an official file \(year 2021\).*--splits train_unseen"
+    ):
         load_stage("train_unseen", data_dir=tmp_path)
 
 
@@ -77,8 +88,18 @@ def test_eval_year_reads_the_official_file(tmp_path, capfd):
 
     (tmp_path / "d").mkdir()
     root = _official_root(tmp_path / "d", "val")
-    common = ["--agents", "done", "--year", "2023", "--config-kwargs", f'{{"data_dir": "{root}"}}',
-              "--scenes", "FloorPlan21", "--episodes-per-scene", "1"]
+    common = [
+        "--agents",
+        "done",
+        "--year",
+        "2023",
+        "--config-kwargs",
+        f'{{"data_dir": "{root}"}}',
+        "--scenes",
+        "FloorPlan21",
+        "--episodes-per-scene",
+        "1",
+    ]
     assert ev.main(common + ["--stage", "val", "--table", str(tmp_path / "t.md")]) == 0
     assert re.search(r"^\| done \| 1 \|", (tmp_path / "t.md").read_text(), re.M)
     capfd.readouterr()

@@ -1,4 +1,5 @@
 """rearrange.eval's output files: atomic, deterministic, in the formats readers expect."""
+
 from __future__ import annotations
 
 import gzip
@@ -11,15 +12,31 @@ from rearrange.eval import write_gif, write_submission
 
 
 def test_submission_is_deterministic_gzipped_json(tmp_path):
-    res = [{"task_info": {"unique_id": "FloorPlan1__val__0", "scene": "FloorPlan1", "index": np.int64(0)},
-            "unshuffle/success": np.float32(0.5), "unshuffle/energy": np.arange(2)}]
+    res = [
+        {
+            "task_info": {
+                "unique_id": "FloorPlan1__val__0",
+                "scene": "FloorPlan1",
+                "index": np.int64(0),
+            },
+            "unshuffle/success": np.float32(0.5),
+            "unshuffle/energy": np.arange(2),
+        }
+    ]
     a, b = tmp_path / "a" / "submission.json.gz", tmp_path / "b.json.gz"
     write_submission(res, a)
     write_submission(res, b)
     assert a.read_bytes() == b.read_bytes()  # gzip mtime fixed
     sub = json.loads(gzip.decompress(a.read_bytes()))
-    assert sub == {"FloorPlan1__val__0": {"scene": "FloorPlan1", "index": 0, "unique_id": "FloorPlan1__val__0",
-                                          "unshuffle/success": 0.5, "unshuffle/energy": [0, 1]}}
+    assert sub == {
+        "FloorPlan1__val__0": {
+            "scene": "FloorPlan1",
+            "index": 0,
+            "unique_id": "FloorPlan1__val__0",
+            "unshuffle/success": 0.5,
+            "unshuffle/energy": [0, 1],
+        }
+    }
     assert sorted(p.name for p in a.parent.iterdir()) == ["submission.json.gz"]  # no temporary left
 
 

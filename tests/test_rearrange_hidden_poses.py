@@ -5,6 +5,7 @@ start poses, so a start pose with no interactable pose in thor_lite is a geometr
 case is a real episode (../shared; skipped without it), checked with the expert's own query:
 the interactable poses of the object at that pose, in the unshuffle start state.
 """
+
 from __future__ import annotations
 
 from collections import OrderedDict
@@ -15,8 +16,16 @@ import numpy as np
 import pytest
 
 
-SHARED_TRAIN = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "rearrangement" / "2023_train.pkl.gz"
-pytestmark = pytest.mark.skipif(not SHARED_TRAIN.is_file(), reason="official 2023 train split not available (../shared)")
+SHARED_TRAIN = (
+    Path(__file__).resolve().parents[1].parent
+    / "shared"
+    / "data"
+    / "rearrangement"
+    / "2023_train.pkl.gz"
+)
+pytestmark = pytest.mark.skipif(
+    not SHARED_TRAIN.is_file(), reason="official 2023 train split not available (../shared)"
+)
 
 
 @pytest.fixture(scope="module")
@@ -34,9 +43,16 @@ def _interactable(train, scene: str, index: int, name: str, where: str) -> List[
 
     eps = [e for e in train[scene] if e["index"] == index]
     sampler = RearrangeTaskSampler(
-        run_walkthrough_phase=False, run_unshuffle_phase=True, stage="train",
-        scenes_to_task_spec_dicts=OrderedDict({scene: eps}), rearrange_env_kwargs={},
-        sensors=SensorSuite([]), max_steps=500, epochs=1, seed=0)
+        run_walkthrough_phase=False,
+        run_unshuffle_phase=True,
+        stage="train",
+        scenes_to_task_spec_dicts=OrderedDict({scene: eps}),
+        rearrange_env_kwargs={},
+        sensors=SensorSuite([]),
+        max_steps=500,
+        epochs=1,
+        seed=0,
+    )
     try:
         env = sampler.next_task().unshuffle_env
         _, goals, currents = env.poses
@@ -46,22 +62,27 @@ def _interactable(train, scene: str, index: int, name: str, where: str) -> List[
         sampler.close()
 
 
-@pytest.mark.parametrize("scene,index,name,where", [
-    # FloorPlan316's L-shaped desk: its box covers the chair in the corner of the L, and the
-    # top drawn over the whole box hid the pen and card THOR rests on that chair's seat.
-    ("FloorPlan316", 29, "Pen_f5326cf6", "object"),
-    ("FloorPlan316", 45, "CreditCard_1b11fb3b", "goal"),
-    # Chairs with nothing on them in the scene: the seat guessed at half height lay above the
-    # card (seat at 0.40 of the chair's height) and the watch (0.41).
-    ("FloorPlan204", 44, "CreditCard_26010483", "object"),
-    ("FloorPlan205", 47, "Watch_5f9e0c55", "goal"),
-    # At the bottom of a bathtub, against the side the agent stands at: the basin's wall boxes
-    # stand where the real tub's sloped sides are; seen over the rim in THOR.
-    ("FloorPlan401", 42, "ToiletPaper_97c38469", "object"),
-    ("FloorPlan401", 47, "SoapBottle_1686be5e", "goal"),
-])
+@pytest.mark.parametrize(
+    "scene,index,name,where",
+    [
+        # FloorPlan316's L-shaped desk: its box covers the chair in the corner of the L, and the
+        # top drawn over the whole box hid the pen and card THOR rests on that chair's seat.
+        ("FloorPlan316", 29, "Pen_f5326cf6", "object"),
+        ("FloorPlan316", 45, "CreditCard_1b11fb3b", "goal"),
+        # Chairs with nothing on them in the scene: the seat guessed at half height lay above the
+        # card (seat at 0.40 of the chair's height) and the watch (0.41).
+        ("FloorPlan204", 44, "CreditCard_26010483", "object"),
+        ("FloorPlan205", 47, "Watch_5f9e0c55", "goal"),
+        # At the bottom of a bathtub, against the side the agent stands at: the basin's wall boxes
+        # stand where the real tub's sloped sides are; seen over the rim in THOR.
+        ("FloorPlan401", 42, "ToiletPaper_97c38469", "object"),
+        ("FloorPlan401", 47, "SoapBottle_1686be5e", "goal"),
+    ],
+)
 def test_thor_visible_pose_has_interactable_poses(train, scene, index, name, where):
-    assert _interactable(train, scene, index, name, where), f"{scene} #{index} {name} ({where}) hidden"
+    assert _interactable(train, scene, index, name, where), (
+        f"{scene} #{index} {name} ({where}) hidden"
+    )
 
 
 def test_goal_inside_a_closed_cabinet_stays_hidden(train):
@@ -102,8 +123,11 @@ def test_desk_top_kept_where_it_stands():
         desk = c._world.objects["Desk|+00.62|00.00|-01.51"]
 
         def covered(x: float, z: float) -> bool:
-            return any(np.all(np.abs(b.rot.T @ (np.array([x, b.center[1], z]) - b.center)) <= b.half)
-                       for b in desk.parts if b.center[1] > 0.5)  # the top's pieces, not the legs
+            return any(
+                np.all(np.abs(b.rot.T @ (np.array([x, b.center[1], z]) - b.center)) <= b.half)
+                for b in desk.parts
+                if b.center[1] > 0.5
+            )  # the top's pieces, not the legs
 
         assert covered(1.6, -1.9) and covered(0.0, -2.3)
         assert not covered(0.9, -1.6)  # over the chair's seat
@@ -120,9 +144,16 @@ def _metrics(train, scene: str, indices: List[int]) -> Dict[int, Dict[str, float
 
     eps = [next(e for e in train[scene] if e["index"] == i) for i in indices]
     sampler = RearrangeTaskSampler(
-        run_walkthrough_phase=False, run_unshuffle_phase=True, stage="train",
-        scenes_to_task_spec_dicts=OrderedDict({scene: eps[::-1]}), rearrange_env_kwargs={},
-        sensors=SensorSuite([]), max_steps=500, epochs=1, seed=0)  # episodes are popped from the end
+        run_walkthrough_phase=False,
+        run_unshuffle_phase=True,
+        stage="train",
+        scenes_to_task_spec_dicts=OrderedDict({scene: eps[::-1]}),
+        rearrange_env_kwargs={},
+        sensors=SensorSuite([]),
+        max_steps=500,
+        epochs=1,
+        seed=0,
+    )  # episodes are popped from the end
     out = {}
     try:
         for _ in indices:
@@ -131,7 +162,8 @@ def _metrics(train, scene: str, indices: List[int]) -> Dict[int, Dict[str, float
                 task.step(task.query_expert()[0])
             m = task.metrics()
             out[int(m["task_info"]["unique_id"].split("__")[-1])] = {
-                k: v for k, v in m.items() if k.startswith("unshuffle/")}
+                k: v for k, v in m.items() if k.startswith("unshuffle/")
+            }
     finally:
         sampler.close()
     return out
@@ -145,17 +177,32 @@ def test_walled_in_start_joins_the_reachable_floor():
 
     c = Controller(scene="FloorPlan13", width=64, height=64)
     try:
-        before = {(p["x"], p["z"]) for p in c.step("GetReachablePositions").metadata["actionReturn"]}
+        before = {
+            (p["x"], p["z"]) for p in c.step("GetReachablePositions").metadata["actionReturn"]
+        }
         assert (-3.0, 6.5) not in before
         y = c.last_event.metadata["agent"]["position"]["y"]
-        assert not c.step("TeleportFull", x=-3.0, y=y, z=6.5, rotation=270, horizon=0, standing=True).metadata["lastActionSuccess"]
-        ev = c.step("TeleportFull", x=-3.0, y=y, z=6.5, rotation=90, horizon=0, standing=True, forceAction=True)
+        assert not c.step(
+            "TeleportFull", x=-3.0, y=y, z=6.5, rotation=270, horizon=0, standing=True
+        ).metadata["lastActionSuccess"]
+        ev = c.step(
+            "TeleportFull",
+            x=-3.0,
+            y=y,
+            z=6.5,
+            rotation=90,
+            horizon=0,
+            standing=True,
+            forceAction=True,
+        )
         assert ev.metadata["lastActionSuccess"]
         after = {(p["x"], p["z"]) for p in c.step("GetReachablePositions").metadata["actionReturn"]}
         assert (-3.0, 6.5) in after and before <= after and len(after - before) <= 4
         assert c.step("MoveAhead").metadata["lastActionSuccess"]
         c.reset("FloorPlan13")  # a new episode starts from the scene's own floor again
-        assert {(p["x"], p["z"]) for p in c.step("GetReachablePositions").metadata["actionReturn"]} == before
+        assert {
+            (p["x"], p["z"]) for p in c.step("GetReachablePositions").metadata["actionReturn"]
+        } == before
     finally:
         c.stop()
 

@@ -1,6 +1,7 @@
 """The Active Neural SLAM map family: weight pre-flight, map frames, map targets on thor_lite,
 rollouts of the frozen-map configs, and walkthrough mapping training whose exported map loads
 into both frozen-map models (random-init weights throughout: nothing can be downloaded here)."""
+
 from __future__ import annotations
 
 import json
@@ -29,8 +30,12 @@ from rearrange.map_models import MAP_MEMORY_KEY, egocentric_view, map_frame_pose
 from rearrange.map_settings import DOWNLOAD_COMMAND, MAP_CHECKPOINT_NAME
 
 REPO = Path(__file__).resolve().parents[1]
-SMALL = {"num_train_processes": 1, "train_split": "train_subset", "train_scenes": ["FloorPlan1"],
-         "episodes_per_scene": 1}
+SMALL = {
+    "num_train_processes": 1,
+    "train_split": "train_subset",
+    "train_scenes": ["FloorPlan1"],
+    "episodes_per_scene": 1,
+}
 
 
 # --- pre-flight -------------------------------------------------------------------------------
@@ -59,7 +64,9 @@ def test_unreadable_or_foreign_map_checkpoints_are_rejected(capsys, tmp_path):
     assert "missing keys" in _preflight_error(capsys, OnePhaseMap, map_checkpoint=str(foreign))
     trainer = tmp_path / "trainer.pt"
     torch.save({"model_state_dict": {}}, trainer)
-    assert "rearrange.export_map" in _preflight_error(capsys, TwoPhaseMap, map_checkpoint=str(trainer))
+    assert "rearrange.export_map" in _preflight_error(
+        capsys, TwoPhaseMap, map_checkpoint=str(trainer)
+    )
 
 
 def test_missing_imagenet_weights_stop_the_walkthrough_mapping_config(capsys, tmp_path):
@@ -76,10 +83,21 @@ def test_random_init_is_recorded_in_the_tag_and_screen_size_is_fixed():
 
 def test_allenact_cli_preflight_is_one_line_without_traceback(tmp_path):
     proc = subprocess.run(
-        [str(Path(sys.executable).with_name("allenact")), "-b", ".",
-         "baseline_configs/two_phase/two_phase_rgb_resnet_frozen_map_ppowalkthrough_ilunshuffle.py",
-         "-o", str(tmp_path / "out"), "--config_kwargs", json.dumps({"map_checkpoint": str(tmp_path / "no.pt")})],
-        cwd=REPO, capture_output=True, text=True, timeout=300)
+        [
+            str(Path(sys.executable).with_name("allenact")),
+            "-b",
+            ".",
+            "baseline_configs/two_phase/two_phase_rgb_resnet_frozen_map_ppowalkthrough_ilunshuffle.py",
+            "-o",
+            str(tmp_path / "out"),
+            "--config_kwargs",
+            json.dumps({"map_checkpoint": str(tmp_path / "no.pt")}),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr + proc.stdout
     assert f"{tmp_path / 'no.pt'}" in proc.stderr and DOWNLOAD_COMMAND in proc.stderr
@@ -94,16 +112,24 @@ def test_egomotion_moves_the_agent_in_the_map_frame():
 
     start, end = np.array([1.0, 2.0, 90.0]), np.array([1.25, 2.0, 90.0])
     d = RelativePositionChangeTHORSensor.get_relative_position_change(start, end)
-    obs = {"rel_position_change": {"last_allocentric_position": torch.tensor(start).view(1, 1, 3),
-                                   "dx_dz_dr": torch.tensor(d).view(1, 1, 3)},
-           "scene_bounds": {"x_range": torch.tensor([-1.0, 3.0]).view(1, 1, 2),
-                            "z_range": torch.tensor([0.5, 4.0]).view(1, 1, 2)}}
+    obs = {
+        "rel_position_change": {
+            "last_allocentric_position": torch.tensor(start).view(1, 1, 3),
+            "dx_dz_dr": torch.tensor(d).view(1, 1, 3),
+        },
+        "scene_bounds": {
+            "x_range": torch.tensor([-1.0, 3.0]).view(1, 1, 2),
+            "z_range": torch.tensor([0.5, 4.0]).view(1, 1, 2),
+        },
+    }
     last, delta = map_frame_poses(obs)
     assert last[0, 0].tolist() == pytest.approx([2.0, 1.5, -90.0])
     new = ActiveNeuralSLAM.update_allocentric_xzrs_with_egocentric_movement(last[0], delta[0])
     assert new[0].tolist() == pytest.approx([2.25, 1.5, -90.0], abs=1e-5)
     # a right turn (THOR +90) is a -90 turn in the map's counter-clockwise convention
-    d = RelativePositionChangeTHORSensor.get_relative_position_change(start, np.array([1.0, 2.0, 180.0]))
+    d = RelativePositionChangeTHORSensor.get_relative_position_change(
+        start, np.array([1.0, 2.0, 180.0])
+    )
     obs["rel_position_change"]["dx_dz_dr"] = torch.tensor(d).view(1, 1, 3)
     last, delta = map_frame_poses(obs)
     new = ActiveNeuralSLAM.update_allocentric_xzrs_with_egocentric_movement(last[0], delta[0])
@@ -120,7 +146,10 @@ def anm():
 def test_random_map_init_is_seeded(anm):
     from rearrange.map_weights import build_active_neural_slam
 
-    again, other = build_active_neural_slam(seed=0).state_dict(), build_active_neural_slam(seed=1).state_dict()
+    again, other = (
+        build_active_neural_slam(seed=0).state_dict(),
+        build_active_neural_slam(seed=1).state_dict(),
+    )
     assert all(torch.equal(v, again[k]) for k, v in anm.state_dict().items())
     assert not torch.equal(anm.state_dict()["proj1.weight"], other["proj1.weight"])
 
@@ -163,7 +192,9 @@ def test_map_targets_see_free_space_and_objects_on_thor_lite():
     objects = np.stack([o["semantic_map"]["egocentric_update"] for o in seen]).any(axis=(0, 1, 2))
     assert seen[0]["binned_pc_map"]["egocentric_update"].shape == (40, 40, 3)
     assert floor > 0 and 0 < objects.sum() < len(objects)
-    assert seen[0]["depth"].shape == (224, 224, 1) and seen[0]["rel_position_change"]["dx_dz_dr"].shape == (3,)
+    assert seen[0]["depth"].shape == (224, 224, 1) and seen[0]["rel_position_change"][
+        "dx_dz_dr"
+    ].shape == (3,)
 
 
 # --- rollouts of the frozen-map configs -------------------------------------------------------
@@ -177,8 +208,11 @@ def _memory(model, n: int) -> Memory:
     mem = Memory()
     for key, (dims, dtype) in model.recurrent_memory_specification.items():
         names = [name for name, _ in dims]
-        mem.check_append(key, torch.zeros([n if a == "sampler" else s for a, s in dims], dtype=dtype),
-                         names.index("sampler"))
+        mem.check_append(
+            key,
+            torch.zeros([n if a == "sampler" else s for a, s in dims], dtype=dtype),
+            names.index("sampler"),
+        )
     return mem
 
 
@@ -189,7 +223,12 @@ def _rollout(cfg, actions: List[str]):
     sampler = cfg.make_sampler_fn(**cfg.train_task_sampler_args(0, 1))
     logits, labels, map_mass = [], [], []
     try:
-        task, mem, prev, mask = sampler.next_task(), _memory(model, 1), torch.zeros(1, 1, dtype=torch.long), 0.0
+        task, mem, prev, mask = (
+            sampler.next_task(),
+            _memory(model, 1),
+            torch.zeros(1, 1, dtype=torch.long),
+            0.0,
+        )
         obs = task.get_observations()
         for name in actions:
             batch = _with_time_dim(batch_observations([obs]))
@@ -215,13 +254,19 @@ def _imitation_step_trains_policy_not_map(model, logits, labels) -> None:
     loss = torch.nn.functional.cross_entropy(logits, labels)
     loss.backward()
     assert all(p.grad is None for p in model.map.parameters())
-    grads = [p.grad for n, p in model.named_parameters() if not n.startswith("map.") and p.grad is not None]
+    grads = [
+        p.grad
+        for n, p in model.named_parameters()
+        if not n.startswith("map.") and p.grad is not None
+    ]
     assert grads and any(float(g.abs().sum()) > 0 for g in grads)
 
 
 def test_one_phase_frozen_map_rollout_on_thor_lite():
     cfg = OnePhaseMap(pretrained=False, **SMALL)
-    assert {"rel_position_change", "scene_bounds", "expert_action"} <= set(s.uuid for s in cfg.sensors())
+    assert {"rel_position_change", "scene_bounds", "expert_action"} <= set(
+        s.uuid for s in cfg.sensors()
+    )
     model, logits, labels, mass = _rollout(cfg, ["rotate_right", "move_ahead", "rotate_left"])
     assert logits.shape == (3, 84) and torch.isfinite(logits).all()
     assert 0 < mass[0] < mass[1]  # the goal-room map grows as the agent turns
@@ -230,8 +275,12 @@ def test_one_phase_frozen_map_rollout_on_thor_lite():
 
 def test_two_phase_frozen_map_rollout_freezes_the_map_while_unshuffling():
     cfg = TwoPhaseMap(pretrained=False, **SMALL)
-    model, logits, labels, mass = _rollout(cfg, ["rotate_right", "done", "rotate_right", "move_ahead"])
-    assert 0 < mass[0] < mass[1] == mass[2] == mass[3]  # walkthrough steps build it, unshuffle steps do not
+    model, logits, labels, mass = _rollout(
+        cfg, ["rotate_right", "done", "rotate_right", "move_ahead"]
+    )
+    assert (
+        0 < mass[0] < mass[1] == mass[2] == mass[3]
+    )  # walkthrough steps build it, unshuffle steps do not
     assert logits[0, 11:].max() < -500  # walkthrough: no pickup/open/drop
     _imitation_step_trains_policy_not_map(model, logits[2:], labels[2:])
 
@@ -241,14 +290,36 @@ def test_two_phase_frozen_map_rollout_freezes_the_map_while_unshuffling():
 def test_walkthrough_mapping_trains_and_its_map_loads_into_the_frozen_models(tmp_path):
     from rearrange.export_map import main as export_main
 
-    kwargs = {**SMALL, "pretrained": False, "training_steps": 4, "num_steps": 2, "update_repeats": 1}
+    kwargs = {
+        **SMALL,
+        "pretrained": False,
+        "training_steps": 4,
+        "num_steps": 2,
+        "update_repeats": 1,
+    }
     proc = subprocess.run(
-        [str(Path(sys.executable).with_name("allenact")), "-b", ".",
-         "baseline_configs/walkthrough/walkthrough_rgb_mapping_ppo.py", "-o", str(tmp_path / "out"), "-s", "1",
-         "--config_kwargs", json.dumps(kwargs)], cwd=REPO, capture_output=True, text=True, timeout=900)
+        [
+            str(Path(sys.executable).with_name("allenact")),
+            "-b",
+            ".",
+            "baseline_configs/walkthrough/walkthrough_rgb_mapping_ppo.py",
+            "-o",
+            str(tmp_path / "out"),
+            "-s",
+            "1",
+            "--config_kwargs",
+            json.dumps(kwargs),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     log = proc.stdout + proc.stderr
     assert proc.returncode == 0, log[-3000:]
-    assert "binned_map_loss/binned_pc_map_ce" in log and "semantic_map_loss/sem_map_focal_loss" in log
+    assert (
+        "binned_map_loss/binned_pc_map_ce" in log and "semantic_map_loss/sem_map_focal_loss" in log
+    )
     ckpt = next((tmp_path / "out" / "checkpoints").rglob("*.pt"))
     out = tmp_path / "map.pt"
     assert export_main(["--checkpoint", str(ckpt), "--out", str(out)]) == 0
@@ -267,9 +338,15 @@ def test_export_map_rejects_bad_checkpoints_in_one_line(tmp_path, capsys):
     junk.write_bytes(os.urandom(1000))
     torch.save({"model_state_dict": {"rnn.weight": torch.zeros(2)}}, foreign)
     out = tmp_path / "o" / "map.pt"
-    for ckpt, says in ((tmp_path / "none.pt", "no such file"), (junk, "cannot load"), (foreign, "no `map.`")):
+    for ckpt, says in (
+        (tmp_path / "none.pt", "no such file"),
+        (junk, "cannot load"),
+        (foreign, "no `map.`"),
+    ):
         with pytest.raises(SystemExit) as exc:
             export_main(["--checkpoint", str(ckpt), "--out", str(out)])
         err = capsys.readouterr().err.strip()
-        assert exc.value.code == 2 and len(err.splitlines()) == 1 and says in err and str(ckpt) in err
+        assert (
+            exc.value.code == 2 and len(err.splitlines()) == 1 and says in err and str(ckpt) in err
+        )
         assert not out.exists()

@@ -23,7 +23,9 @@ from rearrange.losses import MaskedPPO
 
 NSTEPS, NSAMPLERS, IMG, HIDDEN = 2, 2, 64, 512
 
-OPENABLE = "blinds cabinet drawer fridge laundry_hamper microwave safe shower_curtain shower_door toilet"
+OPENABLE = (
+    "blinds cabinet drawer fridge laundry_hamper microwave safe shower_curtain shower_door toilet"
+)
 PICKUPABLE = (
     "alarm_clock aluminum_foil apple baseball_bat basket_ball book boots bottle bowl box bread"
     " butter_knife c_d candle cell_phone cloth credit_card cup dish_sponge dumbbell egg footstool"
@@ -35,8 +37,18 @@ PICKUPABLE = (
 )
 ACTION_NAMES = (
     [
-        "done", "move_ahead", "move_left", "move_right", "move_back", "rotate_right",
-        "rotate_left", "stand", "crouch", "look_up", "look_down", "drop_held_object_with_snap",
+        "done",
+        "move_ahead",
+        "move_left",
+        "move_right",
+        "move_back",
+        "rotate_right",
+        "rotate_left",
+        "stand",
+        "crouch",
+        "look_up",
+        "look_down",
+        "drop_held_object_with_snap",
     ]
     + [f"open_by_type_{t}" for t in OPENABLE.split()]
     + [f"pickup_{t}" for t in PICKUPABLE.split()]
@@ -157,7 +169,9 @@ def test_shapes_and_memory(kind):
         assert new_mem.tensor(key).shape[1] == NSAMPLERS
         assert new_mem.tensor(key).shape[-1] == HIDDEN
     if kind == "two_phase":
-        assert mem.tensor("rnn").shape[0] == 1  # GRU, as the official checkpoints' 3x512-row weights
+        assert (
+            mem.tensor("rnn").shape[0] == 1
+        )  # GRU, as the official checkpoints' 3x512-row weights
     # A sample can be drawn and scored, as the engine does.
     actions = out.distributions.sample()
     assert actions.shape == (NSTEPS, NSAMPLERS)
@@ -188,7 +202,9 @@ def test_masks_reset_memory(kind):
     torch.testing.assert_close(out_mid.values[0], out_keep.values[0])
     obs1 = {k: v[1:] for k, v in obs.items()}
     with torch.no_grad():
-        fresh, _ = model(obs1, _clone(zero_mem), torch.zeros(1, NSAMPLERS, dtype=torch.long), masks[1:])
+        fresh, _ = model(
+            obs1, _clone(zero_mem), torch.zeros(1, NSAMPLERS, dtype=torch.long), masks[1:]
+        )
     torch.testing.assert_close(out_mid.values[1:], fresh.values, atol=1e-5, rtol=1e-5)
 
 
@@ -199,7 +215,9 @@ def test_two_phase_walkthrough_encoding_reset_rules():
     # unchanged throughout the unshuffle phase.
     obs["in_walkthrough_phase"][:] = False
     _, mem = _run(model, obs, rand_mem, _masks(0))
-    torch.testing.assert_close(mem.tensor("walkthrough_encoding"), rand_mem.tensor("walkthrough_encoding"))
+    torch.testing.assert_close(
+        mem.tensor("walkthrough_encoding"), rand_mem.tensor("walkthrough_encoding")
+    )
     out_a, _ = _run(model, obs, rand_mem, _masks(0))
     other = _clone(rand_mem)
     other.set_tensor("walkthrough_encoding", torch.randn_like(other.tensor("walkthrough_encoding")))
@@ -209,7 +227,9 @@ def test_two_phase_walkthrough_encoding_reset_rules():
     # Walkthrough steps update the encoding.
     obs["in_walkthrough_phase"][:] = True
     _, mem = _run(model, obs, rand_mem, _masks(1))
-    assert not torch.allclose(mem.tensor("walkthrough_encoding"), rand_mem.tensor("walkthrough_encoding"))
+    assert not torch.allclose(
+        mem.tensor("walkthrough_encoding"), rand_mem.tensor("walkthrough_encoding")
+    )
 
 
 def test_two_phase_walkthrough_action_masking():
@@ -285,7 +305,9 @@ def _fake_batch(seed=0, mask=None):
         "masks": torch.ones(T, N, 1),
         "bsize": T * N,
     }
-    output = ActorCriticOutput(distributions=CategoricalDistr(logits=logits), values=values, extras={})
+    output = ActorCriticOutput(
+        distributions=CategoricalDistr(logits=logits), values=values, extras={}
+    )
     return batch, output, (logits, values)
 
 
@@ -321,14 +343,19 @@ def test_masked_ppo_ignores_masked_out_steps():
         batch2[key][off] = torch.randn(int(off.sum()), 1, generator=g) * 5
     batch2["old_action_log_probs"][off] = torch.randn(int(off.sum()), generator=g)
     batch2["actions"][off] = torch.randint(0, N_ACTIONS, (int(off.sum()),), generator=g)
-    output2 = ActorCriticOutput(distributions=CategoricalDistr(logits=logits2), values=values2, extras={})
+    output2 = ActorCriticOutput(
+        distributions=CategoricalDistr(logits=logits2), values=values2, extras={}
+    )
     loss2, info2 = loss_fn.loss(step_count=0, batch=batch2, actor_critic_output=output2)
     torch.testing.assert_close(loss, loss2)
     assert info == pytest.approx(info2)
 
     # Equals PPO restricted to the masked-in steps (mean over them).
     on = mask.view(T, N)
-    sub = {k: (v[on].unsqueeze(1) if k not in ("observations", "bsize") else v) for k, v in batch.items()}
+    sub = {
+        k: (v[on].unsqueeze(1) if k not in ("observations", "bsize") else v)
+        for k, v in batch.items()
+    }
     sub_out = ActorCriticOutput(
         distributions=CategoricalDistr(logits=logits.detach()[on].unsqueeze(1)),
         values=values.detach()[on].unsqueeze(1),

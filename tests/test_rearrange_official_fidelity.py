@@ -4,6 +4,7 @@ Each case is a real episode where the greedy expert failed before a geometry rul
 they need ../shared (skipped without it). The closed-container test needs nothing shared and
 guards the other side of the visibility rule: a shut fridge or drawer still hides its contents.
 """
+
 from __future__ import annotations
 
 from collections import OrderedDict
@@ -17,8 +18,12 @@ from thor_lite import Controller
 SHARED_REARRANGE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "rearrangement"
 SHARED_VAL = SHARED_REARRANGE / "2023_val.pkl.gz"
 SHARED_TRAIN = SHARED_REARRANGE / "2023_train.pkl.gz"
-needs_val = pytest.mark.skipif(not SHARED_VAL.is_file(), reason="official 2023 val split not available (../shared)")
-needs_train = pytest.mark.skipif(not SHARED_TRAIN.is_file(), reason="official 2023 train split not available (../shared)")
+needs_val = pytest.mark.skipif(
+    not SHARED_VAL.is_file(), reason="official 2023 val split not available (../shared)"
+)
+needs_train = pytest.mark.skipif(
+    not SHARED_TRAIN.is_file(), reason="official 2023 train split not available (../shared)"
+)
 
 
 @pytest.fixture(scope="module")
@@ -35,9 +40,16 @@ def _task(val, scene: str, index: int):
 
     eps = [e for e in val[scene] if e["index"] == index]
     sampler = RearrangeTaskSampler(
-        run_walkthrough_phase=False, run_unshuffle_phase=True, stage="val",
-        scenes_to_task_spec_dicts=OrderedDict({scene: eps}), rearrange_env_kwargs={},
-        sensors=SensorSuite([]), max_steps=500, epochs=1, seed=0)
+        run_walkthrough_phase=False,
+        run_unshuffle_phase=True,
+        stage="val",
+        scenes_to_task_spec_dicts=OrderedDict({scene: eps}),
+        rearrange_env_kwargs={},
+        sensors=SensorSuite([]),
+        max_steps=500,
+        epochs=1,
+        seed=0,
+    )
     return sampler, sampler.next_task()
 
 
@@ -107,12 +119,18 @@ def test_closed_containers_still_hide_their_contents():
     try:
         objs = {o["objectType"]: o for o in c.last_event.metadata["objects"]}
         for kind in ("Egg", "Knife"):
-            assert any(p.split("|")[0] in ("Fridge", "Drawer") for p in objs[kind]["parentReceptacles"])
-            poses = c.step("GetInteractablePoses", objectId=objs[kind]["objectId"]).metadata["actionReturn"]
+            assert any(
+                p.split("|")[0] in ("Fridge", "Drawer") for p in objs[kind]["parentReceptacles"]
+            )
+            poses = c.step("GetInteractablePoses", objectId=objs[kind]["objectId"]).metadata[
+                "actionReturn"
+            ]
             assert poses == [], kind
         fridge = objs["Fridge"]["objectId"]
         assert c.step("OpenObject", objectId=fridge, forceAction=True).metadata["lastActionSuccess"]
-        assert c.step("GetInteractablePoses", objectId=objs["Egg"]["objectId"]).metadata["actionReturn"]
+        assert c.step("GetInteractablePoses", objectId=objs["Egg"]["objectId"]).metadata[
+            "actionReturn"
+        ]
     finally:
         c.stop()
 
@@ -122,8 +140,11 @@ def test_cabinet_door_inside_its_neighbours_box_is_interactable():
     part is nobody's contents, so the neighbour must not hide it (train 2023 #1 failed on it)."""
     c = Controller(scene="FloorPlan5", width=64, height=64)
     try:
-        door = next(o for o in c.last_event.metadata["objects"]
-                    if o["objectId"].startswith("Cabinet|-01.15|+02.27|-01.42"))
+        door = next(
+            o
+            for o in c.last_event.metadata["objects"]
+            if o["objectId"].startswith("Cabinet|-01.15|+02.27|-01.42")
+        )
         assert door["openness"] == 0.0
         assert c.step("GetInteractablePoses", objectId=door["objectId"]).metadata["actionReturn"]
     finally:
@@ -144,7 +165,9 @@ def test_unmoved_furniture_follows_the_recorded_layout_and_moved_furniture_block
         assert layout <= w.reachable_cells()
         desk = next(o for o in w.objects.values() if o.object_type == "Desk")
         lo, hi = desk.aabb
-        inside = {(i, k) for i, k in layout if lo[0] < i * 0.25 < hi[0] and lo[2] < k * 0.25 < hi[2]}
+        inside = {
+            (i, k) for i, k in layout if lo[0] < i * 0.25 < hi[0] and lo[2] < k * 0.25 < hi[2]
+        }
         assert len(inside) > 10
         x, y, z = desk.position
         w.update(desk.object_id, position=(x, y, z + 0.01))  # moved: no longer the layout's desk
@@ -177,8 +200,11 @@ def test_set_object_poses_still_refuses_non_finite_positions(c):
     """Only the bounds check is waived for caller-given poses: NaN still fails, nothing moves."""
     c.reset("FloorPlan1")
     obj = next(o for o in c.last_event.metadata["objects"] if o["pickupable"])
-    pose = {"objectName": obj["name"], "position": {"x": float("nan"), "y": 1.0, "z": 0.0},
-            "rotation": obj["rotation"]}
+    pose = {
+        "objectName": obj["name"],
+        "position": {"x": float("nan"), "y": 1.0, "z": 0.0},
+        "rotation": obj["rotation"],
+    }
     ev = c.step("SetObjectPoses", objectPoses=[pose])
     assert not ev.metadata["lastActionSuccess"]
     after = next(o for o in ev.metadata["objects"] if o["objectId"] == obj["objectId"])

@@ -1,6 +1,7 @@
 """Official parameter names/shapes: every baseline model matches the published checkpoints' keys
 (tests/fixtures/rearrangement_official_state_dict_keys.json, see tests/fixtures/README.md) and
 loads them strictly."""
+
 from __future__ import annotations
 
 import json
@@ -21,7 +22,9 @@ from rearrange.baseline_models import (
 )
 from rearrange.constants import REARRANGE_ACTIONS
 
-KEYS_JSON = Path(__file__).resolve().parent / "fixtures" / "rearrangement_official_state_dict_keys.json"
+KEYS_JSON = (
+    Path(__file__).resolve().parent / "fixtures" / "rearrangement_official_state_dict_keys.json"
+)
 
 SIZE = 224  # the official frame size: SimpleCNN's fc is 512 x (32*24*24) only at 224 px
 
@@ -37,14 +40,22 @@ def _one_torch_thread():
 
 def _rgb_spaces() -> Dict[str, gym.Space]:
     box = gym.spaces.Box(low=-np.inf, high=np.inf, shape=(SIZE, SIZE, 3), dtype=np.float32)
-    return {"rgb": box, "unshuffled_rgb": box,
-            "in_walkthrough_phase": gym.spaces.Box(low=False, high=True, shape=(1,), dtype=np.bool_)}
+    return {
+        "rgb": box,
+        "unshuffled_rgb": box,
+        "in_walkthrough_phase": gym.spaces.Box(low=False, high=True, shape=(1,), dtype=np.bool_),
+    }
 
 
 def _resnet_spaces(channels: int) -> Dict[str, gym.Space]:
-    box = gym.spaces.Box(low=-np.inf, high=np.inf, shape=(channels, SIZE // 32, SIZE // 32), dtype=np.float32)
-    return {"rgb_resnet": box, "unshuffled_rgb_resnet": box,
-            "in_walkthrough_phase": gym.spaces.Box(low=False, high=True, shape=(1,), dtype=np.bool_)}
+    box = gym.spaces.Box(
+        low=-np.inf, high=np.inf, shape=(channels, SIZE // 32, SIZE // 32), dtype=np.float32
+    )
+    return {
+        "rgb_resnet": box,
+        "unshuffled_rgb_resnet": box,
+        "in_walkthrough_phase": gym.spaces.Box(low=False, high=True, shape=(1,), dtype=np.bool_),
+    }
 
 
 def _build(entry: str) -> torch.nn.Module:
@@ -56,11 +67,13 @@ def _build(entry: str) -> torch.nn.Module:
     if entry.startswith("ResNetRearrangeActorCriticRNN(RN50"):
         return ResNetRearrangeActorCriticRNN(actions, SpaceDict(_resnet_spaces(2048)))
     if entry.startswith("TwoPhaseRearrangeActorCriticSimpleConvRNN"):
-        return TwoPhaseRearrangeActorCriticSimpleConvRNN(actions, SpaceDict(_rgb_spaces()),
-                                                         action_names=REARRANGE_ACTIONS)
+        return TwoPhaseRearrangeActorCriticSimpleConvRNN(
+            actions, SpaceDict(_rgb_spaces()), action_names=REARRANGE_ACTIONS
+        )
     if entry.startswith("ResNetTwoPhaseRearrangeActorCriticRNN"):
-        return ResNetTwoPhaseRearrangeActorCriticRNN(actions, SpaceDict(_resnet_spaces(512)),
-                                                     action_names=REARRANGE_ACTIONS)
+        return ResNetTwoPhaseRearrangeActorCriticRNN(
+            actions, SpaceDict(_resnet_spaces(512)), action_names=REARRANGE_ACTIONS
+        )
     raise AssertionError(f"no model for the official entry {entry!r}: add it to baseline_models")
 
 

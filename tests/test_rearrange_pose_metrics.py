@@ -1,4 +1,5 @@
 """Pose comparison, lattice IoU, energy and unshuffle metrics (reference §3.1–§3.6, §10.6)."""
+
 from __future__ import annotations
 
 import copy
@@ -23,10 +24,19 @@ from rearrange.pose_metrics import (
 )
 
 # THOR's OOBB corner order in the box's local frame.
-CORNER_SIGNS = np.array([
-    (+1, -1, +1), (-1, -1, +1), (-1, -1, -1), (+1, -1, -1),
-    (+1, +1, +1), (-1, +1, +1), (-1, +1, -1), (+1, +1, -1),
-], dtype=np.float64)
+CORNER_SIGNS = np.array(
+    [
+        (+1, -1, +1),
+        (-1, -1, +1),
+        (-1, -1, -1),
+        (+1, -1, -1),
+        (+1, +1, +1),
+        (-1, +1, +1),
+        (-1, +1, -1),
+        (+1, +1, -1),
+    ],
+    dtype=np.float64,
+)
 
 SIZE = (0.2, 0.1, 0.1)
 
@@ -34,7 +44,9 @@ SIZE = (0.2, 0.1, 0.1)
 def make_box(centre: Sequence[float], size: Sequence[float] = SIZE, yaw: float = 0.0) -> list:
     """8 THOR-ordered OOBB corners of a box with the given centre, size (x, y, z) and yaw (deg)."""
     t = math.radians(yaw)
-    rot_y = np.array([[math.cos(t), 0.0, math.sin(t)], [0.0, 1.0, 0.0], [-math.sin(t), 0.0, math.cos(t)]])
+    rot_y = np.array(
+        [[math.cos(t), 0.0, math.sin(t)], [0.0, 1.0, 0.0], [-math.sin(t), 0.0, math.cos(t)]]
+    )
     local = CORNER_SIGNS * np.asarray(size, dtype=np.float64) / 2.0
     return (local @ rot_y.T + np.asarray(centre, dtype=np.float64)).tolist()
 
@@ -66,15 +78,16 @@ def make_pose(
 
 # --------------------------------------------------------------------------- IoU (§3.3)
 
+
 @pytest.mark.parametrize(
     "centre, yaw, expected",
     [
-        ((0.0, 0.0, 0.0), 0.0, 1.0),        # identical
-        ((0.1, 0.0, 0.0), 0.0, 0.3684),     # shifted by half its length along x (exact 1/3)
-        ((0.05, 0.0, 0.0), 0.0, 0.6250),    # shifted by a quarter (exact 0.6)
-        ((0.0, 0.0, 0.0), 90.0, 0.3684),    # same centre, yawed 90°
-        ((0.0, 0.0, 0.0), 45.0, 0.5434),    # yawed 45°
-        ((1.0, 0.0, 0.0), 0.0, 0.0),        # disjoint
+        ((0.0, 0.0, 0.0), 0.0, 1.0),  # identical
+        ((0.1, 0.0, 0.0), 0.0, 0.3684),  # shifted by half its length along x (exact 1/3)
+        ((0.05, 0.0, 0.0), 0.0, 0.6250),  # shifted by a quarter (exact 0.6)
+        ((0.0, 0.0, 0.0), 90.0, 0.3684),  # same centre, yawed 90°
+        ((0.0, 0.0, 0.0), 45.0, 0.5434),  # yawed 45°
+        ((1.0, 0.0, 0.0), 0.0, 0.0),  # disjoint
     ],
 )
 def test_iou_reference_values(centre, yaw, expected):
@@ -111,6 +124,7 @@ def test_iou_rejects_bad_boxes():
 
 # --------------------------------------------------------------------------- rotation distance
 
+
 def test_angle_between_rotations():
     zero = {"x": 0.0, "y": 0.0, "z": 0.0}
     assert angle_between_rotations(zero, zero) == pytest.approx(0.0)
@@ -120,11 +134,13 @@ def test_angle_between_rotations():
     # L1 over components: 90° about x then (extrinsic) 90° about y.
     a = {"x": 90.0, "y": 90.0, "z": 0.0}
     from scipy.spatial.transform import Rotation
+
     rv = Rotation.from_euler("xyz", [90, 90, 0], degrees=True).as_rotvec() * 180 / (2 * math.pi)
     assert angle_between_rotations(a, zero) == pytest.approx(np.abs(rv).sum())
 
 
 # --------------------------------------------------------------------------- compare_poses (§3.2)
+
 
 def test_compare_poses_fields_and_short_circuit():
     goal = make_pose("a")
@@ -140,7 +156,13 @@ def test_compare_poses_fields_and_short_circuit():
     assert round(shifted["iou"], 4) == 0.3684
 
     broken = compare_poses(goal, make_pose("a", broken=True))
-    assert broken == {"broken": True, "iou": None, "openness_diff": None, "position_dist": None, "rotation_dist": None}
+    assert broken == {
+        "broken": True,
+        "iou": None,
+        "openness_diff": None,
+        "position_dist": None,
+        "rotation_dist": None,
+    }
 
     g = make_pose("d", obj_type="Drawer", pickupable=False, openness=0.3, with_box=False)
     c = make_pose("d", obj_type="Drawer", pickupable=False, openness=0.8, with_box=False)
@@ -169,6 +191,7 @@ def test_compare_poses_preconditions():
 
 # --------------------------------------------------------------------------- equality (§3.4)
 
+
 def test_are_poses_equal():
     goal = make_pose("a")
     assert are_poses_equal(goal, make_pose("a"))
@@ -179,14 +202,21 @@ def test_are_poses_equal():
         are_poses_equal(goal, make_pose("a", broken=True))
 
     drawer = dict(obj_type="Drawer", pickupable=False)
-    assert are_poses_equal(make_pose("d", openness=0.0, **drawer), make_pose("d", openness=0.2, **drawer))
-    assert not are_poses_equal(make_pose("d", openness=0.0, **drawer), make_pose("d", openness=0.21, **drawer))
+    assert are_poses_equal(
+        make_pose("d", openness=0.0, **drawer), make_pose("d", openness=0.2, **drawer)
+    )
+    assert not are_poses_equal(
+        make_pose("d", openness=0.0, **drawer), make_pose("d", openness=0.21, **drawer)
+    )
     # Openness is also checked for pickupable openables (unlike the energy).
     laptop = dict(obj_type="Laptop", pickupable=True)
-    assert not are_poses_equal(make_pose("l", openness=0.0, **laptop), make_pose("l", openness=1.0, **laptop))
+    assert not are_poses_equal(
+        make_pose("l", openness=0.0, **laptop), make_pose("l", openness=1.0, **laptop)
+    )
 
 
 # --------------------------------------------------------------------------- energy (§3.5, §10.6)
+
 
 def test_energy_reference_values():
     goal = make_pose("a")
@@ -200,10 +230,16 @@ def test_energy_reference_values():
     assert pose_difference_energy(big_goal, small) == pytest.approx(0.25)
 
     # IoU 0, nearest corners 1 m apart -> 0.5 + 0.5 * 1/2.
-    assert pose_difference_energy(goal, make_pose("a", centre=(1.2, 0.0, 0.0))) == pytest.approx(0.75)
+    assert pose_difference_energy(goal, make_pose("a", centre=(1.2, 0.0, 0.0))) == pytest.approx(
+        0.75
+    )
     # IoU 0, gap >= 2 m -> saturates at 1.
-    assert pose_difference_energy(goal, make_pose("a", centre=(2.2, 0.0, 0.0))) == pytest.approx(1.0)
-    assert pose_difference_energy(goal, make_pose("a", centre=(0.0, 0.0, 7.0))) == pytest.approx(1.0)
+    assert pose_difference_energy(goal, make_pose("a", centre=(2.2, 0.0, 0.0))) == pytest.approx(
+        1.0
+    )
+    assert pose_difference_energy(goal, make_pose("a", centre=(0.0, 0.0, 7.0))) == pytest.approx(
+        1.0
+    )
     # Minimum over 64 corner pairs (diagonal offset, gap along x and z).
     cur = make_pose("a", centre=(0.2 + 0.3, 0.0, 0.1 + 0.4))
     assert pose_difference_energy(goal, cur) == pytest.approx(0.5 + 0.5 * 0.5 / 2.0)
@@ -215,26 +251,36 @@ def test_energy_openables():
     assert pose_difference_energy(g, make_pose("d", openness=0.21, **drawer)) == 1.0
     assert pose_difference_energy(g, make_pose("d", openness=0.2, **drawer)) == 0.0
     # Openness of a moved drawer is what counts, not its box.
-    assert pose_difference_energy(g, make_pose("d", centre=(3.0, 0.0, 0.0), openness=0.1, **drawer)) == 0.0
+    assert (
+        pose_difference_energy(g, make_pose("d", centre=(3.0, 0.0, 0.0), openness=0.1, **drawer))
+        == 0.0
+    )
     # Pickupable openables: openness ignored, IoU energy used.
     laptop = dict(obj_type="Laptop", pickupable=True)
     gl = make_pose("l", openness=0.0, **laptop)
     assert pose_difference_energy(gl, make_pose("l", openness=1.0, **laptop)) == 0.0
-    assert pose_difference_energy(gl, make_pose("l", centre=(1.2, 0, 0), openness=0.0, **laptop)) == pytest.approx(0.75)
+    assert pose_difference_energy(
+        gl, make_pose("l", centre=(1.2, 0, 0), openness=0.0, **laptop)
+    ) == pytest.approx(0.75)
 
 
 # --------------------------------------------------------------------------- metrics (§3.6)
 
+
 def _scenario():
     goal = [
         make_pose("Apple_1", centre=(3.0, 0.0, 0.0), obj_type="Apple"),
-        make_pose("Drawer_1", obj_type="Drawer", pickupable=False, openness=0.0, centre=(0.0, 0.0, 3.0)),
+        make_pose(
+            "Drawer_1", obj_type="Drawer", pickupable=False, openness=0.0, centre=(0.0, 0.0, 3.0)
+        ),
         make_pose("Mug_1", centre=(0.0, 0.0, 0.0)),
     ]
     start = copy.deepcopy(goal)
     start[2] = make_pose("Mug_1", centre=(1.0, 0.0, 0.0))  # misplaced at start: gap 0.8 -> 0.7
     cur = copy.deepcopy(goal)
-    cur[0] = make_pose("Apple_1", centre=(5.0, 0.0, 0.0), obj_type="Apple")  # newly misplaced: gap 1.8 -> 0.95
+    cur[0] = make_pose(
+        "Apple_1", centre=(5.0, 0.0, 0.0), obj_type="Apple"
+    )  # newly misplaced: gap 1.8 -> 0.95
     return goal, start, cur
 
 
@@ -295,11 +341,18 @@ def test_unshuffle_metrics_broken():
 
 # --------------------------------------------------------------------------- extraction (§3.1)
 
+
 def _thor_obj(name, obj_type, openable, pickupable, box=True, parents=None, openness=0.0):
     return {
-        "name": name, "objectId": f"{obj_type}|{name}", "objectType": obj_type,
-        "position": {"x": 1.0, "y": 2.0, "z": 3.0}, "rotation": {"x": 0.0, "y": 90.0, "z": 0.0},
-        "openable": openable, "openness": openness, "pickupable": pickupable, "isBroken": False,
+        "name": name,
+        "objectId": f"{obj_type}|{name}",
+        "objectType": obj_type,
+        "position": {"x": 1.0, "y": 2.0, "z": 3.0},
+        "rotation": {"x": 0.0, "y": 90.0, "z": 0.0},
+        "openable": openable,
+        "openness": openness,
+        "pickupable": pickupable,
+        "isBroken": False,
         "parentReceptacles": parents,
         "objectOrientedBoundingBox": {"cornerPoints": make_box((1.0, 2.0, 3.0))} if box else None,
     }
@@ -317,8 +370,18 @@ def test_extract_and_tracked_poses():
     cab = poses["Cabinet_a"]
     assert cab["openness"] == 0.4 and cab["bounding_box"] is None and cab["parentReceptacles"] == []
     mug = poses["Mug_b"]
-    assert set(mug) == {"type", "position", "rotation", "openness", "pickupable", "broken",
-                        "objectId", "name", "parentReceptacles", "bounding_box"}
+    assert set(mug) == {
+        "type",
+        "position",
+        "rotation",
+        "openness",
+        "pickupable",
+        "broken",
+        "objectId",
+        "name",
+        "parentReceptacles",
+        "bounding_box",
+    }
     assert mug["type"] == "Mug" and mug["openness"] is None and mug["pickupable"] is True
     assert mug["broken"] is False and mug["parentReceptacles"] == ["CounterTop|1"]
     assert np.allclose(mug["bounding_box"], make_box((1.0, 2.0, 3.0)))

@@ -1,4 +1,5 @@
 """Rearrangement environment, tasks, sampler and expert on thor_lite (shipped val split)."""
+
 from __future__ import annotations
 
 import copy
@@ -16,7 +17,9 @@ from rearrange.pose_metrics import pose_difference_energy
 from rearrange.tasks import RearrangeTaskSampler, RearrangeTaskSpecIterable, UnshuffleTask
 
 VAL = dataset_path("val")
-SHARED_VAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "rearrangement" / "2023_val.pkl.gz"
+SHARED_VAL = (
+    Path(__file__).resolve().parents[2] / "shared" / "data" / "rearrangement" / "2023_val.pkl.gz"
+)
 
 
 @pytest.fixture(scope="module")
@@ -28,17 +31,38 @@ def val():
 
 def make_sampler(episodes, sensors=(), run_walkthrough=False):
     return RearrangeTaskSampler(
-        run_walkthrough_phase=run_walkthrough, run_unshuffle_phase=True, stage="val",
-        scenes_to_task_spec_dicts=episodes, rearrange_env_kwargs={}, sensors=SensorSuite(list(sensors)),
-        max_steps={"walkthrough": 20, "unshuffle": 200}, epochs=1, seed=0)
+        run_walkthrough_phase=run_walkthrough,
+        run_unshuffle_phase=True,
+        stage="val",
+        scenes_to_task_spec_dicts=episodes,
+        rearrange_env_kwargs={},
+        sensors=SensorSuite(list(sensors)),
+        max_steps={"walkthrough": 20, "unshuffle": 200},
+        epochs=1,
+        seed=0,
+    )
 
 
 def test_action_list_matches_official_indices():
     assert len(REARRANGE_ACTIONS) == 84
-    assert REARRANGE_ACTIONS[:12] == ("done", "move_ahead", "move_left", "move_right", "move_back",
-                                      "rotate_right", "rotate_left", "stand", "crouch", "look_up",
-                                      "look_down", "drop_held_object_with_snap")
-    assert REARRANGE_ACTIONS[12] == "open_by_type_blinds" and REARRANGE_ACTIONS[21] == "open_by_type_toilet"
+    assert REARRANGE_ACTIONS[:12] == (
+        "done",
+        "move_ahead",
+        "move_left",
+        "move_right",
+        "move_back",
+        "rotate_right",
+        "rotate_left",
+        "stand",
+        "crouch",
+        "look_up",
+        "look_down",
+        "drop_held_object_with_snap",
+    )
+    assert (
+        REARRANGE_ACTIONS[12] == "open_by_type_blinds"
+        and REARRANGE_ACTIONS[21] == "open_by_type_toilet"
+    )
     assert REARRANGE_ACTIONS[33:36] == ("pickup_butter_knife", "pickup_c_d", "pickup_candle")
     assert REARRANGE_ACTIONS[83] == "pickup_wine_bottle"
     assert snake_case("CD") == "c_d" and snake_case("BasketBall") == "basket_ball"
@@ -51,7 +75,10 @@ def test_shipped_val_split_structure(val):
         for i, ep in enumerate(eps):
             assert ep["object_rearrangement_count"] == 1 + i // 10
             assert ep["open_diff_count"] in (0, 1) and ep["position_diff_count"] <= 5
-            assert ep["position_diff_count"] + ep["open_diff_count"] == ep["object_rearrangement_count"]
+            assert (
+                ep["position_diff_count"] + ep["open_diff_count"]
+                == ep["object_rearrangement_count"]
+            )
             assert ep["pose_diff_energy"] > 0
 
 
@@ -60,7 +87,9 @@ def test_loader_rejects_malformed_files(tmp_path, val):
     del bad["FloorPlan21"][0]["target_poses"]
     p = tmp_path / "bad.pkl.gz"
     save_dataset(bad, p)
-    with pytest.raises(DatasetError, match=r"FloorPlan21 episode 0: field 'target_poses' is missing"):
+    with pytest.raises(
+        DatasetError, match=r"FloorPlan21 episode 0: field 'target_poses' is missing"
+    ):
         load_dataset(p)
     bad = {"FloorPlan21": [copy.deepcopy(val["FloorPlan21"][1])]}
     bad["FloorPlan21"][0]["openable_data"][0]["start_openness"] = 1.7
@@ -80,8 +109,11 @@ def test_missing_split_is_an_error_naming_the_generation_command(tmp_path, monke
         raise AssertionError("load_stage must not generate data")
 
     monkeypatch.setattr(rearrange.gen, "generate_stage", forbidden)
-    with pytest.raises(DatasetError, match=r"train\.pkl\.gz: no such dataset file.*"
-                                           r"`python -m rearrange\.gen --stage train --out "):
+    with pytest.raises(
+        DatasetError,
+        match=r"train\.pkl\.gz: no such dataset file.*"
+        r"`python -m rearrange\.gen --stage train --out ",
+    ):
         load_stage("train", tmp_path)
     assert not (tmp_path / "train.pkl.gz").exists()
 
@@ -113,18 +145,29 @@ def test_reset_and_shuffle_reproduce_dataset_energy(val):
 
 
 def test_eval_iteration_order_is_descending():
-    data = OrderedDict((s, [{"scene": s, "index": i} for i in range(3)]) for s in ("FloorPlan2", "FloorPlan10", "FloorPlan1"))
+    data = OrderedDict(
+        (s, [{"scene": s, "index": i} for i in range(3)])
+        for s in ("FloorPlan2", "FloorPlan10", "FloorPlan1")
+    )
     it = RearrangeTaskSpecIterable(data, seed=0, epochs=1, shuffle=False)
     order = [(sp.scene, sp.metrics["index"]) for sp in it]
     assert order[0] == ("FloorPlan10", 2) and order[-1] == ("FloorPlan1", 0)
     assert len(order) == 9
-    a = [s.scene for _, s in zip(range(12), RearrangeTaskSpecIterable(data, seed=3, epochs=float("inf")))]
-    b = [s.scene for _, s in zip(range(12), RearrangeTaskSpecIterable(data, seed=3, epochs=float("inf")))]
+    a = [
+        s.scene
+        for _, s in zip(range(12), RearrangeTaskSpecIterable(data, seed=3, epochs=float("inf")))
+    ]
+    b = [
+        s.scene
+        for _, s in zip(range(12), RearrangeTaskSpecIterable(data, seed=3, epochs=float("inf")))
+    ]
     assert a == b  # seeded training order
 
 
 def test_expert_solves_easy_episodes_and_metrics_are_consistent(val):
-    eps = OrderedDict({"FloorPlan21": val["FloorPlan21"][:4], "FloorPlan421": val["FloorPlan421"][:2]})
+    eps = OrderedDict(
+        {"FloorPlan21": val["FloorPlan21"][:4], "FloorPlan421": val["FloorPlan421"][:2]}
+    )
     sampler = make_sampler(eps)
     solved = 0
     try:
@@ -138,10 +181,12 @@ def test_expert_solves_easy_episodes_and_metrics_are_consistent(val):
             assert info["unshuffle_actions"][-1] == "done"
             assert len(info["unshuffle_actions"]) == m["unshuffle/ep_length"]
             assert m["unshuffle/start_energy"] == pytest.approx(
-                val[info["scene"]][info["index"]]["pose_diff_energy"], abs=1e-6)
+                val[info["scene"]][info["index"]]["pose_diff_energy"], abs=1e-6
+            )
             # reward telescopes: S - 2 * E_final when the episode ends with done
             assert m["unshuffle/reward"] == pytest.approx(
-                m["unshuffle/start_energy"] - 2 * m["unshuffle/end_energy"], abs=1e-5)
+                m["unshuffle/start_energy"] - 2 * m["unshuffle/end_energy"], abs=1e-5
+            )
             solved += m["unshuffle/success"]
     finally:
         sampler.close()
@@ -169,7 +214,9 @@ def test_pickup_targets_nearest_visible_of_type_and_fails_without_candidates(val
     sampler = make_sampler(OrderedDict({"FloorPlan21": [copy.deepcopy(val["FloorPlan21"][0])]}))
     try:
         task = sampler.next_task()
-        visible_types = {o["objectType"] for o in task.env.last_event.metadata["objects"] if o["visible"]}
+        visible_types = {
+            o["objectType"] for o in task.env.last_event.metadata["objects"] if o["visible"]
+        }
         absent = next(t for t in ("Boots", "BasketBall", "TeddyBear") if t not in visible_types)
         r = task.step(REARRANGE_ACTIONS.index(f"pickup_{snake_case(absent)}"))
         assert r.info["action_success"] is False
@@ -204,7 +251,9 @@ def test_two_phase_chains_walkthrough_then_unshuffle(val):
         sampler.close()
 
 
-@pytest.mark.skipif(not SHARED_VAL.is_file(), reason="official 2023 val split not available (../shared)")
+@pytest.mark.skipif(
+    not SHARED_VAL.is_file(), reason="official 2023 val split not available (../shared)"
+)
 def test_official_val_split_resets_and_shuffles():
     data = load_dataset(SHARED_VAL, stage="val")
     env = RearrangeTHOREnvironment()

@@ -1,5 +1,6 @@
 """The walkthrough configs start training episodes at a random yaw, as the official ones do
 (rearrangement.md §6: 360 * U, Random(1), snapToGrid False); evaluation keeps the dataset's."""
+
 from __future__ import annotations
 
 import random
@@ -8,7 +9,12 @@ import pytest
 
 from baseline_configs.walkthrough.walkthrough_rgb_ppo import WalkthroughRGBPPOExperimentConfig
 
-KWARGS = {"screen_size": 64, "train_split": "train_subset", "num_train_processes": 1, "num_valid_processes": 1}
+KWARGS = {
+    "screen_size": 64,
+    "train_split": "train_subset",
+    "num_train_processes": 1,
+    "num_valid_processes": 1,
+}
 
 
 def _yaws(episodes: int):
@@ -33,7 +39,11 @@ def test_training_starts_at_the_official_random_yaws_and_evaluation_does_not():
     expected = [360.0 * rng.random() for _ in range(2)]
     train = _yaws(2)
     assert [y for y, _ in train] == pytest.approx(expected, abs=1e-3)
-    assert [a for _, a in train] == pytest.approx([(y + 90) % 360 for y in expected], abs=1e-3)  # off-grid yaw moves on
+    assert [a for _, a in train] == pytest.approx(
+        [(y + 90) % 360 for y in expected], abs=1e-3
+    )  # off-grid yaw moves on
     config = WalkthroughRGBPPOExperimentConfig(**KWARGS)
-    assert not any(config.stagewise_task_sampler_args(stage, 0, 1)["randomize_start_rotation"]
-                   for stage in ("valid_subset", "test"))
+    assert not any(
+        config.stagewise_task_sampler_args(stage, 0, 1)["randomize_start_rotation"]
+        for stage in ("valid_subset", "test")
+    )

@@ -42,7 +42,9 @@ def scene(r: BoxRenderer, boxes, colors=None, ids=None) -> None:
         colors = [(200, 150, 100)] * n
     if ids is None:
         ids = list(range(1, n + 1))
-    r.set_instances(transforms, np.asarray(colors, np.uint8).reshape(n, 3), np.asarray(ids, np.int32))
+    r.set_instances(
+        transforms, np.asarray(colors, np.uint8).reshape(n, 3), np.asarray(ids, np.int32)
+    )
 
 
 def camera_axes(yaw_deg: float, horizon_deg: float):
@@ -143,10 +145,14 @@ def test_yaw90_orientation(renderer):
     assert ids[32, 32] == 1
 
     rows, cols = np.nonzero(ids == 2)
-    assert cols.size > 0 and cols.min() > w // 2, "object on the right must appear in the right half"
+    assert cols.size > 0 and cols.min() > w // 2, (
+        "object on the right must appear in the right half"
+    )
     assert abs(rows.mean() - (h - 1) / 2) < 2  # same height as the camera
     rows, cols = np.nonzero(ids == 3)
-    assert rows.size > 0 and rows.max() < h // 2, "object above the camera must appear in the upper half"
+    assert rows.size > 0 and rows.max() < h // 2, (
+        "object above the camera must appear in the upper half"
+    )
     assert abs(cols.mean() - (w - 1) / 2) < 2
 
     # Its near face is at x = 2.7: planar depth there is 2.7 regardless of column.
@@ -155,7 +161,14 @@ def test_yaw90_orientation(renderer):
 
 
 def test_yaw0_not_mirrored(renderer):
-    scene(renderer, [box((1.5, 1, 3), (0.3, 0.3, 0.3)), box((0, 1, 3), (0.2, 0.2, 0.2)), box((0, 1.0, -3), (0.3, 0.3, 0.3))])
+    scene(
+        renderer,
+        [
+            box((1.5, 1, 3), (0.3, 0.3, 0.3)),
+            box((0, 1, 3), (0.2, 0.2, 0.2)),
+            box((0, 1.0, -3), (0.3, 0.3, 0.3)),
+        ],
+    )
     _, _, ids = renderer.render((0, 1, 0), 0.0, 0.0)
     cols = np.nonzero(ids == 1)[1]
     assert cols.size and cols.min() > 32  # +x is the camera's right at yaw 0
@@ -250,9 +263,13 @@ def test_faces_have_different_shading(renderer):
 
 def test_bad_inputs(renderer):
     with pytest.raises(ValueError):
-        renderer.set_instances(np.zeros((2, 4, 4)), np.zeros((2, 3), np.uint8), np.array([0, 1], np.int32))
+        renderer.set_instances(
+            np.zeros((2, 4, 4)), np.zeros((2, 3), np.uint8), np.array([0, 1], np.int32)
+        )
     with pytest.raises(ValueError):
-        renderer.set_instances(np.zeros((2, 3, 4)), np.zeros((2, 3), np.uint8), np.array([1, 2], np.int32))
+        renderer.set_instances(
+            np.zeros((2, 3, 4)), np.zeros((2, 3), np.uint8), np.array([1, 2], np.int32)
+        )
     with pytest.raises(ValueError):
         renderer.resize(0, 10)
 

@@ -1,4 +1,5 @@
 """Controller / step / reset / Event surface of thor_lite (AI2-THOR 5.0 reference §1, §2)."""
+
 from __future__ import annotations
 
 import copy
@@ -20,9 +21,19 @@ def _obj(ev, object_type):
 
 # --- construction ------------------------------------------------------------------
 def test_thor_only_kwargs_are_accepted_and_ignored():
-    ctrl = Controller(scene="FloorPlan1", quality="Very Low", commit_id="f0825767cd50d69f666c7f282e54abfe58f1e917",
-                      x_display="0", platform=object, gpu_device=0, headless=False,
-                      local_build=False, server_timeout=5.0, width=64, height=48)
+    ctrl = Controller(
+        scene="FloorPlan1",
+        quality="Very Low",
+        commit_id="f0825767cd50d69f666c7f282e54abfe58f1e917",
+        x_display="0",
+        platform=object,
+        gpu_device=0,
+        headless=False,
+        local_build=False,
+        server_timeout=5.0,
+        width=64,
+        height=48,
+    )
     try:
         params = ctrl.initialization_parameters
         for k in ("quality", "commit_id", "x_display", "platform", "gpu_device"):
@@ -74,8 +85,11 @@ def test_bad_scene_on_reset_keeps_controller_usable(c):
 def test_other_room_types_load():
     with Controller(scene="FloorPlan201", width=32, height=32) as ctrl:
         assert ctrl.last_event.metadata["sceneName"] == "FloorPlan201_physics"
-        for scene, must_have in (("FloorPlan301", "Bed"), ("FloorPlan401", "Toilet"),
-                                 ("FloorPlan201", "Sofa")):
+        for scene, must_have in (
+            ("FloorPlan301", "Bed"),
+            ("FloorPlan401", "Toilet"),
+            ("FloorPlan201", "Sofa"),
+        ):
             ev = ctrl.reset(scene)
             assert ev.metadata["sceneName"] == f"{scene}_physics"
             assert any(o["objectType"] == must_have for o in ev.metadata["objects"])
@@ -153,7 +167,9 @@ def test_tolerated_extra_keys_on_strict_action(c):
 def test_teleport_full_missing_standing_raises(c):
     c.reset("FloorPlan1")
     pos = c.last_event.metadata["agent"]["position"]
-    with pytest.raises(ValueError, match=r"action: TeleportFull is missing the following arguments: standing"):
+    with pytest.raises(
+        ValueError, match=r"action: TeleportFull is missing the following arguments: standing"
+    ):
         c.step("TeleportFull", position=pos, rotation=dict(x=0, y=0, z=0), horizon=0)
 
 
@@ -170,7 +186,8 @@ def test_ordinary_failure_does_not_raise(c):
     assert isinstance(ev, Event)
     assert ev.metadata["lastActionSuccess"] is False
     assert ev.metadata["errorMessage"] == (
-        "objectId: Apple|+99.00|+99.00|+99.00 is not the objectId on any object in the scene!")
+        "objectId: Apple|+99.00|+99.00|+99.00 is not the objectId on any object in the scene!"
+    )
     assert c.last_event is ev
 
 
@@ -192,9 +209,15 @@ def test_reset_restores_object_and_agent_state(c):
 
     c.step("MoveBack")
     c.step("RotateRight")
-    ev = c.step("TeleportObject", objectId=apple["objectId"],
-                position=dict(x=apple["position"]["x"] + 0.2, y=apple["position"]["y"] + 0.3,
-                              z=apple["position"]["z"]), forceAction=True, forceKinematic=True)
+    ev = c.step(
+        "TeleportObject",
+        objectId=apple["objectId"],
+        position=dict(
+            x=apple["position"]["x"] + 0.2, y=apple["position"]["y"] + 0.3, z=apple["position"]["z"]
+        ),
+        forceAction=True,
+        forceKinematic=True,
+    )
     assert ev.metadata["lastActionSuccess"], ev.metadata["errorMessage"]
     c.step("OpenObject", objectId=fridge["objectId"], forceAction=True)
     c.step("SliceObject", objectId=apple["objectId"], forceAction=True)

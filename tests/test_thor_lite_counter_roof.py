@@ -6,6 +6,7 @@ over the floor in front of the lower cabinets at x 0.83..1.33. Its slab at 0.9 m
 standing and crouching camera there, so those cabinets and drawers, and anything on the floor
 near them, had no interactable pose (official 2023 train FloorPlan8: 16 % success).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -16,7 +17,11 @@ from thor_lite.controller import Controller
 from thor_lite.scene_data import layouts_dir
 
 COUNTER = "CounterTop|+01.17|+00.95|-00.65"
-CABINETS = ("Cabinet|+00.86|+00.40|-01.37", "Cabinet|+00.86|+00.40|-00.55", "Drawer|+00.86|+00.75|-00.70")
+CABINETS = (
+    "Cabinet|+00.86|+00.40|-01.37",
+    "Cabinet|+00.86|+00.40|-00.55",
+    "Drawer|+00.86|+00.75|-00.70",
+)
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +34,10 @@ def kitchen():
 
 
 def _covers(parts, x: float, z: float) -> bool:
-    return any(np.all(np.abs(b.rot.T @ (np.array([x, b.center[1], z]) - b.center)) <= b.half) for b in parts)
+    return any(
+        np.all(np.abs(b.rot.T @ (np.array([x, b.center[1], z]) - b.center)) <= b.half)
+        for b in parts
+    )
 
 
 def test_counter_slab_leaves_the_walked_floor_open(kitchen):
@@ -48,7 +56,9 @@ def test_cabinets_under_the_counter_seen_crouching_in_front(kitchen, horizon):
     """Crouched on the floor in front of them, facing them: the slab no longer hides them."""
     kitchen.reset("FloorPlan8")
     y = kitchen.last_event.metadata["agent"]["position"]["y"]
-    ev = kitchen.step("TeleportFull", x=0.5, y=y, z=-1.0, rotation=90, horizon=horizon, standing=False)
+    ev = kitchen.step(
+        "TeleportFull", x=0.5, y=y, z=-1.0, rotation=90, horizon=horizon, standing=False
+    )
     assert ev.metadata["lastActionSuccess"], ev.metadata["errorMessage"]
     for object_id in CABINETS:
         o = ev.get_object(object_id)

@@ -1,4 +1,5 @@
 """Determinism and image outputs of thor_lite (AI2-THOR 5.0 reference §2, §4)."""
+
 from __future__ import annotations
 
 import json
@@ -11,8 +12,18 @@ from thor_lite import Controller
 
 SIZE = 224
 INIT = dict(width=SIZE, height=SIZE, renderDepthImage=True, renderInstanceSegmentation=True)
-NAV = ["MoveAhead", "MoveBack", "MoveLeft", "MoveRight", "RotateLeft", "RotateRight", "LookUp",
-       "LookDown", "Crouch", "Stand"]
+NAV = [
+    "MoveAhead",
+    "MoveBack",
+    "MoveLeft",
+    "MoveRight",
+    "RotateLeft",
+    "RotateRight",
+    "LookUp",
+    "LookDown",
+    "Crouch",
+    "Stand",
+]
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +92,9 @@ def test_two_controllers_identical(pair):
         if i % 4 == 0 or "objectId" in act_a:
             assert np.array_equal(ev_a.frame, ev_b.frame), (i, act_a)
             assert np.array_equal(ev_a.depth_frame, ev_b.depth_frame), (i, act_a)
-            assert np.array_equal(ev_a.instance_segmentation_frame, ev_b.instance_segmentation_frame), (i, act_a)
+            assert np.array_equal(
+                ev_a.instance_segmentation_frame, ev_b.instance_segmentation_frame
+            ), (i, act_a)
         n_ok += ev_a.metadata["lastActionSuccess"]
         n_interactions += "objectId" in act_a and ev_a.metadata["lastActionSuccess"]
     assert n_ok >= 15 and n_interactions >= 5  # the sequence really changed the scene
@@ -142,8 +155,13 @@ def test_instance_masks_consistent(ctrl):
     reach = ctrl.step("GetReachablePositions").metadata["actionReturn"]
     for _ in range(4):
         p = rng.choice(reach)
-        ev = ctrl.step("TeleportFull", position=p, rotation=rng.choice([0, 90, 180, 270]),
-                       horizon=rng.choice([0, 30]), standing=True)
+        ev = ctrl.step(
+            "TeleportFull",
+            position=p,
+            rotation=rng.choice([0, 90, 180, 270]),
+            horizon=rng.choice([0, 30]),
+            standing=True,
+        )
         assert ev.metadata["lastActionSuccess"], ev.metadata["errorMessage"]
         ids = {o["objectId"] for o in ev.metadata["objects"]}
         masks = ev.instance_masks
@@ -180,8 +198,13 @@ def test_visible_objects_appear_in_the_frame(ctrl):
     seen = shown = 0
     for _ in range(12):
         p = rng.choice(reach)
-        ev = ctrl.step("TeleportFull", position=p, rotation=rng.choice([0, 90, 180, 270]),
-                       horizon=rng.choice([0, 30, 60]), standing=rng.random() < 0.7)
+        ev = ctrl.step(
+            "TeleportFull",
+            position=p,
+            rotation=rng.choice([0, 90, 180, 270]),
+            horizon=rng.choice([0, 30, 60]),
+            standing=rng.random() < 0.7,
+        )
         masks = ev.instance_masks
         for o in ev.metadata["objects"]:
             if o["visible"]:
@@ -202,9 +225,12 @@ def test_depth_to_wall_equals_planar_distance(ctrl):
         assert ev.metadata["lastActionSuccess"], ev.metadata["errorMessage"]
         masks = ev.instance_masks
         wall = next((k for k in masks if k.startswith("StandardWallSize")), None)
-        if wall is None or not masks[wall][SIZE // 2 - 1: SIZE // 2 + 1, SIZE // 2 - 1: SIZE // 2 + 1].all():
+        if (
+            wall is None
+            or not masks[wall][SIZE // 2 - 1 : SIZE // 2 + 1, SIZE // 2 - 1 : SIZE // 2 + 1].all()
+        ):
             continue  # something stands between the agent and the wall here
-        d = ev.depth_frame[SIZE // 2 - 1: SIZE // 2 + 1, SIZE // 2 - 1: SIZE // 2 + 1]
+        d = ev.depth_frame[SIZE // 2 - 1 : SIZE // 2 + 1, SIZE // 2 - 1 : SIZE // 2 + 1]
         assert d == pytest.approx(np.full((2, 2), wall_x - p["x"]), abs=0.01)
         # planar (z-buffer) depth: constant along the wall's rows, not the euclidean ray length
         row = ev.depth_frame[SIZE // 2, :]
@@ -226,11 +252,15 @@ def test_depth_matches_camera_height_looking_down(ctrl):
             continue
         ev = ctrl.step("TeleportFull", position=p, rotation=0, horizon=60, standing=True)
         m = ev.instance_masks.get(floor_id)
-        if m is None or not m[SIZE // 2 - 1: SIZE // 2 + 1, SIZE // 2 - 1: SIZE // 2 + 1].all():
+        if m is None or not m[SIZE // 2 - 1 : SIZE // 2 + 1, SIZE // 2 - 1 : SIZE // 2 + 1].all():
             continue
-        cam_h = ev.metadata["cameraPosition"]["y"] - (ev.metadata["agent"]["position"]["y"] - 0.9009992)
+        cam_h = ev.metadata["cameraPosition"]["y"] - (
+            ev.metadata["agent"]["position"]["y"] - 0.9009992
+        )
         expected = cam_h / np.sin(np.radians(60))  # along the optical axis to the floor plane
-        d = float(ev.depth_frame[SIZE // 2 - 1: SIZE // 2 + 1, SIZE // 2 - 1: SIZE // 2 + 1].mean())
+        d = float(
+            ev.depth_frame[SIZE // 2 - 1 : SIZE // 2 + 1, SIZE // 2 - 1 : SIZE // 2 + 1].mean()
+        )
         assert d == pytest.approx(expected, abs=0.02)
         return
     pytest.fail("no open floor in front of any reachable cell")

@@ -1,6 +1,7 @@
 """How thor_lite draws furniture whose THOR box is not its mesh (no ../shared needed): a
 television as a thin panel on a narrow stand, a shelf as its board (the real ALFRED cases are in
 test_alfred_fidelity.py)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -36,8 +37,11 @@ def test_television_is_a_thin_panel_on_a_narrow_stand(controller):
 def test_a_shelf_with_a_learned_surface_is_its_board(controller):
     """FloorPlan202's Shelf learns its surface from its contents: it is drawn as a board at
     most 2 cm thick just under that surface, so the side table's level below it shows."""
-    shelf = next(o for o in controller._world.objects.values()
-                 if o.object_type == "Shelf" and o.surface_offset is not None)
+    shelf = next(
+        o
+        for o in controller._world.objects.values()
+        if o.object_type == "Shelf" and o.surface_offset is not None
+    )
     (board,) = shelf.parts
     lo, hi = shelf.aabb
     blo, bhi = board.aabb()

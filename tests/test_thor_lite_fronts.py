@@ -1,4 +1,5 @@
 """Drawn shapes of furniture parts: drawer fronts a furniture box would cover (thor_lite/fronts.py), desk lamps."""
+
 from __future__ import annotations
 
 import pytest
@@ -16,8 +17,13 @@ def test_dresser_drawers_are_drawn_out_past_the_dresser_face():
     try:
         w = c._world
         dresser = w.objects["Dresser|-01.33|+00.01|-00.75"]
-        drawers = [o for o in w.objects.values() if o.object_type == "Drawer"
-                   and (o.aabb[0] >= dresser.aabb[0] - 0.02).all() and (o.aabb[1] <= dresser.aabb[1] + 0.02).all()]
+        drawers = [
+            o
+            for o in w.objects.values()
+            if o.object_type == "Drawer"
+            and (o.aabb[0] >= dresser.aabb[0] - 0.02).all()
+            and (o.aabb[1] <= dresser.aabb[1] + 0.02).all()
+        ]
         assert len(drawers) == 8
         face = float(dresser.aabb[1][0])
         for d in drawers:
@@ -57,7 +63,9 @@ def test_a_desk_lamp_is_drawn_as_base_stem_and_shade():
             plo, phi = p.aabb()
             assert (plo >= lo - 1e-3).all() and (phi <= hi + 1e-3).all()
         assert max(stem.half[0], stem.half[2]) <= 0.012
-        assert shade.aabb()[0][1] == pytest.approx(lo[1] + LAMP_SHADE_BOTTOM * (hi[1] - lo[1]), abs=1e-3)
+        assert shade.aabb()[0][1] == pytest.approx(
+            lo[1] + LAMP_SHADE_BOTTOM * (hi[1] - lo[1]), abs=1e-3
+        )
         assert base.aabb()[1][1] < shade.aabb()[0][1]
     finally:
         c.stop()

@@ -1,11 +1,11 @@
 """Object interactions of thor_lite (AI2-THOR 5.0 reference §5.2, §5.3, §6)."""
+
 from __future__ import annotations
 
 import re
 
 import numpy as np
 import pytest
-
 
 
 def oid(c, object_type, i=0):
@@ -39,7 +39,10 @@ def go_see(c, object_id, standing=None):
     poses = ok(c.step("GetInteractablePoses", objectId=object_id, **kw)).metadata["actionReturn"]
     assert poses, f"no interactable pose for {object_id}"
     # prefer a level, standing view: deterministic choice
-    poses = sorted(poses, key=lambda p: (abs(p["horizon"] - 30), not p["standing"], p["x"], p["z"], p["rotation"]))
+    poses = sorted(
+        poses,
+        key=lambda p: (abs(p["horizon"] - 30), not p["standing"], p["x"], p["z"], p["rotation"]),
+    )
     ev = ok(c.step("TeleportFull", **poses[0]))
     assert ev.get_object(object_id)["visible"]
     return ev
@@ -64,8 +67,10 @@ def test_pickup_not_visible(fresh):
     c = fresh
     apple = oid(c, "Apple")
     assert not obj(c, apple)["visible"]
-    ev = fails(c.step("PickupObject", objectId=apple),
-               "Target object not found within the specified visibility.")
+    ev = fails(
+        c.step("PickupObject", objectId=apple),
+        "Target object not found within the specified visibility.",
+    )
     assert ev.metadata["inventoryObjects"] == []
     assert ev.get_object(apple)["isPickedUp"] is False
 
@@ -73,22 +78,28 @@ def test_pickup_not_visible(fresh):
 def test_pickup_not_pickupable(fresh):
     c = fresh
     fridge = oid(c, "Fridge")
-    fails(c.step("PickupObject", objectId=fridge, forceAction=True),
-          f"{fridge} must have the property CanPickup to be picked up.")
+    fails(
+        c.step("PickupObject", objectId=fridge, forceAction=True),
+        f"{fridge} must have the property CanPickup to be picked up.",
+    )
 
 
 def test_pickup_hand_full(fresh):
     c = fresh
     ok(c.step("PickupObject", objectId=oid(c, "Apple"), forceAction=True))
-    ev = fails(c.step("PickupObject", objectId=oid(c, "Mug"), forceAction=True),
-               "Agent hand has something in it already! Can't pick up anything else")
+    ev = fails(
+        c.step("PickupObject", objectId=oid(c, "Mug"), forceAction=True),
+        "Agent hand has something in it already! Can't pick up anything else",
+    )
     assert ev.metadata["inventoryObjects"][0]["objectType"] == "Apple"
 
 
 def test_pickup_unknown_id(fresh):
     c = fresh
-    fails(c.step("PickupObject", objectId="Apple|+01.00|+01.00|+01.00", forceAction=True),
-          "objectId: Apple|+01.00|+01.00|+01.00 is not the objectId on any object in the scene!")
+    fails(
+        c.step("PickupObject", objectId="Apple|+01.00|+01.00|+01.00", forceAction=True),
+        "objectId: Apple|+01.00|+01.00|+01.00 is not the objectId on any object in the scene!",
+    )
 
 
 def test_pickup_missing_object_id_raises(fresh):
@@ -152,13 +163,22 @@ def test_forced_put_on_a_side_table_rests_on_its_top():
 
     c = make_controller("thor_lite", scene="FloorPlan329")
     try:
-        table = next(o for o in c.last_event.objects_by_type("SideTable") if o["objectId"].startswith("SideTable|-01.20"))
+        table = next(
+            o
+            for o in c.last_event.objects_by_type("SideTable")
+            if o["objectId"].startswith("SideTable|-01.20")
+        )
         assert c._world.objects[table["objectId"]].surface_offset is None
         book = oid(c, "Book")
         ok(c.step("PickupObject", objectId=book, forceAction=True))
         ev = ok(c.step("PutObject", objectId=table["objectId"], forceAction=True))
-        b, t = ev.get_object(book)["axisAlignedBoundingBox"], ev.get_object(table["objectId"])["axisAlignedBoundingBox"]
-        assert b["center"]["y"] - b["size"]["y"] / 2 == pytest.approx(t["center"]["y"] + t["size"]["y"] / 2, abs=0.03)
+        b, t = (
+            ev.get_object(book)["axisAlignedBoundingBox"],
+            ev.get_object(table["objectId"])["axisAlignedBoundingBox"],
+        )
+        assert b["center"]["y"] - b["size"]["y"] / 2 == pytest.approx(
+            t["center"]["y"] + t["size"]["y"] / 2, abs=0.03
+        )
     finally:
         c.stop()
 
@@ -178,18 +198,24 @@ def test_put_into_closed_fridge_fails(fresh):
     c = fresh
     apple, fridge = oid(c, "Apple"), oid(c, "Fridge")
     ok(c.step("PickupObject", objectId=apple, forceAction=True))
-    fails(c.step("PutObject", objectId=fridge, forceAction=True),
-          "Target openable Receptacle is CLOSED, can't place if target is not open!")
+    fails(
+        c.step("PutObject", objectId=fridge, forceAction=True),
+        "Target openable Receptacle is CLOSED, can't place if target is not open!",
+    )
     assert c.last_event.metadata["inventoryObjects"][0]["objectId"] == apple
 
 
 def test_put_without_holding_and_non_receptacle(fresh):
     c = fresh
-    fails(c.step("PutObject", objectId=oid(c, "CounterTop"), forceAction=True),
-          "Can't place an object if Agent isn't holding anything")
+    fails(
+        c.step("PutObject", objectId=oid(c, "CounterTop"), forceAction=True),
+        "Can't place an object if Agent isn't holding anything",
+    )
     ok(c.step("PickupObject", objectId=oid(c, "Apple"), forceAction=True))
-    fails(c.step("PutObject", objectId=oid(c, "Bread"), forceAction=True),
-          "This target object is NOT a receptacle!")
+    fails(
+        c.step("PutObject", objectId=oid(c, "Bread"), forceAction=True),
+        "This target object is NOT a receptacle!",
+    )
 
 
 @pytest.mark.parametrize("rec_type", ["StoveBurner", "CoffeeMachine"])
@@ -197,8 +223,10 @@ def test_object_specific_receptacles_reject_apple(fresh, rec_type):
     c = fresh
     apple, rec = oid(c, "Apple"), oid(c, rec_type)
     ok(c.step("PickupObject", objectId=apple, forceAction=True))
-    fails(c.step("PutObject", objectId=rec, forceAction=True),
-          f"{obj(c, apple)['name']} is not a valid Object Type to be placed in {obj(c, rec)['name']}")
+    fails(
+        c.step("PutObject", objectId=rec, forceAction=True),
+        f"{obj(c, apple)['name']} is not a valid Object Type to be placed in {obj(c, rec)['name']}",
+    )
     assert c.last_event.metadata["inventoryObjects"][0]["objectId"] == apple
 
 
@@ -210,8 +238,10 @@ def test_object_specific_receptacles_accept_their_type(fresh):
     assert ev.get_object(pot)["parentReceptacles"][0] == burner
     # the burner is now full
     ok(c.step("PickupObject", objectId=oid(c, "Pan"), forceAction=True))
-    fails(c.step("PutObject", objectId=burner, forceAction=True),
-          f"{obj(c, burner)['name']} is full right now")
+    fails(
+        c.step("PutObject", objectId=burner, forceAction=True),
+        f"{obj(c, burner)['name']} is full right now",
+    )
 
 
 def test_placement_table_restriction(fresh):
@@ -219,8 +249,10 @@ def test_placement_table_restriction(fresh):
     apple, mug = oid(c, "Apple"), oid(c, "Mug")
     ok(c.step("PickupObject", objectId=apple, forceAction=True))
     go_see(c, mug)
-    fails(c.step("PutObject", objectId=mug),
-          f"{obj(c, apple)['name']} cannot be placed in {obj(c, mug)['name']}")
+    fails(
+        c.step("PutObject", objectId=mug),
+        f"{obj(c, apple)['name']} cannot be placed in {obj(c, mug)['name']}",
+    )
     assert c.last_event.metadata["inventoryObjects"][0]["objectId"] == apple
 
 
@@ -230,8 +262,10 @@ def test_put_not_visible_receptacle_fails(fresh):
     fridge = oid(c, "Fridge")
     ok(c.step("OpenObject", objectId=fridge, forceAction=True))
     assert obj(c, fridge)["visible"] is False
-    fails(c.step("PutObject", objectId=fridge),
-          "Target object not found within the specified visibility.")
+    fails(
+        c.step("PutObject", objectId=fridge),
+        "Target object not found within the specified visibility.",
+    )
 
 
 # --- DropHandObject -------------------------------------------------------------------
@@ -260,9 +294,15 @@ def test_drop_onto_floor_sets_parent(fresh):
     cells = {(round(p["x"] / 0.25), round(p["z"] / 0.25)) for p in reach}
     # a cell whose forward (+z) neighbour is free floor too: the drop lands on the floor
     # (the east side of FloorPlan1, away from the L-shaped counter)
-    p = max((q for q in reach if (round(q["x"] / 0.25), round(q["z"] / 0.25) + 1) in cells
-             and (round(q["x"] / 0.25), round(q["z"] / 0.25) + 2) in cells),
-            key=lambda q: (q["x"], q["z"]))
+    p = max(
+        (
+            q
+            for q in reach
+            if (round(q["x"] / 0.25), round(q["z"] / 0.25) + 1) in cells
+            and (round(q["x"] / 0.25), round(q["z"] / 0.25) + 2) in cells
+        ),
+        key=lambda q: (q["x"], q["z"]),
+    )
     ok(c.step("TeleportFull", position=p, rotation=dict(x=0, y=0, z=0), horizon=0, standing=True))
     ok(c.step("PickupObject", objectId=apple, forceAction=True))
     ev = ok(c.step("DropHandObject"))
@@ -272,7 +312,9 @@ def test_drop_onto_floor_sets_parent(fresh):
     assert apple in ev.get_object(floor["objectId"])["receptacleObjectIds"]
     fb = floor["axisAlignedBoundingBox"]
     ab = a["axisAlignedBoundingBox"]
-    assert ab["center"]["y"] - ab["size"]["y"] / 2 == pytest.approx(fb["center"]["y"] + fb["size"]["y"] / 2, abs=0.01)
+    assert ab["center"]["y"] - ab["size"]["y"] / 2 == pytest.approx(
+        fb["center"]["y"] + fb["size"]["y"] / 2, abs=0.01
+    )
 
 
 def test_dropped_object_always_has_a_parent(fresh):
@@ -297,10 +339,18 @@ def test_open_close(fresh):
     ev = ok(c.step("CloseObject", objectId=fridge, forceAction=True))
     f = ev.get_object(fridge)
     assert f["isOpen"] is False and f["openness"] == 0.0
-    fails(c.step("OpenObject", objectId=fridge, openness=1.5, forceAction=True), "openness must be in [0:1]")
+    fails(
+        c.step("OpenObject", objectId=fridge, openness=1.5, forceAction=True),
+        "openness must be in [0:1]",
+    )
     apple = oid(c, "Apple")
-    fails(c.step("OpenObject", objectId=apple, forceAction=True), f"{apple} is not an Openable object")
-    fails(c.step("OpenObject", objectId=fridge), "Target object not found within the specified visibility.")
+    fails(
+        c.step("OpenObject", objectId=apple, forceAction=True), f"{apple} is not an Openable object"
+    )
+    fails(
+        c.step("OpenObject", objectId=fridge),
+        "Target object not found within the specified visibility.",
+    )
 
 
 def test_open_without_force_from_interactable_pose(fresh):
@@ -332,7 +382,10 @@ def test_closed_drawer_hides_knife_until_opened(fresh):
     assert drawer.startswith("Drawer|")
     assert obj(c, knife)["visible"] is False
     assert c.step("GetInteractablePoses", objectId=knife).metadata["actionReturn"] == []
-    fails(c.step("PickupObject", objectId=knife), "Target object not found within the specified visibility.")
+    fails(
+        c.step("PickupObject", objectId=knife),
+        "Target object not found within the specified visibility.",
+    )
     go_see(c, drawer)
     assert obj(c, knife)["visible"] is False  # the drawer is still closed
     ok(c.step("OpenObject", objectId=drawer))
@@ -362,22 +415,31 @@ def test_toggle_messages(fresh):
     c = fresh
     faucet = oid(c, "Faucet")
     assert obj(c, faucet)["isToggled"] is False
-    fails(c.step("ToggleObjectOff", objectId=faucet, forceAction=True),
-          "can't toggle object off if it's already off!")
+    fails(
+        c.step("ToggleObjectOff", objectId=faucet, forceAction=True),
+        "can't toggle object off if it's already off!",
+    )
     ev = ok(c.step("ToggleObjectOn", objectId=faucet, forceAction=True))
     assert ev.get_object(faucet)["isToggled"] is True
-    fails(c.step("ToggleObjectOn", objectId=faucet, forceAction=True),
-          "can't toggle object on if it's already on!")
+    fails(
+        c.step("ToggleObjectOn", objectId=faucet, forceAction=True),
+        "can't toggle object on if it's already on!",
+    )
     ev = ok(c.step("ToggleObjectOff", objectId=faucet, forceAction=True))
     assert ev.get_object(faucet)["isToggled"] is False
-    fails(c.step("ToggleObjectOn", objectId=oid(c, "Apple"), forceAction=True), "object is not toggleable.")
+    fails(
+        c.step("ToggleObjectOn", objectId=oid(c, "Apple"), forceAction=True),
+        "object is not toggleable.",
+    )
 
 
 def test_stove_burner_not_directly_toggleable(fresh):
     c = fresh
     burner = oid(c, "StoveBurner")
-    fails(c.step("ToggleObjectOn", objectId=burner, forceAction=True),
-          "target object is controlled by another sim object. target object cannot be turned on/off directly")
+    fails(
+        c.step("ToggleObjectOn", objectId=burner, forceAction=True),
+        "target object is controlled by another sim object. target object cannot be turned on/off directly",
+    )
     assert obj(c, burner)["isToggled"] is False
 
 
@@ -386,7 +448,11 @@ def test_stove_knob_controls_its_burner(fresh):
     knobs = c.last_event.objects_by_type("StoveKnob")
     knob = knobs[0]
     burner = knob["controlledObjects"][0]
-    others = [o["objectId"] for o in c.last_event.objects_by_type("StoveBurner") if o["objectId"] != burner]
+    others = [
+        o["objectId"]
+        for o in c.last_event.objects_by_type("StoveBurner")
+        if o["objectId"] != burner
+    ]
     ev = ok(c.step("ToggleObjectOn", objectId=knob["objectId"], forceAction=True))
     assert ev.get_object(knob["objectId"])["isToggled"] is True
     assert ev.get_object(burner)["isToggled"] is True
@@ -421,7 +487,10 @@ def test_microwave_cooks_potato(fresh):
     ev = ok(c.step("PutObject", objectId=micro, forceAction=True))
     assert ev.get_object(potato)["parentReceptacles"][0] == micro
     assert potato in ev.get_object(micro)["receptacleObjectIds"]
-    fails(c.step("ToggleObjectOn", objectId=micro, forceAction=True), "Target must be closed to Toggle On!")
+    fails(
+        c.step("ToggleObjectOn", objectId=micro, forceAction=True),
+        "Target must be closed to Toggle On!",
+    )
     ok(c.step("CloseObject", objectId=micro, forceAction=True))
     assert obj(c, potato)["isCooked"] is False
     ev = ok(c.step("ToggleObjectOn", objectId=micro, forceAction=True))
@@ -482,8 +551,12 @@ def test_faucet_cleans_and_fills_dirty_mug_in_sink(fresh):
 def test_faucet_dirty_via_set_object_states(fresh):
     c = fresh
     mug, basin, faucet = oid(c, "Mug"), oid(c, "SinkBasin"), oid(c, "Faucet")
-    ev = ok(c.step("SetObjectStates", SetObjectStates={"objectType": "Mug", "stateChange": "dirtyable",
-                                                         "isDirty": True}))
+    ev = ok(
+        c.step(
+            "SetObjectStates",
+            SetObjectStates={"objectType": "Mug", "stateChange": "dirtyable", "isDirty": True},
+        )
+    )
     assert ev.get_object(mug)["isDirty"] is True
     ok(c.step("ToggleObjectOn", objectId=faucet, forceAction=True))
     ok(c.step("PickupObject", objectId=mug, forceAction=True))
@@ -542,7 +615,9 @@ def test_slicing_cooked_potato_gives_cooked_slices(fresh):
     potato = oid(c, "Potato")
     ok(c.step("CookObject", objectId=potato, forceAction=True))
     ev = ok(c.step("SliceObject", objectId=potato, forceAction=True))
-    pieces = [o for o in ev.metadata["objects"] if o["objectId"].startswith(potato + "|PotatoSliced_")]
+    pieces = [
+        o for o in ev.metadata["objects"] if o["objectId"].startswith(potato + "|PotatoSliced_")
+    ]
     assert pieces and all(p["isCooked"] for p in pieces)
 
 
@@ -550,16 +625,20 @@ def test_slice_held_object_fails(fresh):
     c = fresh
     bread = oid(c, "Bread")
     ok(c.step("PickupObject", objectId=bread, forceAction=True))
-    fails(c.step("SliceObject", objectId=bread, forceAction=True),
-          "target object cannot be sliced if it is in the agent's hand")
+    fails(
+        c.step("SliceObject", objectId=bread, forceAction=True),
+        "target object cannot be sliced if it is in the agent's hand",
+    )
     assert obj(c, bread)["isSliced"] is False
 
 
 def test_slice_non_sliceable(fresh):
     c = fresh
     mug = oid(c, "Mug")
-    fails(c.step("SliceObject", objectId=mug, forceAction=True),
-          f"{obj(c, mug)['name']} Does not have the CanBeSliced property!")
+    fails(
+        c.step("SliceObject", objectId=mug, forceAction=True),
+        f"{obj(c, mug)['name']} Does not have the CanBeSliced property!",
+    )
 
 
 def test_egg_slices_and_breaks_into_egg_cracked(fresh):
@@ -577,8 +656,10 @@ def test_break_object(fresh):
     mug, apple = oid(c, "Mug"), oid(c, "Apple")
     ev = ok(c.step("BreakObject", objectId=mug, forceAction=True))
     assert ev.get_object(mug)["isBroken"] is True
-    fails(c.step("BreakObject", objectId=apple, forceAction=True),
-          f"{obj(c, apple)['name']} does not have the CanBreak property!!")
+    fails(
+        c.step("BreakObject", objectId=apple, forceAction=True),
+        f"{obj(c, apple)['name']} does not have the CanBreak property!!",
+    )
 
 
 def test_break_held_object_empties_hand(fresh):
@@ -602,8 +683,14 @@ def test_dirty_clean_messages(fresh):
     ok(c.step("CleanObject", objectId=mug, forceAction=True))
     assert obj(c, mug)["isDirty"] is False
     aname = obj(c, apple)["name"]
-    fails(c.step("DirtyObject", objectId=apple, forceAction=True), f"{aname} does not have CanBeDirty property!")
-    fails(c.step("CleanObject", objectId=apple, forceAction=True), f"{aname} does not have dirtyable property!")
+    fails(
+        c.step("DirtyObject", objectId=apple, forceAction=True),
+        f"{aname} does not have CanBeDirty property!",
+    )
+    fails(
+        c.step("CleanObject", objectId=apple, forceAction=True),
+        f"{aname} does not have dirtyable property!",
+    )
 
 
 def test_fill_and_empty_liquid(fresh):
@@ -614,21 +701,36 @@ def test_fill_and_empty_liquid(fresh):
     ev = ok(c.step("FillObjectWithLiquid", objectId=mug, fillLiquid="Water", forceAction=True))
     m = ev.get_object(mug)
     assert m["isFilledWithLiquid"] and m["fillLiquid"] == "water" and m["temperature"] == "RoomTemp"
-    fails(c.step("FillObjectWithLiquid", objectId=mug, fillLiquid="wine", forceAction=True),
-          f"{name} is already Filled!")
+    fails(
+        c.step("FillObjectWithLiquid", objectId=mug, fillLiquid="wine", forceAction=True),
+        f"{name} is already Filled!",
+    )
     ev = ok(c.step("EmptyLiquidFromObject", objectId=mug, forceAction=True))
-    assert ev.get_object(mug)["isFilledWithLiquid"] is False and ev.get_object(mug)["fillLiquid"] is None
+    assert (
+        ev.get_object(mug)["isFilledWithLiquid"] is False
+        and ev.get_object(mug)["fillLiquid"] is None
+    )
     ev = ok(c.step("FillObjectWithLiquid", objectId=mug, fillLiquid="coffee", forceAction=True))
-    assert ev.get_object(mug)["fillLiquid"] == "coffee" and ev.get_object(mug)["temperature"] == "Hot"
-    fails(c.step("FillObjectWithLiquid", objectId=cup, fillLiquid="milk", forceAction=True),
-          "milk is not a valid Liquid Type")
-    fails(c.step("FillObjectWithLiquid", objectId=cup, forceAction=True),
-          "Missing Liquid string for FillObject action")
+    assert (
+        ev.get_object(mug)["fillLiquid"] == "coffee" and ev.get_object(mug)["temperature"] == "Hot"
+    )
+    fails(
+        c.step("FillObjectWithLiquid", objectId=cup, fillLiquid="milk", forceAction=True),
+        "milk is not a valid Liquid Type",
+    )
+    fails(
+        c.step("FillObjectWithLiquid", objectId=cup, forceAction=True),
+        "Missing Liquid string for FillObject action",
+    )
     aname = obj(c, apple)["name"]
-    fails(c.step("FillObjectWithLiquid", objectId=apple, fillLiquid="water", forceAction=True),
-          f"{aname} does not have CanBeFilled property!")
-    fails(c.step("EmptyLiquidFromObject", objectId=apple, forceAction=True),
-          f"{aname} does not have CanBeFilled property!")
+    fails(
+        c.step("FillObjectWithLiquid", objectId=apple, fillLiquid="water", forceAction=True),
+        f"{aname} does not have CanBeFilled property!",
+    )
+    fails(
+        c.step("EmptyLiquidFromObject", objectId=apple, forceAction=True),
+        f"{aname} does not have CanBeFilled property!",
+    )
 
 
 def test_cook_object(fresh):
@@ -644,8 +746,13 @@ def test_interactions_require_visibility(fresh):
     c = fresh
     msg = "Target object not found within the specified visibility."
     mug, potato, faucet = oid(c, "Mug"), oid(c, "Potato"), oid(c, "Faucet")
-    for action, target in (("DirtyObject", mug), ("CookObject", potato), ("ToggleObjectOn", faucet),
-                           ("SliceObject", potato), ("BreakObject", mug)):
+    for action, target in (
+        ("DirtyObject", mug),
+        ("CookObject", potato),
+        ("ToggleObjectOn", faucet),
+        ("SliceObject", potato),
+        ("BreakObject", mug),
+    ):
         assert not obj(c, target)["visible"]
         fails(c.step(action, objectId=target), msg)
     assert obj(c, mug)["isDirty"] is False and obj(c, mug)["isBroken"] is False

@@ -1,4 +1,5 @@
 """Per-step metadata schema of thor_lite (AI2-THOR 5.0 reference §2, §3)."""
+
 from __future__ import annotations
 
 import copy
@@ -13,20 +14,75 @@ import pytest
 from thor_lite import Controller
 
 OBJECT_KEYS = (
-    "objectId", "name", "objectType", "assetId", "position", "rotation", "visible",
-    "isInteractable", "distance", "receptacle", "receptacleObjectIds", "parentReceptacles",
-    "pickupable", "isPickedUp", "moveable", "openable", "isOpen", "openness", "toggleable",
-    "isToggled", "controlledObjects", "sliceable", "isSliced", "cookable", "isCooked",
-    "dirtyable", "isDirty", "breakable", "isBroken", "canFillWithLiquid", "isFilledWithLiquid",
-    "fillLiquid", "canBeUsedUp", "isUsedUp", "temperature", "isHeatSource", "isColdSource",
-    "mass", "salientMaterials", "isMoving", "axisAlignedBoundingBox",
+    "objectId",
+    "name",
+    "objectType",
+    "assetId",
+    "position",
+    "rotation",
+    "visible",
+    "isInteractable",
+    "distance",
+    "receptacle",
+    "receptacleObjectIds",
+    "parentReceptacles",
+    "pickupable",
+    "isPickedUp",
+    "moveable",
+    "openable",
+    "isOpen",
+    "openness",
+    "toggleable",
+    "isToggled",
+    "controlledObjects",
+    "sliceable",
+    "isSliced",
+    "cookable",
+    "isCooked",
+    "dirtyable",
+    "isDirty",
+    "breakable",
+    "isBroken",
+    "canFillWithLiquid",
+    "isFilledWithLiquid",
+    "fillLiquid",
+    "canBeUsedUp",
+    "isUsedUp",
+    "temperature",
+    "isHeatSource",
+    "isColdSource",
+    "mass",
+    "salientMaterials",
+    "isMoving",
+    "axisAlignedBoundingBox",
     "objectOrientedBoundingBox",
 )
 BOOL_KEYS = (
-    "visible", "isInteractable", "receptacle", "pickupable", "isPickedUp", "moveable",
-    "openable", "isOpen", "toggleable", "isToggled", "sliceable", "isSliced", "cookable",
-    "isCooked", "dirtyable", "isDirty", "breakable", "isBroken", "canFillWithLiquid",
-    "isFilledWithLiquid", "canBeUsedUp", "isUsedUp", "isHeatSource", "isColdSource", "isMoving",
+    "visible",
+    "isInteractable",
+    "receptacle",
+    "pickupable",
+    "isPickedUp",
+    "moveable",
+    "openable",
+    "isOpen",
+    "toggleable",
+    "isToggled",
+    "sliceable",
+    "isSliced",
+    "cookable",
+    "isCooked",
+    "dirtyable",
+    "isDirty",
+    "breakable",
+    "isBroken",
+    "canFillWithLiquid",
+    "isFilledWithLiquid",
+    "canBeUsedUp",
+    "isUsedUp",
+    "isHeatSource",
+    "isColdSource",
+    "isMoving",
 )
 ID_RE = re.compile(r"^[A-Za-z]+\|[+-]?\d\d\.\d\d\|[+-]?\d\d\.\d\d\|[+-]?\d\d\.\d\d")
 SCENES = ("FloorPlan1", "FloorPlan201", "FloorPlan301", "FloorPlan401")
@@ -53,8 +109,11 @@ def _vec(d):
 
 
 def _is_xyz(d):
-    return (isinstance(d, dict) and set(d) == {"x", "y", "z"}
-            and all(isinstance(v, float) and math.isfinite(v) for v in d.values()))
+    return (
+        isinstance(d, dict)
+        and set(d) == {"x", "y", "z"}
+        and all(isinstance(v, float) and math.isfinite(v) for v in d.values())
+    )
 
 
 def _obj(ev, object_type):
@@ -89,7 +148,9 @@ def test_object_value_types(scene_objects):
             if not o["isFilledWithLiquid"]:
                 assert o["fillLiquid"] is None, where
             sm = o["salientMaterials"]
-            assert sm is None or (isinstance(sm, list) and sm and all(isinstance(s, str) for s in sm)), where
+            assert sm is None or (
+                isinstance(sm, list) and sm and all(isinstance(s, str) for s in sm)
+            ), where
             if not o["openable"]:
                 assert o["isOpen"] is False and o["openness"] == 0.0, where
             else:
@@ -121,7 +182,10 @@ def test_receptacle_object_ids_null_for_non_receptacles(scene_objects):
             else:
                 assert isinstance(r, list), (scene, o["objectId"])
                 for child in r:  # receptacleObjectIds is the inverse of parentReceptacles
-                    assert o["objectId"] in (by_id[child]["parentReceptacles"] or []), (scene, child)
+                    assert o["objectId"] in (by_id[child]["parentReceptacles"] or []), (
+                        scene,
+                        child,
+                    )
         for o in objs:
             for p in o["parentReceptacles"] or []:
                 assert o["objectId"] in by_id[p]["receptacleObjectIds"], (scene, o["objectId"], p)
@@ -176,7 +240,10 @@ def test_object_id_encodes_initial_position(scene_objects):
     for o in objs:
         coords = np.array([float(v) for v in o["objectId"].split("|")[1:4]])
         pos = _vec(o["position"])
-        if np.allclose(coords[[0, 2]], pos[[0, 2]], atol=0.006) and -0.006 <= pos[1] - coords[1] <= MAX_SETTLE_LIFT + 0.006:
+        if (
+            np.allclose(coords[[0, 2]], pos[[0, 2]], atol=0.006)
+            and -0.006 <= pos[1] - coords[1] <= MAX_SETTLE_LIFT + 0.006
+        ):
             n_close += 1
     assert n_close >= 0.8 * len(objs)
 
@@ -239,8 +306,18 @@ def test_oobb_bottom_face_winding_matches_reference(c):
         p = np.asarray(ob["cornerPoints"])
         ctr = p.mean(0)
         signs = np.sign(np.round(p - ctr, 6))
-        expected = np.array([[1, -1, 1], [-1, -1, 1], [-1, -1, -1], [1, -1, -1],
-                             [1, 1, 1], [-1, 1, 1], [-1, 1, -1], [1, 1, -1]])
+        expected = np.array(
+            [
+                [1, -1, 1],
+                [-1, -1, 1],
+                [-1, -1, -1],
+                [1, -1, -1],
+                [1, 1, 1],
+                [-1, 1, 1],
+                [-1, 1, -1],
+                [1, 1, -1],
+            ]
+        )
         assert np.array_equal(signs, expected), o["objectId"]
         return
     pytest.fail("no unrotated object with an OOBB in FloorPlan1")
@@ -267,8 +344,14 @@ def test_aabb_corner_ordering_center_and_size(scene_objects):
 def test_agent_keys_and_start_pose(c):
     ev = c.reset("FloorPlan1")
     a = ev.metadata["agent"]
-    assert set(a) >= {"name", "position", "rotation", "cameraHorizon", "isStanding",
-                      "inHighFrictionArea"}
+    assert set(a) >= {
+        "name",
+        "position",
+        "rotation",
+        "cameraHorizon",
+        "isStanding",
+        "inHighFrictionArea",
+    }
     assert a["name"] == "agent"
     assert _is_xyz(a["position"]) and _is_xyz(a["rotation"])
     assert a["rotation"]["x"] == 0 and a["rotation"]["z"] == 0
@@ -283,10 +366,27 @@ def test_agent_keys_and_start_pose(c):
 def test_top_level_keys(c):
     ev = c.reset("FloorPlan1")
     m = ev.metadata
-    for k in ("sceneName", "lastAction", "lastActionSuccess", "errorMessage", "errorCode",
-              "actionReturn", "agent", "objects", "inventoryObjects", "heldObjectPose",
-              "screenWidth", "screenHeight", "fov", "cameraPosition", "sceneBounds",
-              "isSceneAtRest", "colors", "depthFormat", "currentTime"):
+    for k in (
+        "sceneName",
+        "lastAction",
+        "lastActionSuccess",
+        "errorMessage",
+        "errorCode",
+        "actionReturn",
+        "agent",
+        "objects",
+        "inventoryObjects",
+        "heldObjectPose",
+        "screenWidth",
+        "screenHeight",
+        "fov",
+        "cameraPosition",
+        "sceneBounds",
+        "isSceneAtRest",
+        "colors",
+        "depthFormat",
+        "currentTime",
+    ):
         assert k in m, k
     assert m["errorMessage"] == "" and m["errorCode"] is None
     assert m["fov"] == 90
@@ -298,7 +398,9 @@ def test_top_level_keys(c):
     hi = _vec(sb["center"]) + _vec(sb["size"]) / 2
     for o in m["objects"]:
         p = _vec(o["position"])
-        assert lo[0] - 0.5 <= p[0] <= hi[0] + 0.5 and lo[2] - 0.5 <= p[2] <= hi[2] + 0.5, o["objectId"]
+        assert lo[0] - 0.5 <= p[0] <= hi[0] + 0.5 and lo[2] - 0.5 <= p[2] <= hi[2] + 0.5, o[
+            "objectId"
+        ]
 
 
 def test_distance_is_3d_from_agent_body(c):
@@ -326,7 +428,9 @@ def test_inventory_and_held_object_pose(c):
     ev = c.step("PickupObject", objectId=apple["objectId"], forceAction=True)
     assert ev.metadata["lastActionSuccess"], ev.metadata["errorMessage"]
     assert ev.metadata["actionReturn"] == apple["objectId"]
-    assert ev.metadata["inventoryObjects"] == [{"objectId": apple["objectId"], "objectType": "Apple"}]
+    assert ev.metadata["inventoryObjects"] == [
+        {"objectId": apple["objectId"], "objectType": "Apple"}
+    ]
     held = ev.get_object(apple["objectId"])
     assert held["isPickedUp"] is True
     assert held["parentReceptacles"] is None
@@ -337,7 +441,9 @@ def test_inventory_and_held_object_pose(c):
     assert all(_is_xyz(hp[k]) for k in hp)
     assert _vec(hp["localPosition"]) == pytest.approx(np.array([0.0, -0.16, 0.38]))
     cam = _vec(ev.metadata["cameraPosition"])
-    assert np.linalg.norm(_vec(hp["position"]) - cam) == pytest.approx(math.hypot(0.16, 0.38), abs=1e-4)
+    assert np.linalg.norm(_vec(hp["position"]) - cam) == pytest.approx(
+        math.hypot(0.16, 0.38), abs=1e-4
+    )
     # the apple sits at the hand
     centre = _vec(held["axisAlignedBoundingBox"]["center"])
     assert np.linalg.norm(centre - _vec(hp["position"])) < 0.05
@@ -414,8 +520,13 @@ def test_visibility_invariants(c):
     n_visible = 0
     for _ in range(15):
         p = rng.choice(reach)
-        ev = c.step("TeleportFull", position=p, rotation=rng.choice([0, 90, 180, 270]),
-                    horizon=rng.choice([-30, 0, 30, 60]), standing=rng.random() < 0.7)
+        ev = c.step(
+            "TeleportFull",
+            position=p,
+            rotation=rng.choice([0, 90, 180, 270]),
+            horizon=rng.choice([-30, 0, 30, 60]),
+            standing=rng.random() < 0.7,
+        )
         assert ev.metadata["lastActionSuccess"], ev.metadata["errorMessage"]
         ax, az = p["x"], p["z"]
         for o in ev.metadata["objects"]:
@@ -437,7 +548,11 @@ def test_error_code_of_rejected_calls(c):
     with pytest.raises(ValueError):
         c.step("NoSuchAction")
     m = c.last_event.metadata
-    assert (m["lastAction"], m["lastActionSuccess"], m["errorCode"]) == ("NoSuchAction", False, "InvalidAction")
+    assert (m["lastAction"], m["lastActionSuccess"], m["errorCode"]) == (
+        "NoSuchAction",
+        False,
+        "InvalidAction",
+    )
     with pytest.raises(ValueError):
         c.step("MoveAhead", bogus=1)
     assert c.last_event.metadata["errorCode"] == "InvalidArgument"

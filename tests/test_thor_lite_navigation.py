@@ -1,4 +1,5 @@
 """Agent navigation of thor_lite (AI2-THOR 5.0 reference §4, §5.1)."""
+
 from __future__ import annotations
 
 import math
@@ -42,16 +43,23 @@ def _open_cell(c):
 
 
 def _teleport(c, p, yaw=0.0, horizon=0.0, standing=True):
-    ev = c.step("TeleportFull", position=dict(x=p["x"], y=p["y"], z=p["z"]),
-                rotation=dict(x=0, y=yaw, z=0), horizon=horizon, standing=standing)
+    ev = c.step(
+        "TeleportFull",
+        position=dict(x=p["x"], y=p["y"], z=p["z"]),
+        rotation=dict(x=0, y=yaw, z=0),
+        horizon=horizon,
+        standing=standing,
+    )
     assert ev.metadata["lastActionSuccess"], ev.metadata["errorMessage"]
     return ev
 
 
 # --- moves -----------------------------------------------------------------------------
 @pytest.mark.parametrize("yaw", [0.0, 90.0, 180.0, 270.0])
-@pytest.mark.parametrize("action,fwd,right", [("MoveAhead", 1, 0), ("MoveBack", -1, 0),
-                                              ("MoveRight", 0, 1), ("MoveLeft", 0, -1)])
+@pytest.mark.parametrize(
+    "action,fwd,right",
+    [("MoveAhead", 1, 0), ("MoveBack", -1, 0), ("MoveRight", 0, 1), ("MoveLeft", 0, -1)],
+)
 def test_move_directions(fresh, yaw, action, fwd, right):
     c = fresh
     start = _open_cell(c)
@@ -126,8 +134,11 @@ def test_moves_stay_on_reachable_grid(fresh):
     cells = {_cell(p) for p in _reachable(c)}
     rng = random.Random(3)
     for _ in range(40):
-        ev = c.step(rng.choice(["MoveAhead", "MoveBack", "MoveLeft", "MoveRight", "RotateLeft",
-                                "RotateRight"]))
+        ev = c.step(
+            rng.choice(
+                ["MoveAhead", "MoveBack", "MoveLeft", "MoveRight", "RotateLeft", "RotateRight"]
+            )
+        )
         x, z = _pos(ev)
         assert _on_grid(x) and _on_grid(z)
         assert (round(x / GRID), round(z / GRID)) in cells
@@ -173,7 +184,9 @@ def test_look_limits(fresh):
     assert c.step("LookUp").metadata["agent"]["cameraHorizon"] == pytest.approx(-30)
     ev = c.step("LookUp")
     assert ev.metadata["lastActionSuccess"] is False
-    assert ev.metadata["errorMessage"] == "can't look up beyond 30 degrees above the forward horizon"
+    assert (
+        ev.metadata["errorMessage"] == "can't look up beyond 30 degrees above the forward horizon"
+    )
     assert ev.metadata["agent"]["cameraHorizon"] == pytest.approx(-30)
     for h in (0, 30, 60):
         ev = c.step("LookDown")
@@ -181,14 +194,17 @@ def test_look_limits(fresh):
         assert ev.metadata["agent"]["cameraHorizon"] == pytest.approx(h)
     ev = c.step("LookDown")
     assert ev.metadata["lastActionSuccess"] is False
-    assert ev.metadata["errorMessage"] == "can't look down beyond 60 degrees below the forward horizon"
+    assert (
+        ev.metadata["errorMessage"] == "can't look down beyond 60 degrees below the forward horizon"
+    )
     assert ev.metadata["agent"]["cameraHorizon"] == pytest.approx(60)
     ev = c.step("LookUp", degrees=15)
     assert ev.metadata["agent"]["cameraHorizon"] == pytest.approx(45)
     ev = c.step("LookUp", degrees=-5)
     assert ev.metadata["lastActionSuccess"] is False
     assert ev.metadata["errorMessage"].startswith(
-        "LookUp action requires positive degree value. Invalid value used: -5")
+        "LookUp action requires positive degree value. Invalid value used: -5"
+    )
     assert ev.metadata["agent"]["cameraHorizon"] == pytest.approx(45)
 
 
@@ -235,8 +251,13 @@ def test_teleport_and_teleport_full(fresh):
     assert ev.metadata["agent"]["rotation"]["y"] == pytest.approx(180)
     assert ev.metadata["agent"]["cameraHorizon"] == pytest.approx(30)
     t2 = reach[2 * len(reach) // 3]
-    ev = c.step("TeleportFull", position=dict(x=t2["x"], y=t2["y"], z=t2["z"]),
-                rotation=dict(x=0, y=270, z=0), horizon=-30, standing=False)
+    ev = c.step(
+        "TeleportFull",
+        position=dict(x=t2["x"], y=t2["y"], z=t2["z"]),
+        rotation=dict(x=0, y=270, z=0),
+        horizon=-30,
+        standing=False,
+    )
     assert ev.metadata["lastActionSuccess"], ev.metadata["errorMessage"]
     a = ev.metadata["agent"]
     assert (a["position"]["x"], a["position"]["z"]) == pytest.approx((t2["x"], t2["z"]))
@@ -244,8 +265,15 @@ def test_teleport_and_teleport_full(fresh):
     assert a["cameraHorizon"] == pytest.approx(-30)
     assert a["isStanding"] is False
     # deprecated x/y/z overload
-    ev = c.step("TeleportFull", x=target["x"], y=target["y"], z=target["z"], rotation=90,
-                horizon=0, standing=True)
+    ev = c.step(
+        "TeleportFull",
+        x=target["x"],
+        y=target["y"],
+        z=target["z"],
+        rotation=90,
+        horizon=0,
+        standing=True,
+    )
     assert ev.metadata["lastActionSuccess"], ev.metadata["errorMessage"]
     assert _pos(ev) == pytest.approx((target["x"], target["z"]))
 
@@ -256,29 +284,42 @@ def test_teleport_off_grid_fails(fresh):
     ev = c.step("Teleport", position=dict(x=x0 + 0.1, y=AGENT_Y, z=z0))
     assert ev.metadata["lastActionSuccess"] is False
     assert ev.metadata["errorMessage"] == (
-        f"Teleport position ({x0 + 0.1:.6f}, {AGENT_Y:.6f}, {z0:.6f}) is not on the grid of size 0.25.")
+        f"Teleport position ({x0 + 0.1:.6f}, {AGENT_Y:.6f}, {z0:.6f}) is not on the grid of size 0.25."
+    )
     assert _pos(ev) == (x0, z0)
 
 
 def test_teleport_out_of_bounds_fails(fresh):
     c = fresh
     x0, z0 = _pos(c.last_event)
-    ev = c.step("TeleportFull", position=dict(x=25.0, y=AGENT_Y, z=z0), rotation=dict(x=0, y=0, z=0),
-                horizon=0, standing=True)
+    ev = c.step(
+        "TeleportFull",
+        position=dict(x=25.0, y=AGENT_Y, z=z0),
+        rotation=dict(x=0, y=0, z=0),
+        horizon=0,
+        standing=True,
+    )
     assert ev.metadata["lastActionSuccess"] is False
     assert ev.metadata["errorMessage"] == (
         f"Teleport position (25.000000, {AGENT_Y:.6f}, {z0:.6f}) out of scene bounds! "
-        "Ignore this by setting forceAction=true.")
+        "Ignore this by setting forceAction=true."
+    )
     assert _pos(ev) == (x0, z0)
 
 
 def test_teleport_bad_rotation_and_horizon(fresh):
     c = fresh
     pos = c.last_event.metadata["agent"]["position"]
-    ev = c.step("TeleportFull", position=pos, rotation=dict(x=10, y=0, z=0), horizon=0, standing=True)
+    ev = c.step(
+        "TeleportFull", position=pos, rotation=dict(x=10, y=0, z=0), horizon=0, standing=True
+    )
     assert ev.metadata["lastActionSuccess"] is False
-    assert ev.metadata["errorMessage"].startswith("No agents currently can change in pitch or roll.")
-    ev = c.step("TeleportFull", position=pos, rotation=dict(x=0, y=0, z=0), horizon=75, standing=True)
+    assert ev.metadata["errorMessage"].startswith(
+        "No agents currently can change in pitch or roll."
+    )
+    ev = c.step(
+        "TeleportFull", position=pos, rotation=dict(x=0, y=0, z=0), horizon=75, standing=True
+    )
     assert ev.metadata["lastActionSuccess"] is False
     assert ev.metadata["errorMessage"] == "Each horizon must be in [-30:60]. You gave 75.0."
 
@@ -339,8 +380,13 @@ def test_teleport_to_sample_of_reachable_positions(fresh):
     reach = _reachable(c)
     rng = random.Random(0)
     for p in rng.sample(reach, min(15, len(reach))):
-        ev = c.step("TeleportFull", position=p, rotation=dict(x=0, y=rng.choice([0, 90, 180, 270]), z=0),
-                    horizon=0, standing=True)
+        ev = c.step(
+            "TeleportFull",
+            position=p,
+            rotation=dict(x=0, y=rng.choice([0, 90, 180, 270]), z=0),
+            horizon=0,
+            standing=True,
+        )
         assert ev.metadata["lastActionSuccess"], (p, ev.metadata["errorMessage"])
         assert _pos(ev) == pytest.approx((p["x"], p["z"]))
 
@@ -379,16 +425,27 @@ def test_get_interactable_poses(fresh, object_type):
 def test_interactable_poses_filters(fresh):
     c = fresh
     apple = next(o for o in c.last_event.metadata["objects"] if o["objectType"] == "Apple")
-    ev = c.step("GetInteractablePoses", objectId=apple["objectId"], horizons=[0], standings=[True],
-                rotations=[90], maxPoses=3)
+    ev = c.step(
+        "GetInteractablePoses",
+        objectId=apple["objectId"],
+        horizons=[0],
+        standings=[True],
+        rotations=[90],
+        maxPoses=3,
+    )
     poses = ev.metadata["actionReturn"]
     assert 0 < len(poses) <= 3
     assert all(p["horizon"] == 0 and p["standing"] is True and p["rotation"] == 90 for p in poses)
     full = c.step("GetInteractablePoses", objectId=apple["objectId"]).metadata["actionReturn"]
-    near = c.step("GetInteractablePoses", objectId=apple["objectId"], maxDistance=0.75).metadata["actionReturn"]
+    near = c.step("GetInteractablePoses", objectId=apple["objectId"], maxDistance=0.75).metadata[
+        "actionReturn"
+    ]
     assert len(near) < len(full)
     for p in near:
-        assert math.hypot(p["x"] - apple["position"]["x"], p["z"] - apple["position"]["z"]) < 0.75 + 0.3
+        assert (
+            math.hypot(p["x"] - apple["position"]["x"], p["z"] - apple["position"]["z"])
+            < 0.75 + 0.3
+        )
 
 
 def test_interactable_poses_errors(fresh):
@@ -404,7 +461,10 @@ def test_interactable_poses_errors(fresh):
     for kw, msg in cases:
         ev = c.step("GetInteractablePoses", objectId=oid, **kw)
         assert ev.metadata["lastActionSuccess"] is False, kw
-        assert ev.metadata["errorMessage"].startswith(msg.split(" You gave")[0]), (kw, ev.metadata["errorMessage"])
+        assert ev.metadata["errorMessage"].startswith(msg.split(" You gave")[0]), (
+            kw,
+            ev.metadata["errorMessage"],
+        )
     ev = c.step("GetInteractablePoses", objectId="Apple|+09.00|+09.00|+09.00")
     assert ev.metadata["lastActionSuccess"] is False
     with pytest.raises(ValueError, match="objectId"):
@@ -426,7 +486,11 @@ def test_every_object_outside_containers_has_interactable_poses(c, scene):
         missing = []
         for o in ev.metadata["objects"]:
             pr = o["parentReceptacles"]
-            if not o["pickupable"] or not pr or pr[0].split("|")[0] in ("Drawer", "Cabinet", "Fridge", "Microwave"):
+            if (
+                not o["pickupable"]
+                or not pr
+                or pr[0].split("|")[0] in ("Drawer", "Cabinet", "Fridge", "Microwave")
+            ):
                 continue
             if not c.step("GetInteractablePoses", objectId=o["objectId"]).metadata["actionReturn"]:
                 missing.append(o["objectId"])
@@ -438,9 +502,15 @@ def test_every_object_outside_containers_has_interactable_poses(c, scene):
 def test_teleport_height_mismatch_fails(fresh):
     c = fresh
     x0, z0 = _pos(c.last_event)
-    ev = c.step("TeleportFull", position=dict(x=x0, y=AGENT_Y + 1.0, z=z0), rotation=dict(x=0, y=0, z=0),
-                horizon=0, standing=True)
+    ev = c.step(
+        "TeleportFull",
+        position=dict(x=x0, y=AGENT_Y + 1.0, z=z0),
+        rotation=dict(x=0, y=0, z=0),
+        horizon=0,
+        standing=True,
+    )
     assert ev.metadata["lastActionSuccess"] is False
     assert ev.metadata["errorMessage"].startswith(
-        "After teleporting and adjusting agent position to floor, there was too large a change(")
+        "After teleporting and adjusting agent position to floor, there was too large a change("
+    )
     assert ev.metadata["agent"]["position"]["y"] == pytest.approx(AGENT_Y, abs=1e-4)

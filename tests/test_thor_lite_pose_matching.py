@@ -5,6 +5,7 @@ by `thor_lite.actions.scene_setup.match_pose_entries`. Whatever ran before in th
 (other episodes of the same scene, other scenes), or in which process, an episode must come out
 identical: the same names on the same objects, the same poses, openness and start energy.
 """
+
 from __future__ import annotations
 
 import json
@@ -26,10 +27,15 @@ def _signature(objects):
     """What a metadata reader sees of every enabled object, rounded past float noise."""
     out = []
     for o in objects:
-        out.append((o["objectId"], o["name"],
-                    tuple(round(o["position"][k], 6) for k in "xyz"),
-                    tuple(round(o["rotation"][k], 4) for k in "xyz"),
-                    round(float(o.get("openness") or 0.0), 6)))
+        out.append(
+            (
+                o["objectId"],
+                o["name"],
+                tuple(round(o["position"][k], 6) for k in "xyz"),
+                tuple(round(o["rotation"][k], 4) for k in "xyz"),
+                round(float(o.get("openness") or 0.0), 6),
+            )
+        )
     return sorted(out)
 
 
@@ -43,21 +49,31 @@ def _foreign_episode(canonical, swap: bool):
     pick = [o for o in canonical if o["pickupable"]]
     statues = sorted((o for o in pick if o["objectType"] == "Statue"), key=lambda o: o["objectId"])
     assert len(statues) == 2
-    spots = {statues[0]["objectId"]: statues[1 if swap else 0]["position"],
-             statues[1]["objectId"]: statues[0 if swap else 1]["position"]}
+    spots = {
+        statues[0]["objectId"]: statues[1 if swap else 0]["position"],
+        statues[1]["objectId"]: statues[0 if swap else 1]["position"],
+    }
     entries = []
     for i, o in enumerate(sorted(pick, key=lambda o: o["objectId"])):
-        name = f"{o['objectType']}_{'%08x' % (0xabc000 + (7 * i) % 13)}"
+        name = f"{o['objectType']}_{'%08x' % (0xABC000 + (7 * i) % 13)}"
         pos = spots.get(o["objectId"], o["position"])
-        entries.append({"name": name, "objectName": name, "position": dict(pos),
-                        "rotation": dict(o["rotation"])})
+        entries.append(
+            {
+                "name": name,
+                "objectName": name,
+                "position": dict(pos),
+                "rotation": dict(o["rotation"]),
+            }
+        )
     return entries
 
 
 def _run_synthetic(c: Controller, swap: bool):
     c.reset(SCENE)
     canonical = c.last_event.metadata["objects"]
-    ev = c.step("SetObjectPoses", objectPoses=_foreign_episode(canonical, swap), placeStationary=False)
+    ev = c.step(
+        "SetObjectPoses", objectPoses=_foreign_episode(canonical, swap), placeStationary=False
+    )
     assert ev.metadata["lastActionSuccess"], ev.metadata["errorMessage"]
     return _signature(ev.metadata["objects"])
 
@@ -124,14 +140,24 @@ def _official(order, in_process=True):
         return json.loads(json.dumps(ns["episode_signature"](str(SHARED_VAL), SCENE, order)))
     code = _OFFICIAL_SNIPPET + (
         "\nprint('SIG' + json.dumps(episode_signature(sys.argv[1], sys.argv[2], "
-        "[int(i) for i in sys.argv[3].split(',')])))\n")
+        "[int(i) for i in sys.argv[3].split(',')])))\n"
+    )
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    out = subprocess.run([sys.executable, "-c", code, str(SHARED_VAL), SCENE, ",".join(map(str, order))],
-                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(SHARED_VAL), SCENE, ",".join(map(str, order))],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    ).stdout
     return json.loads(out.split("SIG", 1)[1])
 
 
-@pytest.mark.skipif(not SHARED_VAL.is_file(), reason="official 2023 val split not available (../shared)")
+@pytest.mark.skipif(
+    not SHARED_VAL.is_file(), reason="official 2023 val split not available (../shared)"
+)
 def test_official_episode_same_whatever_ran_before():
     # Val FloorPlan223 episode 0: its Statue names were paired differently after episode 2
     # (start energy 0.993383 instead of 1.0) when adopted names outlived reset().

@@ -1,4 +1,5 @@
 """Caches of compiled scene data and of built worlds are keyed on every setting that changes them."""
+
 from __future__ import annotations
 
 import pickle
@@ -37,7 +38,9 @@ def test_scene_cache_is_written_atomically_and_reused(tmp_path, monkeypatch):
     monkeypatch.setattr(scene_data, "_SCENES", None)
     scenes = scene_data.all_scene_records()
     files = list(tmp_path.iterdir())
-    assert len(files) == 1 and files[0].name.startswith("ithor_scenes_") and files[0].suffix == ".pkl"
+    assert (
+        len(files) == 1 and files[0].name.startswith("ithor_scenes_") and files[0].suffix == ".pkl"
+    )
     assert files[0].stat().st_mode & 0o777 == 0o644
     with open(files[0], "rb") as f:
         assert pickle.load(f).keys() == scenes.keys()

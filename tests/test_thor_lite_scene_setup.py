@@ -1,4 +1,5 @@
 """Scene-setup actions of thor_lite (AI2-THOR 5.0 reference §5.4, §5.5)."""
+
 from __future__ import annotations
 
 import json
@@ -31,8 +32,11 @@ def _xyz(d):
 
 def _pose(o, dx=0.0, dy=0.0, dz=0.0):
     p = o["position"]
-    return {"objectName": o["name"], "position": {"x": p["x"] + dx, "y": p["y"] + dy, "z": p["z"] + dz},
-            "rotation": dict(o["rotation"])}
+    return {
+        "objectName": o["name"],
+        "position": {"x": p["x"] + dx, "y": p["y"] + dy, "z": p["z"] + dz},
+        "rotation": dict(o["rotation"]),
+    }
 
 
 # --- SetObjectPoses ----------------------------------------------------------------------
@@ -64,21 +68,31 @@ def test_set_object_poses_moves_listed_and_disables_unlisted(fresh):
 def test_set_object_poses_unknown_name_fails_but_applies_valid_entries(fresh):
     c = fresh
     apple, mug = first(c, "Apple"), first(c, "Mug")
-    bad = {"objectName": "NoSuchThing_1234", "position": apple["position"], "rotation": apple["rotation"]}
-    ev = fails(c.step("SetObjectPoses", objectPoses=[_pose(apple), bad, _pose(mug, dz=0.05)]),
-               "No Pickupable or Moveable object of name NoSuchThing_1234 found in scene.")
+    bad = {
+        "objectName": "NoSuchThing_1234",
+        "position": apple["position"],
+        "rotation": apple["rotation"],
+    }
+    ev = fails(
+        c.step("SetObjectPoses", objectPoses=[_pose(apple), bad, _pose(mug, dz=0.05)]),
+        "No Pickupable or Moveable object of name NoSuchThing_1234 found in scene.",
+    )
     ids = {o["objectId"] for o in ev.metadata["objects"]}
     assert apple["objectId"] in ids and mug["objectId"] in ids
-    assert ev.get_object(mug["objectId"])["position"]["z"] == pytest.approx(mug["position"]["z"] + 0.05, abs=1e-4)
+    assert ev.get_object(mug["objectId"])["position"]["z"] == pytest.approx(
+        mug["position"]["z"] + 0.05, abs=1e-4
+    )
     assert not ev.objects_by_type("Bread")  # unlisted: disabled
 
 
 def test_set_object_poses_static_object_fails(fresh):
     c = fresh
     apple, counter = first(c, "Apple"), first(c, "CounterTop")
-    fails(c.step("SetObjectPoses", objectPoses=[_pose(apple), _pose(counter)]),
-          f"{counter['name']} is not a Moveable or Pickupable object. SetObjectPoses only works "
-          "with Moveable and Pickupable sim objects.")
+    fails(
+        c.step("SetObjectPoses", objectPoses=[_pose(apple), _pose(counter)]),
+        f"{counter['name']} is not a Moveable or Pickupable object. SetObjectPoses only works "
+        "with Moveable and Pickupable sim objects.",
+    )
     assert c.last_event.get_object(counter["objectId"])["position"] == counter["position"]
 
 
@@ -87,17 +101,24 @@ def test_set_object_poses_duplicate_creates_copy(fresh):
     apple = first(c, "Apple")
     ev = ok(c.step("SetObjectPoses", objectPoses=[_pose(apple), _pose(apple, dx=0.25)]))
     apples = ev.objects_by_type("Apple")
-    assert sorted(o["objectId"] for o in apples) == [apple["objectId"], apple["objectId"] + "_copy_0"]
+    assert sorted(o["objectId"] for o in apples) == [
+        apple["objectId"],
+        apple["objectId"] + "_copy_0",
+    ]
     copy = ev.get_object(apple["objectId"] + "_copy_0")
     assert copy["name"] == apple["name"] + "_copy_0"
     assert copy["position"]["x"] == pytest.approx(apple["position"]["x"] + 0.25, abs=1e-4)
-    assert ev.get_object(apple["objectId"])["position"]["x"] == pytest.approx(apple["position"]["x"], abs=1e-4)
+    assert ev.get_object(apple["objectId"])["position"]["x"] == pytest.approx(
+        apple["position"]["x"], abs=1e-4
+    )
 
 
 def test_set_object_poses_bad_input(fresh):
-    fails(fresh.step("SetObjectPoses", objectPoses="nope"),
-          "objectPoses was not initialized correctly. Please make sure each element in the "
-          "objectPoses list is initialized.")
+    fails(
+        fresh.step("SetObjectPoses", objectPoses="nope"),
+        "objectPoses was not initialized correctly. Please make sure each element in the "
+        "objectPoses list is initialized.",
+    )
 
 
 def test_set_object_poses_round_trip(fresh):
@@ -115,31 +136,62 @@ def test_set_object_poses_round_trip(fresh):
 # --- SetObjectStates / SetObjectToggles / SetStateOfAllObjects --------------------------
 def test_set_object_states(fresh):
     c = fresh
-    ev = ok(c.step("SetObjectStates", SetObjectStates={"objectType": "Fridge", "stateChange": "openable",
-                                                         "isOpen": True}))
+    ev = ok(
+        c.step(
+            "SetObjectStates",
+            SetObjectStates={"objectType": "Fridge", "stateChange": "openable", "isOpen": True},
+        )
+    )
     f = ev.objects_by_type("Fridge")[0]
     assert f["isOpen"] and f["openness"] == 1.0
-    ev = ok(c.step("SetObjectStates", SetObjectStates={"objectType": "Mug", "stateChange": "dirtyable",
-                                                         "isDirty": True}))
+    ev = ok(
+        c.step(
+            "SetObjectStates",
+            SetObjectStates={"objectType": "Mug", "stateChange": "dirtyable", "isDirty": True},
+        )
+    )
     assert all(o["isDirty"] for o in ev.objects_by_type("Mug"))
     assert not any(o["isDirty"] for o in ev.objects_by_type("Cup"))
-    ev = ok(c.step("SetObjectStates", SetObjectStates={"objectType": "Cup", "stateChange": "canFillWithLiquid",
-                                                         "isFilledWithLiquid": True}))
+    ev = ok(
+        c.step(
+            "SetObjectStates",
+            SetObjectStates={
+                "objectType": "Cup",
+                "stateChange": "canFillWithLiquid",
+                "isFilledWithLiquid": True,
+            },
+        )
+    )
     assert all(o["fillLiquid"] == "water" for o in ev.objects_by_type("Cup"))
-    ev = ok(c.step("SetObjectStates", SetObjectStates={"objectType": "Apple", "stateChange": "sliceable",
-                                                         "isSliced": True}))
+    ev = ok(
+        c.step(
+            "SetObjectStates",
+            SetObjectStates={"objectType": "Apple", "stateChange": "sliceable", "isSliced": True},
+        )
+    )
     assert ev.objects_by_type("Apple")[0]["isSliced"]
     assert ev.objects_by_type("AppleSliced")
     # one-way changes: cooking cannot be undone
-    ok(c.step("SetObjectStates", SetObjectStates={"objectType": "Potato", "stateChange": "cookable", "isCooked": True}))
-    ev = ok(c.step("SetObjectStates", SetObjectStates={"objectType": "Potato", "stateChange": "cookable",
-                                                         "isCooked": False}))
+    ok(
+        c.step(
+            "SetObjectStates",
+            SetObjectStates={"objectType": "Potato", "stateChange": "cookable", "isCooked": True},
+        )
+    )
+    ev = ok(
+        c.step(
+            "SetObjectStates",
+            SetObjectStates={"objectType": "Potato", "stateChange": "cookable", "isCooked": False},
+        )
+    )
     assert ev.objects_by_type("Potato")[0]["isCooked"] is True
 
 
 def test_set_object_states_without_type_applies_to_all(fresh):
     c = fresh
-    ev = ok(c.step("SetObjectStates", SetObjectStates={"stateChange": "dirtyable", "isDirty": True}))
+    ev = ok(
+        c.step("SetObjectStates", SetObjectStates={"stateChange": "dirtyable", "isDirty": True})
+    )
     dirtyable = [o for o in ev.metadata["objects"] if o["dirtyable"]]
     assert len({o["objectType"] for o in dirtyable}) > 1
     assert all(o["isDirty"] for o in dirtyable)
@@ -148,8 +200,16 @@ def test_set_object_states_without_type_applies_to_all(fresh):
 
 def test_set_object_states_toggle_propagates_to_burners(fresh):
     c = fresh
-    ev = ok(c.step("SetObjectStates", SetObjectStates={"objectType": "StoveKnob", "stateChange": "toggleable",
-                                                         "isToggled": True}))
+    ev = ok(
+        c.step(
+            "SetObjectStates",
+            SetObjectStates={
+                "objectType": "StoveKnob",
+                "stateChange": "toggleable",
+                "isToggled": True,
+            },
+        )
+    )
     for k in ev.objects_by_type("StoveKnob"):
         assert k["isToggled"]
         for b in k["controlledObjects"]:
@@ -159,17 +219,28 @@ def test_set_object_states_toggle_propagates_to_burners(fresh):
 def test_set_object_states_errors(fresh):
     c = fresh
     fails(c.step("SetObjectStates"), "action.SetObjectStates is null or not initialized!")
-    fails(c.step("SetObjectStates", SetObjectStates={}),
-          "action.SetObjectStates has objectType and stateChange strings null. Please pass in valid strings.")
-    fails(c.step("SetObjectStates", SetObjectStates={"objectType": "Mug"}),
-          "action.SetObjectStates is missing stateChange string. If setting objects by objectType, Please "
-          "specify both an objectType and a stateChange compatible with that objectType to set.")
+    fails(
+        c.step("SetObjectStates", SetObjectStates={}),
+        "action.SetObjectStates has objectType and stateChange strings null. Please pass in valid strings.",
+    )
+    fails(
+        c.step("SetObjectStates", SetObjectStates={"objectType": "Mug"}),
+        "action.SetObjectStates is missing stateChange string. If setting objects by objectType, Please "
+        "specify both an objectType and a stateChange compatible with that objectType to set.",
+    )
 
 
 def test_set_object_toggles(fresh):
     c = fresh
-    ev = ok(c.step("SetObjectToggles", objectToggles=[{"objectType": "Faucet", "isOn": True},
-                                                       {"objectType": "StoveKnob", "isOn": True}]))
+    ev = ok(
+        c.step(
+            "SetObjectToggles",
+            objectToggles=[
+                {"objectType": "Faucet", "isOn": True},
+                {"objectType": "StoveKnob", "isOn": True},
+            ],
+        )
+    )
     assert all(o["isToggled"] for o in ev.objects_by_type("Faucet"))
     assert all(o["isToggled"] for o in ev.objects_by_type("StoveKnob"))
     assert all(o["isToggled"] for o in ev.objects_by_type("StoveBurner"))  # controlled by the knobs
@@ -189,7 +260,9 @@ def test_set_state_of_all_objects(fresh):
     assert not any(o["isDirty"] for o in ev.metadata["objects"])
     ev = ok(c.step("SetStateOfAllObjects", StateChange="CanBeFilled", forceAction=True))
     fillable = [o for o in ev.metadata["objects"] if o["canFillWithLiquid"]]
-    assert fillable and all(o["isFilledWithLiquid"] and o["fillLiquid"] == "water" for o in fillable)
+    assert fillable and all(
+        o["isFilledWithLiquid"] and o["fillLiquid"] == "water" for o in fillable
+    )
     fails(c.step("SetStateOfAllObjects", StateChange="Bogus"))
 
 
@@ -197,15 +270,20 @@ def test_set_state_of_all_objects(fresh):
 def _irs_layout(c, seed, **kw):
     c.reset("FloorPlan1")
     ev = ok(c.step("InitialRandomSpawn", randomSeed=seed, **kw))
-    return ev, {o["objectId"]: (o["position"], o["rotation"], o["parentReceptacles"])
-                for o in ev.metadata["objects"] if o["pickupable"]}
+    return ev, {
+        o["objectId"]: (o["position"], o["rotation"], o["parentReceptacles"])
+        for o in ev.metadata["objects"]
+        if o["pickupable"]
+    }
 
 
 def test_initial_random_spawn_deterministic(c):
     ev1, l1 = _irs_layout(c, 7)
     ev2, l2 = _irs_layout(c, 7)
     assert l1 == l2
-    assert json.dumps(ev1.metadata["objects"], sort_keys=True) == json.dumps(ev2.metadata["objects"], sort_keys=True)
+    assert json.dumps(ev1.metadata["objects"], sort_keys=True) == json.dumps(
+        ev2.metadata["objects"], sort_keys=True
+    )
     _, l3 = _irs_layout(c, 8)
     assert set(l3) == set(l1)
     assert sum(l1[k][0] != l3[k][0] for k in l1) >= len(l1) // 2
@@ -261,10 +339,18 @@ def test_initial_random_spawn_duplicates(c):
 
 def test_initial_random_spawn_errors(fresh):
     c = fresh
-    fails(c.step("InitialRandomSpawn", excludedReceptacles=["NotAType"]),
-          "invalid Object Type used in excludedReceptacles array: NotAType")
-    fails(c.step("InitialRandomSpawn", excludedObjectIds=["Nope|1"]), "Cannot find sim object with id 'Nope|1'")
-    fails(c.step("InitialRandomSpawn", numPlacementAttempts=0), "numPlacementAttempts must be a positive integer.")
+    fails(
+        c.step("InitialRandomSpawn", excludedReceptacles=["NotAType"]),
+        "invalid Object Type used in excludedReceptacles array: NotAType",
+    )
+    fails(
+        c.step("InitialRandomSpawn", excludedObjectIds=["Nope|1"]),
+        "Cannot find sim object with id 'Nope|1'",
+    )
+    fails(
+        c.step("InitialRandomSpawn", numPlacementAttempts=0),
+        "numPlacementAttempts must be a positive integer.",
+    )
 
 
 def test_initial_random_spawn_drops_held_object(fresh):
@@ -283,10 +369,18 @@ def test_teleport_object_positions_list_and_force_kinematic(fresh):
     ap = apple["position"]
     target = {"x": ap["x"], "y": ap["y"] + 0.3, "z": ap["z"] + 0.1}
     # the first candidate collides with the bread, the second is free
-    ev = ok(c.step("TeleportObject", objectId=apple["objectId"], positions=[bread["position"], target],
-                   forceKinematic=True))
+    ev = ok(
+        c.step(
+            "TeleportObject",
+            objectId=apple["objectId"],
+            positions=[bread["position"], target],
+            forceKinematic=True,
+        )
+    )
     a = ev.get_object(apple["objectId"])
-    assert _xyz(a["position"]) == pytest.approx(_xyz(target), abs=1e-6)  # kinematic: stays in the air
+    assert _xyz(a["position"]) == pytest.approx(
+        _xyz(target), abs=1e-6
+    )  # kinematic: stays in the air
     assert _xyz(ev.metadata["actionReturn"]) == pytest.approx(_xyz(target), abs=1e-6)
 
 
@@ -294,8 +388,13 @@ def test_teleport_object_falls_without_force_kinematic(fresh):
     c = fresh
     apple = first(c, "Apple")
     ap = apple["position"]
-    ev = ok(c.step("TeleportObject", objectId=apple["objectId"],
-                   position={"x": ap["x"], "y": ap["y"] + 0.3, "z": ap["z"]}))
+    ev = ok(
+        c.step(
+            "TeleportObject",
+            objectId=apple["objectId"],
+            position={"x": ap["x"], "y": ap["y"] + 0.3, "z": ap["z"]},
+        )
+    )
     a = ev.get_object(apple["objectId"])
     assert a["position"]["y"] < ap["y"] + 0.1  # came to rest on the counter again
     assert a["parentReceptacles"] == apple["parentReceptacles"]
@@ -305,8 +404,17 @@ def test_teleport_object_rotation_and_xyz(fresh):
     c = fresh
     apple = first(c, "Apple")
     ap = apple["position"]
-    ev = ok(c.step("TeleportObject", objectId=apple["objectId"], x=ap["x"], y=ap["y"] + 0.5, z=ap["z"],
-                   rotation=dict(x=0, y=45, z=0), forceKinematic=True))
+    ev = ok(
+        c.step(
+            "TeleportObject",
+            objectId=apple["objectId"],
+            x=ap["x"],
+            y=ap["y"] + 0.5,
+            z=ap["z"],
+            rotation=dict(x=0, y=45, z=0),
+            forceKinematic=True,
+        )
+    )
     a = ev.get_object(apple["objectId"])
     assert a["rotation"]["y"] == pytest.approx(45)
     assert a["position"]["y"] == pytest.approx(ap["y"] + 0.5)
@@ -315,16 +423,30 @@ def test_teleport_object_rotation_and_xyz(fresh):
 def test_teleport_object_failures(fresh):
     c = fresh
     apple, bread = first(c, "Apple"), first(c, "Bread")
-    fails(c.step("TeleportObject", objectId=apple["objectId"], position=bread["position"]),
-          f"{apple['objectId']} is colliding with {bread['objectId']} after teleport.")
+    fails(
+        c.step("TeleportObject", objectId=apple["objectId"], position=bread["position"]),
+        f"{apple['objectId']} is colliding with {bread['objectId']} after teleport.",
+    )
     assert c.last_event.get_object(apple["objectId"])["position"] == apple["position"]
-    fails(c.step("TeleportObject", objectId="Nope|1", position=bread["position"]),
-          "Cannot find object with id Nope|1")
+    fails(
+        c.step("TeleportObject", objectId="Nope|1", position=bread["position"]),
+        "Cannot find object with id Nope|1",
+    )
     ok(c.step("PickupObject", objectId=apple["objectId"], forceAction=True))
-    fails(c.step("TeleportObject", objectId=apple["objectId"], position=apple["position"]),
-          "Cannot teleport object in hand.")
-    ev = ok(c.step("TeleportObject", objectId=apple["objectId"], position=apple["position"],
-                   allowTeleportOutOfHand=True, forceAction=True, forceKinematic=True))
+    fails(
+        c.step("TeleportObject", objectId=apple["objectId"], position=apple["position"]),
+        "Cannot teleport object in hand.",
+    )
+    ev = ok(
+        c.step(
+            "TeleportObject",
+            objectId=apple["objectId"],
+            position=apple["position"],
+            allowTeleportOutOfHand=True,
+            forceAction=True,
+            forceKinematic=True,
+        )
+    )
     assert ev.metadata["inventoryObjects"] == []
 
 
@@ -342,11 +464,14 @@ def test_remove_from_scene(fresh):
     assert ev.get_object(mug["objectId"]) is None and ev.get_object(bread["objectId"]) is None
     # other ids are unchanged
     assert {o["objectId"] for o in ev.metadata["objects"]} == (
-        {o["objectId"] for o in objs0} - {apple["objectId"], mug["objectId"], bread["objectId"]})
+        {o["objectId"] for o in objs0} - {apple["objectId"], mug["objectId"], bread["objectId"]}
+    )
     fails(c.step("RemoveFromScene", objectIds=[]), "objectIds must not be empty!")
     fails(c.step("RemoveFromScene", objectId="Nope|1"))
-    fails(c.step("PickupObject", objectId=apple["objectId"], forceAction=True),
-          f"objectId: {apple['objectId']} is not the objectId on any object in the scene!")
+    fails(
+        c.step("PickupObject", objectId=apple["objectId"], forceAction=True),
+        f"objectId: {apple['objectId']} is not the objectId on any object in the scene!",
+    )
 
 
 # --- breakability ----------------------------------------------------------------------------
@@ -377,21 +502,28 @@ def test_make_all_objects_unbreakable(fresh):
 
 
 def test_make_object_breakable_unknown_id(fresh):
-    fails(fresh.step("MakeObjectBreakable", objectId="Nope|1"), "Object ID Nope|1 appears to be invalid.")
+    fails(
+        fresh.step("MakeObjectBreakable", objectId="Nope|1"),
+        "Object ID Nope|1 appears to be invalid.",
+    )
 
 
 # --- physics and no-ops ---------------------------------------------------------------------
 def test_physics_auto_sim_pause(fresh):
     c = fresh
-    msg = ("AdvancePhysicsStep can only be called if Physics AutoSimulation is currently paused or if you "
-           "have passed allowAutoSimulation=true! Either use the PausePhysicsAutoSim() action first, or if "
-           "you already used it, Physics AutoSimulation has been turned back on already.")
+    msg = (
+        "AdvancePhysicsStep can only be called if Physics AutoSimulation is currently paused or if you "
+        "have passed allowAutoSimulation=true! Either use the PausePhysicsAutoSim() action first, or if "
+        "you already used it, Physics AutoSimulation has been turned back on already."
+    )
     fails(c.step("AdvancePhysicsStep"), msg)
     ev = ok(c.step("PausePhysicsAutoSim"))
     assert ev.metadata["physicsAutoSimulation"] is False
     ok(c.step("AdvancePhysicsStep", timeStep=0.02))
-    fails(c.step("AdvancePhysicsStep", timeStep=0.1),
-          "Please use a timeStep between 0.0f and 0.05f. Larger timeSteps produce inconsistent simulation results.")
+    fails(
+        c.step("AdvancePhysicsStep", timeStep=0.1),
+        "Please use a timeStep between 0.0f and 0.05f. Larger timeSteps produce inconsistent simulation results.",
+    )
     ev = ok(c.step("UnpausePhysicsAutoSim"))
     assert ev.metadata["physicsAutoSimulation"] is True
     fails(c.step("AdvancePhysicsStep"), msg)
@@ -417,9 +549,14 @@ def test_set_object_poses_copy_takes_parents_of_where_it_lies(fresh):
     pose, never from the original it was copied from."""
     c = fresh
     apple = first(c, "Apple")
-    other = next(o for o in c.last_event.metadata["objects"]
-                 if o["pickupable"] and o["objectType"] != "Apple" and o["parentReceptacles"]
-                 and not set(o["parentReceptacles"]) & set(apple["parentReceptacles"] or []))
+    other = next(
+        o
+        for o in c.last_event.metadata["objects"]
+        if o["pickupable"]
+        and o["objectType"] != "Apple"
+        and o["parentReceptacles"]
+        and not set(o["parentReceptacles"]) & set(apple["parentReceptacles"] or [])
+    )
     spot = {**_pose(apple), "position": dict(other["position"])}
     ev = ok(c.step("SetObjectPoses", objectPoses=[_pose(apple), spot]))
     copy = ev.get_object(apple["objectId"] + "_copy_0")

@@ -1,5 +1,6 @@
 """THOR 2.1.0 mode: forced PutObject into a basin keeps the held yaw (physics._passes) and a
 SinkBasin's side walls are low (shapes.bowl_basins), on real ALFRED trajectories."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -31,7 +32,9 @@ def test_bathtub_basin_keeps_walls_to_its_rim(alfred_env):
     """FloorPlan407's bathtub: its cloth and soap puts need the full walls (lowering them lost
     both trajectories), so only SinkBasins are bowls."""
     _replay_to(alfred_env, "pick_and_place_simple-Cloth-None-BathtubBasin-407", 0)
-    tub = next(o for o in alfred_env.controller._world.objects.values() if o.object_type == "BathtubBasin")
+    tub = next(
+        o for o in alfred_env.controller._world.objects.values() if o.object_type == "BathtubBasin"
+    )
     assert np.isclose(_drawn_top(tub), tub.aabb[1][1], atol=2e-3)
 
 
@@ -41,8 +44,11 @@ def test_knife_put_into_a_sink_basin_lies_along_the_view(alfred_env):
     found the SinkBasin."""
     traj = _replay_to(alfred_env, "pick_clean_then_place_in_recep-Knife-None-DiningTable-23", 34)
     w = alfred_env.controller._world
-    knife = next(o for o in w.objects.values() if o.object_type == "Knife"
-                 and any(p.endswith("|SinkBasin") for p in o.parents))
+    knife = next(
+        o
+        for o in w.objects.values()
+        if o.object_type == "Knife" and any(p.endswith("|SinkBasin") for p in o.parents)
+    )
     yaw = np.radians(w.agent.yaw)
     view = np.array([np.sin(yaw), 0.0, np.cos(yaw)])
     box = knife.box

@@ -1,6 +1,7 @@
 """THOR 2.1.0 mode draws round produce round (thor_lite/objects.py::_round_parts) and brings
 posed objects back down onto a furniture top the poses lowered
 (thor_lite/actions/posed_surfaces.py::redrop_on_lowered), on real ALFRED trajectories."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -18,7 +19,9 @@ def _inside(box: Box, p: np.ndarray) -> bool:
 def test_round_parts_cut_the_corners_and_keep_the_faces():
     """Each face centre is still drawn (the produce rests and is seen at its full extent), the
     box corners and edges are not (a sphere's outline runs inside them)."""
-    b = Box(np.array([1.0, 0.9, -0.5]), np.array([0.1, 0.08, 0.09]), euler_to_matrix((0.0, 30.0, 0.0)))
+    b = Box(
+        np.array([1.0, 0.9, -0.5]), np.array([0.1, 0.08, 0.09]), euler_to_matrix((0.0, 30.0, 0.0))
+    )
     parts = _round_parts(b)
     assert len(parts) == 3
     for axis in range(3):
@@ -28,8 +31,10 @@ def test_round_parts_cut_the_corners_and_keep_the_faces():
     corner = b.center + b.rot @ (b.half * 0.99)
     edge = b.center + b.rot @ (b.half * np.array([0.99, 0.99, 0.0]))
     assert not any(_inside(p, corner) or _inside(p, edge) for p in parts)
-    assert not any(_inside(p, b.center + b.rot @ (b.half * np.array([0.99, ROUND_CORE + 0.02, 0.0])))
-                   for p in parts)
+    assert not any(
+        _inside(p, b.center + b.rot @ (b.half * np.array([0.99, ROUND_CORE + 0.02, 0.0])))
+        for p in parts
+    )
 
 
 def test_real_put_into_a_basin_around_a_lettuce_finds_the_basin(alfred_env):
@@ -38,8 +43,12 @@ def test_real_put_into_a_basin_around_a_lettuce_finds_the_basin(alfred_env):
     IoU ranking over the SinkBasin ("This target object is NOT a receptacle!")."""
     from alfred_task.data.masks import decompress_mask
 
-    traj = _replay_to(alfred_env, "pick_and_place_with_movable_recep-PotatoSliced-Pot-DiningTable-21", 32)
-    lettuces = [o for o in alfred_env.controller._world.objects.values() if o.object_type == "Lettuce"]
+    traj = _replay_to(
+        alfred_env, "pick_and_place_with_movable_recep-PotatoSliced-Pot-DiningTable-21", 32
+    )
+    lettuces = [
+        o for o in alfred_env.controller._world.objects.values() if o.object_type == "Lettuce"
+    ]
     assert lettuces and all(len(o.parts) == 3 for o in lettuces)
     la = traj["plan"]["low_actions"][32]
     assert la["discrete_action"]["action"] == "PutObject"
@@ -66,9 +75,18 @@ def test_real_knife_lifted_onto_a_table_comes_back_down(alfred_env):
     today's box before the poses lowered the table, and floated above it; it lies at its pose."""
     _replay_to(alfred_env, "pick_cool_then_place_in_recep-LettuceSliced-None-DiningTable-16", 0)
     objs = alfred_env.controller._world.objects
-    knife = next(o for o in objs.values() if o.object_type == "Knife" and np.hypot(o.position[0] - 2.525, o.position[2] - 3.97) < 0.01)
-    table = next(o for o in objs.values() if o.object_type == "DiningTable" and o.aabb[0][0] < 2.5 < o.aabb[1][0]
-                 and o.aabb[0][2] < 3.97 < o.aabb[1][2])
+    knife = next(
+        o
+        for o in objs.values()
+        if o.object_type == "Knife" and np.hypot(o.position[0] - 2.525, o.position[2] - 3.97) < 0.01
+    )
+    table = next(
+        o
+        for o in objs.values()
+        if o.object_type == "DiningTable"
+        and o.aabb[0][0] < 2.5 < o.aabb[1][0]
+        and o.aabb[0][2] < 3.97 < o.aabb[1][2]
+    )
     top = table.aabb[1][1] - table.surface_offset
     assert abs(knife.position[1] - 0.7898) < 0.005  # ALFRED's pose, not today's top
     assert 0.0 <= knife.aabb[0][1] - top < 0.03 and top < 0.77
@@ -80,8 +98,12 @@ def test_real_phone_on_a_shelf_rests_at_its_pose_and_is_picked(alfred_env):
     its 2-row pickup mask (step 17) lay 2 px below the phone and found the Shelf. The posed
     bottoms (before settling) set the surface; the phone lies at its pose on the lowered board."""
     traj = _replay_to(alfred_env, "pick_two_obj_and_place-CellPhone-None-Safe-302", 17)
-    phone = next(o for o in alfred_env.controller._world.objects.values()
-                 if o.object_type == "CellPhone" and np.hypot(o.position[0] + 1.231, o.position[2] + 1.607) < 0.01)
+    phone = next(
+        o
+        for o in alfred_env.controller._world.objects.values()
+        if o.object_type == "CellPhone"
+        and np.hypot(o.position[0] + 1.231, o.position[2] + 1.607) < 0.01
+    )
     assert abs(phone.aabb[0][1] - 1.4611) < 0.002
     ok, _ev, target, err, _ = alfred_env.va_interact("PickupObject", _recorded_mask(traj, 17))
     assert ok and target == phone.object_id, (target, err)

@@ -1,5 +1,6 @@
 """THOR 2.1.0 mode draws FloorPlan421-430's oversized Toilet box at bowl-and-tank size
 (thor_lite/shapes.py::narrow_toilets), on a real ALFRED trajectory."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,5 @@
 """THOR 2.1.0's furniture names in ALFRED's mode (thor_lite/thor2_types.py)."""
+
 from __future__ import annotations
 
 import pytest
@@ -9,7 +10,9 @@ from thor_lite.thor2_types import thor2_renames
 
 def test_rename_only_when_unambiguous():
     # the 2.1.0 scene had a Dresser and no SideTable; today's has a SideTable and no Dresser
-    assert thor2_renames(frozenset({"SideTable", "Bed"}), frozenset({"Dresser", "Bed"})) == {"SideTable": "Dresser"}
+    assert thor2_renames(frozenset({"SideTable", "Bed"}), frozenset({"Dresser", "Bed"})) == {
+        "SideTable": "Dresser"
+    }
     # a SideTable the 2.1.0 scene also had keeps its name
     assert thor2_renames(frozenset({"SideTable"}), frozenset({"SideTable", "Dresser"})) == {}
     # two 2.1.0 candidates missing here: no way to tell which one it was
@@ -17,7 +20,9 @@ def test_rename_only_when_unambiguous():
     assert thor2_renames(frozenset({"Desk"}), frozenset({"DiningTable"})) == {"Desk": "DiningTable"}
 
 
-@pytest.mark.skipif(layout_object_types("FloorPlan314") is None, reason="ALFRED layouts (alfworld) absent")
+@pytest.mark.skipif(
+    layout_object_types("FloorPlan314") is None, reason="ALFRED layouts (alfworld) absent"
+)
 def test_alfred_mode_names_the_dresser_and_keeps_what_is_on_it():
     from backends import make_controller
 
@@ -25,11 +30,21 @@ def test_alfred_mode_names_the_dresser_and_keeps_what_is_on_it():
     today = make_controller("thor_lite", scene="FloorPlan314")
     try:
         objs = {o["objectId"]: o for o in thor2.last_event.metadata["objects"]}
-        assert "Dresser|+02.19|+00.00|-00.49" in objs and not any(o.startswith("SideTable|") for o in objs)
-        assert objs["Book|+02.21|+00.83|-00.24"]["parentReceptacles"] == ["Dresser|+02.19|+00.00|-00.49"]
-        assert "Book|+02.21|+00.83|-00.24" in objs["Dresser|+02.19|+00.00|-00.49"]["receptacleObjectIds"]
+        assert "Dresser|+02.19|+00.00|-00.49" in objs and not any(
+            o.startswith("SideTable|") for o in objs
+        )
+        assert objs["Book|+02.21|+00.83|-00.24"]["parentReceptacles"] == [
+            "Dresser|+02.19|+00.00|-00.49"
+        ]
+        assert (
+            "Book|+02.21|+00.83|-00.24"
+            in objs["Dresser|+02.19|+00.00|-00.49"]["receptacleObjectIds"]
+        )
         # the rearrangement tasks (today's THOR) keep today's names
-        assert any(o["objectId"] == "SideTable|+02.19|+00.00|-00.49" for o in today.last_event.metadata["objects"])
+        assert any(
+            o["objectId"] == "SideTable|+02.19|+00.00|-00.49"
+            for o in today.last_event.metadata["objects"]
+        )
     finally:
         thor2.stop()
         today.stop()
@@ -43,13 +58,19 @@ def test_a_rolled_flat_asset_posed_without_roll_keeps_todays_roll_at_yaw_plus_90
 
     today = (0.0, 75.0, 90.0)
     assert thor2_pose_rotation("Knife", today, (0.0, 180.0, 0.0)) == (0.0, 270.0, 90.0)
-    assert thor2_pose_rotation("ButterKnife", (0.0, 10.0, 270.0), (0.0, 0.0, 0.0)) == (0.0, 90.0, 270.0)
+    assert thor2_pose_rotation("ButterKnife", (0.0, 10.0, 270.0), (0.0, 0.0, 0.0)) == (
+        0.0,
+        90.0,
+        270.0,
+    )
     assert thor2_pose_rotation("Knife", today, (0.0, 180.0, 90.0)) == (0.0, 180.0, 90.0)
     assert thor2_pose_rotation("ToiletPaper", today, (0.0, 180.0, 0.0)) == (0.0, 180.0, 0.0)
     assert thor2_pose_rotation("Knife", (0.0, 75.0, 0.0), (0.0, 180.0, 0.0)) == (0.0, 180.0, 0.0)
 
 
-@pytest.mark.skipif(layout_object_types("FloorPlan314") is None, reason="ALFRED layouts (alfworld) absent")
+@pytest.mark.skipif(
+    layout_object_types("FloorPlan314") is None, reason="ALFRED layouts (alfworld) absent"
+)
 def test_a_renamed_dresser_keeps_todays_table_shape_and_top():
     """FloorPlan314's SideTable is a Dresser in ALFRED's mode, but it is still today's asset: drawn
     as a top on legs (the drawers under it stay in view) and things put on it rest on its top."""
@@ -61,7 +82,9 @@ def test_a_renamed_dresser_keeps_todays_table_shape_and_top():
         w = c._world
         dresser = w.objects["Dresser|+02.19|+00.00|-00.49"]
         assert dresser.shape_type == "SideTable" and len(dresser.parts) == 5
-        assert physics.surface_height(w, dresser) == pytest.approx(float(dresser.aabb[1][1]), abs=0.05)
+        assert physics.surface_height(w, dresser) == pytest.approx(
+            float(dresser.aabb[1][1]), abs=0.05
+        )
     finally:
         c.stop()
 
@@ -71,10 +94,26 @@ def test_a_ladle_posed_level_lies_along_yaw_plus_90():
     level pose turns it by 90 degrees; a tilted pose and other types stay as given."""
     from thor_lite.thor2_types import thor2_pose_rotation
 
-    assert thor2_pose_rotation("Ladle", (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), thor2=True) == (0.0, 90.0, 0.0)
-    assert thor2_pose_rotation("Fork", (0.0, 30.0, 0.0), (0.0, 270.0, 0.0), thor2=True) == (0.0, 360.0, 0.0)
-    assert thor2_pose_rotation("Spatula", (0.0, 0.0, 0.0), (90.0, 0.0, 0.0), thor2=True) == (90.0, 0.0, 0.0)
-    assert thor2_pose_rotation("CellPhone", (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), thor2=True) == (0.0, 0.0, 0.0)
+    assert thor2_pose_rotation("Ladle", (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), thor2=True) == (
+        0.0,
+        90.0,
+        0.0,
+    )
+    assert thor2_pose_rotation("Fork", (0.0, 30.0, 0.0), (0.0, 270.0, 0.0), thor2=True) == (
+        0.0,
+        360.0,
+        0.0,
+    )
+    assert thor2_pose_rotation("Spatula", (0.0, 0.0, 0.0), (90.0, 0.0, 0.0), thor2=True) == (
+        90.0,
+        0.0,
+        0.0,
+    )
+    assert thor2_pose_rotation("CellPhone", (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), thor2=True) == (
+        0.0,
+        0.0,
+        0.0,
+    )
     # data generated on thor_lite (no thor2Poses) poses today's asset as given
     assert thor2_pose_rotation("Ladle", (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)) == (0.0, 0.0, 0.0)
 
@@ -91,7 +130,9 @@ def _replay_to(env, task_dir: str, stop: int) -> dict:
     for la in traj["plan"]["low_actions"][:stop]:
         act = la["discrete_action"]["action"]
         if act in INTERACT_ACTIONS:
-            ok, _ev, _t, err, _ = env.va_interact(act, decompress_mask(la["discrete_action"]["args"]["mask"]))
+            ok, _ev, _t, err, _ = env.va_interact(
+                act, decompress_mask(la["discrete_action"]["args"]["mask"])
+            )
         else:
             ev = env.step(dict(la["api_action"]))
             ok, err = bool(ev.metadata["lastActionSuccess"]), ev.metadata["errorMessage"]

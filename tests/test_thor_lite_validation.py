@@ -3,6 +3,7 @@
 Also: nothing an action does can leave NaN or out-of-house poses behind (post-step guard),
 Event properties never raise, and the rearrangement loader rejects non-finite poses.
 """
+
 from __future__ import annotations
 
 import copy
@@ -50,53 +51,123 @@ BAD_CASES = [
     ("Teleport", lambda p, o: dict(rotation={"x": 0, "y": NAN, "z": 0}), "must be finite"),
     ("Teleport", lambda p, o: dict(horizon=NAN, forceAction=True), "horizon (==nan)"),
     ("Teleport", lambda p, o: dict(position={"x": NAN, "y": 0.9, "z": 0}), "position"),
-    ("Teleport", lambda p, o: dict(position={"x": 1e9, "y": 0.9, "z": 0}, forceAction=True),
-     "not within scene bounds"),
+    (
+        "Teleport",
+        lambda p, o: dict(position={"x": 1e9, "y": 0.9, "z": 0}, forceAction=True),
+        "not within scene bounds",
+    ),
     ("Teleport", lambda p, o: dict(position={"x": 0.0, "z": 0.0}), "Cannot convert to: Vector3"),
-    ("TeleportFull", lambda p, o: dict(x=INF, y=0.9, z=0, rotation=0, horizon=0, standing=True),
-     "x (==inf)"),
-    ("TeleportFull", lambda p, o: dict(position={"x": 0, "y": 0.9, "z": 0}, rotation=0, horizon=0,
-                                       standing="yes"), "Cannot convert to: Boolean"),
-    ("TeleportObject", lambda p, o: dict(objectId=p, position={"x": NAN, "y": 1, "z": 0}), "position"),
-    ("TeleportObject", lambda p, o: dict(objectId=p, position={"x": 1e9, "y": 1, "z": 0}),
-     "not within scene bounds"),
-    ("TeleportObject", lambda p, o: dict(objectId=p, position={"x": 1e9, "y": 1, "z": 0},
-                                         forceAction=True), "not within scene bounds"),
-    ("TeleportObject", lambda p, o: dict(objectId=p, y=1e6, forceAction=True, forceKinematic=True),
-     "not within scene bounds"),
-    ("TeleportObject", lambda p, o: dict(objectId=p, positions=[{"x": 0, "y": 1, "z": INF}]), "positions"),
+    (
+        "TeleportFull",
+        lambda p, o: dict(x=INF, y=0.9, z=0, rotation=0, horizon=0, standing=True),
+        "x (==inf)",
+    ),
+    (
+        "TeleportFull",
+        lambda p, o: dict(
+            position={"x": 0, "y": 0.9, "z": 0}, rotation=0, horizon=0, standing="yes"
+        ),
+        "Cannot convert to: Boolean",
+    ),
+    (
+        "TeleportObject",
+        lambda p, o: dict(objectId=p, position={"x": NAN, "y": 1, "z": 0}),
+        "position",
+    ),
+    (
+        "TeleportObject",
+        lambda p, o: dict(objectId=p, position={"x": 1e9, "y": 1, "z": 0}),
+        "not within scene bounds",
+    ),
+    (
+        "TeleportObject",
+        lambda p, o: dict(objectId=p, position={"x": 1e9, "y": 1, "z": 0}, forceAction=True),
+        "not within scene bounds",
+    ),
+    (
+        "TeleportObject",
+        lambda p, o: dict(objectId=p, y=1e6, forceAction=True, forceKinematic=True),
+        "not within scene bounds",
+    ),
+    (
+        "TeleportObject",
+        lambda p, o: dict(objectId=p, positions=[{"x": 0, "y": 1, "z": INF}]),
+        "positions",
+    ),
     ("OpenObjectImmediate", lambda p, o: dict(objectId=o, openness=NAN), "openness"),
-    ("OpenObjectImmediate", lambda p, o: dict(objectId=o, openness=-5), "openness must be in [0:1]"),
+    (
+        "OpenObjectImmediate",
+        lambda p, o: dict(objectId=o, openness=-5),
+        "openness must be in [0:1]",
+    ),
     ("OpenObjectImmediate", lambda p, o: dict(objectId=o, openness=3), "openness must be in [0:1]"),
-    ("OpenObjectImmediate", lambda p, o: dict(objectId=o, openness=1e9), "openness must be in [0:1]"),
-    ("OpenObjectImmediate", lambda p, o: dict(objectId=o, openness=True), "Cannot convert to: Single"),
+    (
+        "OpenObjectImmediate",
+        lambda p, o: dict(objectId=o, openness=1e9),
+        "openness must be in [0:1]",
+    ),
+    (
+        "OpenObjectImmediate",
+        lambda p, o: dict(objectId=o, openness=True),
+        "Cannot convert to: Single",
+    ),
     ("OpenObject", lambda p, o: dict(objectId=o, openness=NAN, forceAction=True), "openness"),
-    ("PlaceObjectAtPoint", lambda p, o: dict(objectId=p, position={"x": 0, "y": 1, "z": 0},
-                                             rotation=NAN), "rotation"),
+    (
+        "PlaceObjectAtPoint",
+        lambda p, o: dict(objectId=p, position={"x": 0, "y": 1, "z": 0}, rotation=NAN),
+        "rotation",
+    ),
     ("PlaceObjectAtPoint", lambda p, o: dict(objectId=p, position=[0, NAN, 0]), "position"),
-    ("MoveAhead", lambda p, o: dict(moveMagnitude="abc"), "moveMagnitude (=='abc'). Cannot convert to: Single"),
+    (
+        "MoveAhead",
+        lambda p, o: dict(moveMagnitude="abc"),
+        "moveMagnitude (=='abc'). Cannot convert to: Single",
+    ),
     ("MoveAhead", lambda p, o: dict(moveMagnitude=[1]), "Cannot convert to: Single"),
-    ("MoveAhead", lambda p, o: dict(moveMagnitude=10 ** 400), "It must be a finite number."),
+    ("MoveAhead", lambda p, o: dict(moveMagnitude=10**400), "It must be a finite number."),
     ("MoveAhead", lambda p, o: dict(moveMagnitude=1e308), "Scene bounds do not contain"),
     ("LookUp", lambda p, o: dict(degrees=1e308), "can't look up beyond"),
     ("PickupObject", lambda p, o: dict(x=NAN, y=0.5), "x (==nan)"),
     ("PickupObject", lambda p, o: dict(objectId=7), "Cannot convert to: String"),
     ("ThrowObject", lambda p, o: dict(moveMagnitude=INF), "moveMagnitude"),
-    ("SetObjectPoses", lambda p, o: dict(objectPoses=[{"objectName": "Apple_1", "position": {
-        "x": NAN, "y": 0, "z": 0}, "rotation": {"x": 0, "y": 0, "z": 0}}]), "position"),
+    (
+        "SetObjectPoses",
+        lambda p, o: dict(
+            objectPoses=[
+                {
+                    "objectName": "Apple_1",
+                    "position": {"x": NAN, "y": 0, "z": 0},
+                    "rotation": {"x": 0, "y": 0, "z": 0},
+                }
+            ]
+        ),
+        "position",
+    ),
     ("GetInteractablePoses", lambda p, o: dict(objectId=p, horizons=[0, NAN]), "horizons"),
-    ("InitialRandomSpawn", lambda p, o: dict(numDuplicatesOfType=[{"objectType": "Apple", "count": 1e9}]),
-     "count"),
-    ("SetObjectToggles", lambda p, o: dict(objectToggles=[{"objectType": "Faucet", "isOn": "yes"}]), "isOn"),
-    ("SetObjectStates", lambda p, o: dict(SetObjectStates={"stateChange": "openable", "isOpen": NAN}), "isOpen"),
+    (
+        "InitialRandomSpawn",
+        lambda p, o: dict(numDuplicatesOfType=[{"objectType": "Apple", "count": 1e9}]),
+        "count",
+    ),
+    (
+        "SetObjectToggles",
+        lambda p, o: dict(objectToggles=[{"objectType": "Faucet", "isOn": "yes"}]),
+        "isOn",
+    ),
+    (
+        "SetObjectStates",
+        lambda p, o: dict(SetObjectStates={"stateChange": "openable", "isOpen": NAN}),
+        "isOpen",
+    ),
     ("DisableObject", lambda p, o: dict(objectId=["not", "hashable"]), "Cannot convert to: String"),
     ("SetObjectFilter", lambda p, o: dict(objectIds="abc"), "Cannot convert to: List<String>"),
     ("AdvancePhysicsStep", lambda p, o: dict(timeStep=NAN, allowAutoSimulation=True), "timeStep"),
 ]
 
 
-@pytest.mark.parametrize("name,build,fragment", BAD_CASES,
-                         ids=[f"{n}-{i}" for i, (n, _, _) in enumerate(BAD_CASES)])
+@pytest.mark.parametrize(
+    "name,build,fragment", BAD_CASES, ids=[f"{n}-{i}" for i, (n, _, _) in enumerate(BAD_CASES)]
+)
 def test_bad_argument_fails_cleanly_and_changes_nothing(fresh, name, build, fragment):
     c = fresh
     pick, opn = _ids(c)
@@ -111,14 +182,26 @@ def test_bad_argument_fails_cleanly_and_changes_nothing(fresh, name, build, frag
 def test_bad_arguments_while_holding_change_nothing(fresh):
     c = fresh
     apple = next(o for o in c.last_event.metadata["objects"] if o["objectType"] == "Apple")
-    assert c.step("PickupObject", objectId=apple["objectId"], forceAction=True).metadata["lastActionSuccess"]
+    assert c.step("PickupObject", objectId=apple["objectId"], forceAction=True).metadata[
+        "lastActionSuccess"
+    ]
     before = _state(c.last_event)
     for kw in (dict(degrees=NAN), dict(degrees="90")):
         _clean_failure(c.step("RotateRight", **kw))
-    _clean_failure(c.step("TeleportObject", objectId=apple["objectId"], allowTeleportOutOfHand=True,
-                          position={"x": 0, "y": 1e7, "z": 0}, forceAction=True, forceKinematic=True))
+    _clean_failure(
+        c.step(
+            "TeleportObject",
+            objectId=apple["objectId"],
+            allowTeleportOutOfHand=True,
+            position={"x": 0, "y": 1e7, "z": 0},
+            forceAction=True,
+            forceKinematic=True,
+        )
+    )
     assert _state(c.step("Pass")) == before
-    assert [o["objectId"] for o in c.last_event.metadata["objects"] if o["isPickedUp"]] == [apple["objectId"]]
+    assert [o["objectId"] for o in c.last_event.metadata["objects"] if o["isPickedUp"]] == [
+        apple["objectId"]
+    ]
 
 
 def test_valid_numeric_forms_still_accepted(fresh):
@@ -126,7 +209,9 @@ def test_valid_numeric_forms_still_accepted(fresh):
     assert c.step("RotateRight", degrees=np.float32(90)).metadata["lastActionSuccess"]
     assert c.step("RotateLeft", degrees=90).metadata["lastActionSuccess"]
     ev = c.step("Teleport", rotation=np.float64(180.0))
-    assert ev.metadata["lastActionSuccess"] and ev.metadata["agent"]["rotation"]["y"] == pytest.approx(180)
+    assert ev.metadata["lastActionSuccess"] and ev.metadata["agent"]["rotation"][
+        "y"
+    ] == pytest.approx(180)
     assert c.step("LookDown", degrees=np.int64(30)).metadata["lastActionSuccess"]
     assert c.step("GetReachablePositions", maxStepCount=5000.0).metadata["lastActionSuccess"]
     pick, opn = _ids(c)
@@ -192,11 +277,27 @@ def test_every_parameter_declares_a_kind():
 
 
 def _read_every_property(ev):
-    for n in ("frame", "cv2img", "depth_frame", "instance_segmentation_frame", "instance_ids_frame",
-              "semantic_segmentation_frame", "class_segmentation_frame", "normals_frame", "flow_frame",
-              "color_to_object_id", "object_id_to_color", "screen_width", "screen_height", "pose",
-              "pose_discrete", "events", "third_party_camera_frames", "third_party_depth_frames",
-              "image_data"):
+    for n in (
+        "frame",
+        "cv2img",
+        "depth_frame",
+        "instance_segmentation_frame",
+        "instance_ids_frame",
+        "semantic_segmentation_frame",
+        "class_segmentation_frame",
+        "normals_frame",
+        "flow_frame",
+        "color_to_object_id",
+        "object_id_to_color",
+        "screen_width",
+        "screen_height",
+        "pose",
+        "pose_discrete",
+        "events",
+        "third_party_camera_frames",
+        "third_party_depth_frames",
+        "image_data",
+    ):
         getattr(ev, n)
     for n in ("instance_masks", "class_masks", "class_detections2D"):
         dict(getattr(ev, n))
@@ -209,8 +310,14 @@ def _read_every_property(ev):
 def test_event_properties_never_raise_after_hostile_actions():
     from thor_lite import Controller
 
-    c = Controller(scene="FloorPlan1", width=48, height=48, renderDepthImage=True,
-                   renderInstanceSegmentation=True, renderSemanticSegmentation=True)
+    c = Controller(
+        scene="FloorPlan1",
+        width=48,
+        height=48,
+        renderDepthImage=True,
+        renderInstanceSegmentation=True,
+        renderSemanticSegmentation=True,
+    )
     try:
         pick, opn = _ids(c)
         for name, build, _ in BAD_CASES:
@@ -227,23 +334,39 @@ def test_event_properties_never_raise_after_hostile_actions():
 
 # --- rearrangement dataset loader --------------------------------------------------------
 def _episode():
-    pose = {"name": "Apple_1", "objectName": "Apple_1", "position": {"x": 0.5, "y": 1.0, "z": -0.25},
-            "rotation": {"x": 0.0, "y": 90.0, "z": 0.0}}
+    pose = {
+        "name": "Apple_1",
+        "objectName": "Apple_1",
+        "position": {"x": 0.5, "y": 1.0, "z": -0.25},
+        "rotation": {"x": 0.0, "y": 90.0, "z": 0.0},
+    }
     ep = {k: 0 for k in EPISODE_KEYS}
-    ep.update(agent_position={"x": 0.25, "y": 0.9, "z": -1.0}, agent_rotation=90,
-              object_rearrangement_count=1, openable_data=[], starting_poses=[dict(pose)],
-              target_poses=[copy.deepcopy(pose)], pose_diff_energy=1.0)
+    ep.update(
+        agent_position={"x": 0.25, "y": 0.9, "z": -1.0},
+        agent_rotation=90,
+        object_rearrangement_count=1,
+        openable_data=[],
+        starting_poses=[dict(pose)],
+        target_poses=[copy.deepcopy(pose)],
+        pose_diff_energy=1.0,
+    )
     return ep
 
 
-@pytest.mark.parametrize("mutate,field", [
-    (lambda ep: ep["agent_position"].update(x=NAN), "agent_position.x"),
-    (lambda ep: ep["agent_position"].update(z=-INF), "agent_position.z"),
-    (lambda ep: ep.update(agent_rotation=NAN), "agent_rotation"),
-    (lambda ep: ep["starting_poses"][0]["position"].update(y=INF), "starting_poses[0].position.y"),
-    (lambda ep: ep["target_poses"][0]["rotation"].update(y=NAN), "target_poses[0].rotation.y"),
-    (lambda ep: ep["agent_position"].update(y=True), "agent_position"),
-])
+@pytest.mark.parametrize(
+    "mutate,field",
+    [
+        (lambda ep: ep["agent_position"].update(x=NAN), "agent_position.x"),
+        (lambda ep: ep["agent_position"].update(z=-INF), "agent_position.z"),
+        (lambda ep: ep.update(agent_rotation=NAN), "agent_rotation"),
+        (
+            lambda ep: ep["starting_poses"][0]["position"].update(y=INF),
+            "starting_poses[0].position.y",
+        ),
+        (lambda ep: ep["target_poses"][0]["rotation"].update(y=NAN), "target_poses[0].rotation.y"),
+        (lambda ep: ep["agent_position"].update(y=True), "agent_position"),
+    ],
+)
 def test_dataset_loader_rejects_non_finite_poses(tmp_path, mutate, field):
     good = tmp_path / "val.pkl.gz"
     save_dataset({"FloorPlan21": [_episode(), _episode()]}, good)

@@ -6,6 +6,7 @@ they made the Footstool in the middle of the floor, and the Pen, CellPhone and C
 furniture, impossible to interact with from any pose; the official 2023 train episodes of that
 room lost a third of their objects to it.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -39,7 +40,10 @@ def test_objects_behind_window_boxes_can_be_picked_up(bedroom, object_type):
     target = _ids(c, object_type)[-1]
     poses = c.step("GetInteractablePoses", objectId=target).metadata["actionReturn"]
     assert poses, f"no interactable pose for {target}"
-    pose = sorted(poses, key=lambda p: (abs(p["horizon"] - 30), not p["standing"], p["x"], p["z"], p["rotation"]))[0]
+    pose = sorted(
+        poses,
+        key=lambda p: (abs(p["horizon"] - 30), not p["standing"], p["x"], p["z"], p["rotation"]),
+    )[0]
     ev = c.step("TeleportFull", **pose)
     assert ev.metadata["lastActionSuccess"], ev.metadata["errorMessage"]
     seen = ev.get_object(target)

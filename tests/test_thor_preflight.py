@@ -1,5 +1,6 @@
 """The real-THOR pre-flight (backends.launch.check_thor) on faked machines: Vulkan loader and
 NVIDIA ICD manifests present or missing, X displays, without touching the real filesystem."""
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,14 @@ class CloudRendering:  # what check_thor recognises by name, without importing a
     pass
 
 
-NVIDIA_ICD = {"file_format_version": "1.0.0", "ICD": {"library_path": "libGLX_nvidia.so.0", "api_version": "1.3"}}
-MESA_ICD = {"file_format_version": "1.0.0", "ICD": {"library_path": "/usr/lib/x86_64-linux-gnu/libvulkan_lvp.so"}}
+NVIDIA_ICD = {
+    "file_format_version": "1.0.0",
+    "ICD": {"library_path": "libGLX_nvidia.so.0", "api_version": "1.3"},
+}
+MESA_ICD = {
+    "file_format_version": "1.0.0",
+    "ICD": {"library_path": "/usr/lib/x86_64-linux-gnu/libvulkan_lvp.so"},
+}
 
 
 @pytest.fixture
@@ -33,7 +40,9 @@ def fake_machine(tmp_path, monkeypatch):
     monkeypatch.delenv("VK_DRIVER_FILES", raising=False)
     monkeypatch.delenv("VK_ICD_FILENAMES", raising=False)
     libs = {"vulkan", "GLX_nvidia"}
-    monkeypatch.setattr(launch, "_find_library", lambda name: f"lib{name}.so" if name in libs else None)
+    monkeypatch.setattr(
+        launch, "_find_library", lambda name: f"lib{name}.so" if name in libs else None
+    )
     return {"etc": dirs[0], "share": dirs[1], "libs": libs}
 
 
@@ -73,7 +82,10 @@ def test_icd_whose_library_is_missing(fake_machine):
     (fake_machine["share"] / "nvidia_icd.json").write_text(json.dumps(NVIDIA_ICD))
     fake_machine["libs"].discard("GLX_nvidia")
     problems = vulkan_problems()
-    assert len(problems) == 1 and "libGLX_nvidia.so.0, which the dynamic loader cannot find" in problems[0]
+    assert (
+        len(problems) == 1
+        and "libGLX_nvidia.so.0, which the dynamic loader cannot find" in problems[0]
+    )
 
 
 def test_unreadable_manifest_does_not_crash(fake_machine):
@@ -107,8 +119,13 @@ def test_x_route_does_not_ask_for_vulkan(fake_machine, monkeypatch):
 
 
 def test_preflight_script_reports_both_routes():
-    out = subprocess.run([sys.executable, str(ROOT / "scripts" / "thor_preflight.py")], cwd=ROOT,
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "thor_preflight.py")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     text = out.stdout + out.stderr
     assert "X display route" in text and "CloudRendering route" in text, text
     assert out.returncode in (0, 1)

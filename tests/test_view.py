@@ -1,4 +1,5 @@
 """Smoke tests of the thor_lite.view CLI (needs headless EGL, like test_render)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -18,8 +19,23 @@ from thor_lite import view  # noqa: E402
 
 
 def test_cli_writes_all_outputs(tmp_path):
-    assert view.main(["FloorPlan1", "--out", str(tmp_path), "--width", "64", "--height", "48",
-                      "--steps", "4", "--quiet"]) == 0
+    assert (
+        view.main(
+            [
+                "FloorPlan1",
+                "--out",
+                str(tmp_path),
+                "--width",
+                "64",
+                "--height",
+                "48",
+                "--steps",
+                "4",
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     for kind in ("rgb", "depth", "seg"):
         with Image.open(tmp_path / f"FloorPlan1_{kind}.png") as im:
             assert im.size == (64, 48) and im.mode == "RGB"

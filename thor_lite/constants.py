@@ -5,6 +5,7 @@ receptacle placement table), so that task code tuned against real THOR sees the 
 numbers here. Facts that task code needs on either backend (placement table, standing
 camera height) are defined once in `backends.thor_facts` and re-exported here.
 """
+
 from __future__ import annotations
 
 from typing import Dict, FrozenSet, Tuple
@@ -86,36 +87,88 @@ DEFAULT_INIT = {
 LAYOUT_CLEARS_MOVEABLES = "layoutClearsMoveables"
 THOR_ONLY_KWARGS = frozenset(
     {
-        "quality", "fullscreen", "headless", "port", "start_unity", "local_executable_path",
-        "local_build", "commit_id", "branch", "x_display", "host", "image_dir",
-        "save_image_per_frame", "depth_format", "add_depth_noise", "download_only",
-        "include_private_scenes", "server_class", "gpu_device", "platform", "server_timeout",
-        "server_start_timeout", "fastActionEmit", "timeScale", "autoSimulation",
-        "makeAgentsVisible", "cameraY", "renderNormalsImage", "renderFlowImage",
-        "visibilityScheme", "TimeToWaitForObjectsToComeToRest", "agentCount",
-        "continuous", "continuousMode", "renderClassImage", "renderObjectImage",
+        "quality",
+        "fullscreen",
+        "headless",
+        "port",
+        "start_unity",
+        "local_executable_path",
+        "local_build",
+        "commit_id",
+        "branch",
+        "x_display",
+        "host",
+        "image_dir",
+        "save_image_per_frame",
+        "depth_format",
+        "add_depth_noise",
+        "download_only",
+        "include_private_scenes",
+        "server_class",
+        "gpu_device",
+        "platform",
+        "server_timeout",
+        "server_start_timeout",
+        "fastActionEmit",
+        "timeScale",
+        "autoSimulation",
+        "makeAgentsVisible",
+        "cameraY",
+        "renderNormalsImage",
+        "renderFlowImage",
+        "visibilityScheme",
+        "TimeToWaitForObjectsToComeToRest",
+        "agentCount",
+        "continuous",
+        "continuousMode",
+        "renderClassImage",
+        "renderObjectImage",
     }
 )
 
 # Physics kwargs that THOR accepts on most actions and that have no meaning here.
 PHYSICS_KWARGS = frozenset(
-    {"actionSimulationSeconds", "fixedDeltaTime", "autoSimulation", "speed",
-     "returnToStart", "disableRendering", "manualInteract", "sequenceId", "renderImage",
-     "agentId", "renderObjectImage", "renderClassImage", "renderNormalsImage",
-     "renderInstanceSegmentation", "renderSemanticSegmentation", "action",
-     "raise_for_failure", "enablePhysicsJitter", "forceRigidbodySleep", "physicsInterval",
-     "ignoreAgentInTransition", "stopAtNonStaticCol", "useGripper", "maxAgentsDistance",
-     "allowAgentsToIntersect", "randomMagnitude"}
+    {
+        "actionSimulationSeconds",
+        "fixedDeltaTime",
+        "autoSimulation",
+        "speed",
+        "returnToStart",
+        "disableRendering",
+        "manualInteract",
+        "sequenceId",
+        "renderImage",
+        "agentId",
+        "renderObjectImage",
+        "renderClassImage",
+        "renderNormalsImage",
+        "renderInstanceSegmentation",
+        "renderSemanticSegmentation",
+        "action",
+        "raise_for_failure",
+        "enablePhysicsJitter",
+        "forceRigidbodySleep",
+        "physicsInterval",
+        "ignoreAgentInTransition",
+        "stopAtNonStaticCol",
+        "useGripper",
+        "maxAgentsDistance",
+        "allowAgentsToIntersect",
+        "randomMagnitude",
+    }
 )
 
 # --- object taxonomy -------------------------------------------------------------------
 # number of pieces a SliceObject produces (bread makes at least 7; the egg cracks into one).
 SLICE_COUNT: Dict[str, int] = {
-    "Apple": 4, "Bread": 7, "Lettuce": 5, "Potato": 4, "Tomato": 5, "Egg": 1,
+    "Apple": 4,
+    "Bread": 7,
+    "Lettuce": 5,
+    "Potato": 4,
+    "Tomato": 5,
+    "Egg": 1,
 }
-COOKABLE_TYPES: FrozenSet[str] = frozenset(
-    {"Potato", "PotatoSliced", "BreadSliced", "EggCracked"}
-)
+COOKABLE_TYPES: FrozenSet[str] = frozenset({"Potato", "PotatoSliced", "BreadSliced", "EggCracked"})
 
 # Receptacles whose contents are enclosed; PutObject needs them open.
 MUST_BE_OPEN_TO_PUT: FrozenSet[str] = frozenset(
@@ -131,8 +184,21 @@ IN_RECEPTACLES: FrozenSet[str] = frozenset(
 )
 # Open-top containers: rendered hollow so their contents stay visible.
 OPEN_TOP_RECEPTACLES: FrozenSet[str] = frozenset(
-    {"Cup", "Bowl", "GarbageCan", "Sink", "SinkBasin", "BathtubBasin", "Bathtub", "Pan",
-     "Pot", "Mug", "Toaster", "LaundryHamper", "Box"}
+    {
+        "Cup",
+        "Bowl",
+        "GarbageCan",
+        "Sink",
+        "SinkBasin",
+        "BathtubBasin",
+        "Bathtub",
+        "Pan",
+        "Pot",
+        "Mug",
+        "Toaster",
+        "LaundryHamper",
+        "Box",
+    }
 )
 # Furniture drawn as a top (seat) slab on legs: there is open space underneath. The tables'
 # boxes are the AABB of the whole mesh (an L-shaped desk's covers the floor inside the L), so
@@ -202,21 +268,69 @@ COFFEE_BAY_TOP = 0.6  # fraction of the machine's height
 THOR_SPAWN_GRID = 9
 # PutObject tries these types upright only; any other type may also be laid on its side
 # (tilted 90 degrees about a horizontal axis), e.g. a fork standing in a cup.
-ALWAYS_PLACE_UPRIGHT: FrozenSet[str] = frozenset({
-    "Pot", "Pan", "Bowl", "Plate", "Bread", "Cup", "Mug", "Laptop", "SaltShaker", "PepperShaker",
-    "AlarmClock", "Box", "SoapBottle", "Kettle", "Bottle", "CreditCard", "RemoteControl", "Candle",
-    "SprayBottle", "Statue", "Vase", "KeyChain", "CD", "Book", "EggCracked", "Dumbbell", "TableTopDecor",
-})
+ALWAYS_PLACE_UPRIGHT: FrozenSet[str] = frozenset(
+    {
+        "Pot",
+        "Pan",
+        "Bowl",
+        "Plate",
+        "Bread",
+        "Cup",
+        "Mug",
+        "Laptop",
+        "SaltShaker",
+        "PepperShaker",
+        "AlarmClock",
+        "Box",
+        "SoapBottle",
+        "Kettle",
+        "Bottle",
+        "CreditCard",
+        "RemoteControl",
+        "Candle",
+        "SprayBottle",
+        "Statue",
+        "Vase",
+        "KeyChain",
+        "CD",
+        "Book",
+        "EggCracked",
+        "Dumbbell",
+        "TableTopDecor",
+    }
+)
 # Receptacles that do not need to be in view for PutObject's spawn points.
 PUT_ANYWHERE_RECEPTACLES: FrozenSet[str] = frozenset(
     {"Pot", "Pan", "Bowl", "GarbageCan", "Plate", "Box", "Drawer", "Mug", "Cup"}
 )
 # InitialRandomSpawn(forceVisible=True) only uses these receptacles.
 OUTSIDE_RECEPTACLES: FrozenSet[str] = frozenset(
-    {"DiningTable", "TVStand", "CoffeeTable", "SideTable", "Desk", "Dresser", "CounterTop",
-     "Sofa", "Bench", "Bed", "Ottoman", "StoveBurner", "Shelf", "Bathtub", "Sink",
-     "BathtubBasin", "SinkBasin", "CoffeeMachine", "ToiletPaperHanger", "Toilet", "Floor",
-     "Chair", "ArmChair", "Footstool"}
+    {
+        "DiningTable",
+        "TVStand",
+        "CoffeeTable",
+        "SideTable",
+        "Desk",
+        "Dresser",
+        "CounterTop",
+        "Sofa",
+        "Bench",
+        "Bed",
+        "Ottoman",
+        "StoveBurner",
+        "Shelf",
+        "Bathtub",
+        "Sink",
+        "BathtubBasin",
+        "SinkBasin",
+        "CoffeeMachine",
+        "ToiletPaperHanger",
+        "Toilet",
+        "Floor",
+        "Chair",
+        "ArmChair",
+        "Footstool",
+    }
 )
 HEAT_SOURCES: FrozenSet[str] = frozenset({"StoveBurner", "Microwave", "Toaster", "CoffeeMachine"})
 COLD_SOURCES: FrozenSet[str] = frozenset({"Fridge"})
@@ -224,9 +338,29 @@ COLD_SOURCES: FrozenSet[str] = frozenset({"Fridge"})
 OFF_TO_OPEN: FrozenSet[str] = frozenset({"Microwave", "Laptop"})
 # Soft objects never break when dropped.
 SOFT_TYPES: FrozenSet[str] = frozenset(
-    {"TeddyBear", "Pillow", "Cloth", "Bread", "BreadSliced", "CreditCard", "ToiletPaper",
-     "SoapBar", "Pen", "Pencil", "Towel", "HandTowel", "Watch", "DishSponge", "CD",
-     "Newspaper", "TissueBox", "LettuceSliced", "Lettuce", "Boots", "BasketBall"}
+    {
+        "TeddyBear",
+        "Pillow",
+        "Cloth",
+        "Bread",
+        "BreadSliced",
+        "CreditCard",
+        "ToiletPaper",
+        "SoapBar",
+        "Pen",
+        "Pencil",
+        "Towel",
+        "HandTowel",
+        "Watch",
+        "DishSponge",
+        "CD",
+        "Newspaper",
+        "TissueBox",
+        "LettuceSliced",
+        "Lettuce",
+        "Boots",
+        "BasketBall",
+    }
 )
 # Drops from higher than this (metres) break fragile objects that are not unbreakable.
 BREAK_DROP_HEIGHT = 0.6
@@ -238,9 +372,26 @@ SEE_THROUGH_TYPES: FrozenSet[str] = frozenset({"ShowerGlass", "Window", "ShowerD
 WALL_GLASS_TYPES: FrozenSet[str] = frozenset({"Window"})
 # Objects that are too flat or too high to block the agent's body.
 NON_BLOCKING_TYPES: FrozenSet[str] = frozenset(
-    {"Floor", "Window", "LightSwitch", "Painting", "Poster", "Mirror", "Curtains", "Blinds",
-     "ShowerCurtain", "ShowerHead", "TowelHolder", "HandTowelHolder", "ToiletPaperHanger",
-     "Faucet", "StoveKnob", "StoveBurner", "Shelf", "Drawer"}
+    {
+        "Floor",
+        "Window",
+        "LightSwitch",
+        "Painting",
+        "Poster",
+        "Mirror",
+        "Curtains",
+        "Blinds",
+        "ShowerCurtain",
+        "ShowerHead",
+        "TowelHolder",
+        "HandTowelHolder",
+        "ToiletPaperHanger",
+        "Faucet",
+        "StoveKnob",
+        "StoveBurner",
+        "Shelf",
+        "Drawer",
+    }
 )
 # Types whose box is extended down to the floor for navigation (counters hide cabinets).
 FLOOR_EXTENDED_TYPES: FrozenSet[str] = frozenset()

@@ -1,4 +1,5 @@
 """`Controller`: the ai2thor.controller.Controller surface, backed by thor_lite's World."""
+
 from __future__ import annotations
 
 import copy
@@ -13,11 +14,23 @@ from . import actions  # noqa: F401  (registers every action)
 from .actions.interaction import carry_held
 from .actions.guard import check_world, compute_house_bounds
 from .actions.registry import (
-    ACTIONS, ActionFailed, InvalidArguments, PartialFailure, bind, check_args,
+    ACTIONS,
+    ActionFailed,
+    InvalidArguments,
+    PartialFailure,
+    bind,
+    check_args,
 )
 from .constants import (
-    CAMERA_FAR, CAMERA_NEAR, DEFAULT_INIT, GRID_SIZE, LAYOUT_CLEARS_MOVEABLES, MAX_DOWN_LOOK, MAX_UP_LOOK,
-    PHYSICS_KWARGS, THOR_ONLY_KWARGS,
+    CAMERA_FAR,
+    CAMERA_NEAR,
+    DEFAULT_INIT,
+    GRID_SIZE,
+    LAYOUT_CLEARS_MOVEABLES,
+    MAX_DOWN_LOOK,
+    MAX_UP_LOOK,
+    PHYSICS_KWARGS,
+    THOR_ONLY_KWARGS,
     VISIBILITY_DISTANCE,
 )
 from .event import Event, LazyMetadata
@@ -31,11 +44,29 @@ from .world import World, drawn_held_box
 _LOG = logging.getLogger(__name__)
 _TOLERATED = PHYSICS_KWARGS | {"forceVisible"}
 _BASE_WORLDS: Dict[Tuple, World] = {}
-_WALL_NAMES = ("StandardWallSize|+x", "StandardWallSize|-x", "StandardWallSize|+z",
-               "StandardWallSize|-z", "Ceiling|0|0|0")
-_NAV_ACTIONS = frozenset({"MoveAhead", "MoveBack", "MoveLeft", "MoveRight", "RotateLeft",
-                          "RotateRight", "LookUp", "LookDown", "Crouch", "Stand", "Teleport",
-                          "TeleportFull"})
+_WALL_NAMES = (
+    "StandardWallSize|+x",
+    "StandardWallSize|-x",
+    "StandardWallSize|+z",
+    "StandardWallSize|-z",
+    "Ceiling|0|0|0",
+)
+_NAV_ACTIONS = frozenset(
+    {
+        "MoveAhead",
+        "MoveBack",
+        "MoveLeft",
+        "MoveRight",
+        "RotateLeft",
+        "RotateRight",
+        "LookUp",
+        "LookDown",
+        "Crouch",
+        "Stand",
+        "Teleport",
+        "TeleportFull",
+    }
+)
 
 
 def _validate_init(p: Dict[str, Any]) -> None:
@@ -48,7 +79,8 @@ def _validate_init(p: Dict[str, Any]) -> None:
     if p["snapToGrid"] and r % 90 != 0:
         raise ValueError(
             f"Invalid values 'rotateStepDegrees': ${r} and 'snapToGrid':True. 'snapToGrid': 'True' is not "
-            "supported when 'rotateStepDegrees' is different from grid rotation steps of 0, 90, 180, 270 or 360.")
+            "supported when 'rotateStepDegrees' is different from grid rotation steps of 0, 90, 180, 270 or 360."
+        )
     fov = float(p["fieldOfView"])
     if not 0 < fov < 180:
         raise ValueError("fov must be set to (0, 180) noninclusive.")
@@ -114,14 +146,29 @@ class Controller:
 
     def _fresh_world(self, name: str, p: Dict[str, Any]) -> World:
         # The layout folder and dilation shape the reachable grid, so they are part of the key.
-        key = (name, float(p["gridSize"]) or GRID_SIZE, float(p["visibilityDistance"]),
-               float(p["fieldOfView"]), self.width, self.height, layouts_dir(),
-               bool(p.get(LAYOUT_CLEARS_MOVEABLES, False)), layout_dilation())
+        key = (
+            name,
+            float(p["gridSize"]) or GRID_SIZE,
+            float(p["visibilityDistance"]),
+            float(p["fieldOfView"]),
+            self.width,
+            self.height,
+            layouts_dir(),
+            bool(p.get(LAYOUT_CLEARS_MOVEABLES, False)),
+            layout_dilation(),
+        )
         base = _BASE_WORLDS.get(key)
         if base is None:
-            base = build_world(scene_record(name), grid_size=key[1],
-                               visibility_distance=key[2] if key[2] > 0 else VISIBILITY_DISTANCE, fov=key[3],
-                               width=key[4], height=key[5], layout_dilation=key[8], profile=profile_for(key[7]))
+            base = build_world(
+                scene_record(name),
+                grid_size=key[1],
+                visibility_distance=key[2] if key[2] > 0 else VISIBILITY_DISTANCE,
+                fov=key[3],
+                width=key[4],
+                height=key[5],
+                layout_dilation=key[8],
+                profile=profile_for(key[7]),
+            )
             base.free_cells(), base.reachable_cells()
             base.house_bounds = compute_house_bounds(base)  # fixed at load; see actions.guard
             _BASE_WORLDS[key] = base
@@ -221,13 +268,20 @@ class Controller:
             raise RuntimeError(err)
         return ev
 
-    def _finish(self, name: str, ok: bool, err: str, ret: Any, code: Optional[str],
-                step_flags: Optional[Dict[str, bool]] = None) -> Event:
+    def _finish(
+        self,
+        name: str,
+        ok: bool,
+        err: str,
+        ret: Any,
+        code: Optional[str],
+        step_flags: Optional[Dict[str, bool]] = None,
+    ) -> Event:
         view = copy.copy(self._world)
         p = self.initialization_parameters
         a = view.agent
         held = view.held
-        inv = ([{"objectId": held, "objectType": view.objects[held].object_type}] if held else [])
+        inv = [{"objectId": held, "objectType": view.objects[held].object_type}] if held else []
         cam = view.camera_position()
         base = {
             "sceneName": f"{view.scene_name}_physics",
@@ -254,8 +308,14 @@ class Controller:
             "physicsAutoSimulation": getattr(view, "physics_auto_sim", True),
             "isStanding": a.standing,
         }
-        flags = {k: bool(p.get(k)) for k in ("renderDepthImage", "renderInstanceSegmentation",
-                                             "renderSemanticSegmentation")}
+        flags = {
+            k: bool(p.get(k))
+            for k in (
+                "renderDepthImage",
+                "renderInstanceSegmentation",
+                "renderSemanticSegmentation",
+            )
+        }
         flags["renderImage"] = not self.headless
         flags.update(step_flags or {})
         names, palette = _id_table(view)
@@ -267,8 +327,15 @@ class Controller:
                 "sceneBounds": scene_bounds(view),
             }
             seg = flags["renderInstanceSegmentation"] or flags["renderSemanticSegmentation"]
-            out["colors"] = ([{"color": [int(c) for c in palette[i]], "name": n}
-                              for i, n in enumerate(names) if i] if seg else None)
+            out["colors"] = (
+                [
+                    {"color": [int(c) for c in palette[i]], "name": n}
+                    for i, n in enumerate(names)
+                    if i
+                ]
+                if seg
+                else None
+            )
             out["colorBounds"] = None
             return out
 
@@ -282,9 +349,13 @@ class Controller:
         from .render import BoxRenderer
 
         if self._renderer is None:
-            self._renderer = BoxRenderer(self.width, self.height,
-                                         float(self.initialization_parameters["fieldOfView"]),
-                                         CAMERA_NEAR, CAMERA_FAR)
+            self._renderer = BoxRenderer(
+                self.width,
+                self.height,
+                float(self.initialization_parameters["fieldOfView"]),
+                CAMERA_NEAR,
+                CAMERA_FAR,
+            )
         key = (view.generation, view.version, view.held, view.agent if view.held else None)
         if self._uploaded_key != key:
             transforms, colors, ids = _instances(view, names)
@@ -292,8 +363,14 @@ class Controller:
             self._uploaded_key = key
         a = view.agent
         seg = flags["renderInstanceSegmentation"] or flags["renderSemanticSegmentation"]
-        return self._renderer.render(view.camera_position(), a.yaw, a.horizon, rgb=True,
-                                     depth=flags["renderDepthImage"], ids=seg)
+        return self._renderer.render(
+            view.camera_position(),
+            a.yaw,
+            a.horizon,
+            rgb=True,
+            depth=flags["renderDepthImage"],
+            ids=seg,
+        )
 
 
 def _one_line(msg: str, limit: int = 500) -> str:
@@ -347,8 +424,11 @@ def _instances(w: World, names: Tuple[str, ...]):
     for o in w.objects.values():
         if not o.rendered:
             continue
-        m = (o.part_transforms if o.object_id != w.held
-             else drawn_held_box(w, o).transform()[None].astype(np.float32))
+        m = (
+            o.part_transforms
+            if o.object_id != w.held
+            else drawn_held_box(w, o).transform()[None].astype(np.float32)
+        )
         mats.append(m)
         cols.append(o.color)
         ids.append(index[o.object_id])

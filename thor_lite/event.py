@@ -4,6 +4,7 @@ Steps whose images or object metadata nobody reads cost nothing beyond the actio
 frames are rendered and `metadata["objects"]` is built on first access, from the object
 table captured when the step finished (later steps never leak into an older Event).
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, Mapping, Optional, Tuple
@@ -108,8 +109,13 @@ class _LazyMasks(Mapping):
 class Event:
     """What one `Controller.step` returns (the subset of ai2thor.server.Event task code uses)."""
 
-    def __init__(self, metadata: LazyMetadata, render: Callable[[], Tuple], flags: Dict[str, bool],
-                 id_colors: Tuple[Tuple[str, ...], np.ndarray]) -> None:
+    def __init__(
+        self,
+        metadata: LazyMetadata,
+        render: Callable[[], Tuple],
+        flags: Dict[str, bool],
+        id_colors: Tuple[Tuple[str, ...], np.ndarray],
+    ) -> None:
         self.metadata = metadata
         self._render = render
         self._flags = flags
@@ -139,7 +145,8 @@ class Event:
     @property
     def _seg_on(self) -> bool:
         return self._flags.get("renderInstanceSegmentation", False) or self._flags.get(
-            "renderSemanticSegmentation", False)
+            "renderSemanticSegmentation", False
+        )
 
     def _imgs(self) -> Tuple:
         if self._images is None:
@@ -204,8 +211,11 @@ class Event:
     def color_to_object_id(self) -> Dict[Tuple[int, int, int], str]:
         if not self._seg_on:
             return {}
-        out = {tuple(int(v) for v in self._id_palette[i]): oid
-               for i, oid in enumerate(self._id_names) if i}
+        out = {
+            tuple(int(v) for v in self._id_palette[i]): oid
+            for i, oid in enumerate(self._id_names)
+            if i
+        }
         for oid in self._id_names[1:]:
             t = oid.split("|")[0]
             out.setdefault(class_color(t), t)
@@ -262,14 +272,22 @@ class Event:
     @property
     def pose(self) -> Tuple[int, int, int, int]:
         a = self.metadata["agent"]
-        return (int(round(a["position"]["x"] * 1000)), int(round(a["position"]["z"] * 1000)),
-                int(round(a["rotation"]["y"] * 1000)), int(round(a["cameraHorizon"] * 1000)))
+        return (
+            int(round(a["position"]["x"] * 1000)),
+            int(round(a["position"]["z"] * 1000)),
+            int(round(a["rotation"]["y"] * 1000)),
+            int(round(a["cameraHorizon"] * 1000)),
+        )
 
     @property
     def pose_discrete(self) -> Tuple[int, int, int, int]:
         a = self.metadata["agent"]
-        return (int(a["position"]["x"] / GRID_SIZE), int(a["position"]["z"] / GRID_SIZE),
-                int(a["rotation"]["y"] / 90.0), int(round(a["cameraHorizon"])))
+        return (
+            int(a["position"]["x"] / GRID_SIZE),
+            int(a["position"]["z"] / GRID_SIZE),
+            int(a["rotation"]["y"] / 90.0),
+            int(round(a["cameraHorizon"])),
+        )
 
     def get_object(self, object_id: str) -> Optional[Dict[str, Any]]:
         for o in self.metadata["objects"]:
@@ -286,9 +304,11 @@ class Event:
     def __repr__(self) -> str:
         m = self.metadata
         ret = str(m.get("actionReturn"))[:100]
-        return (f"<thor_lite.Event lastAction={m.get('lastAction')} "
-                f"lastActionSuccess={m.get('lastActionSuccess')} "
-                f"errorMessage={m.get('errorMessage')!r} actionReturn={ret}>")
+        return (
+            f"<thor_lite.Event lastAction={m.get('lastAction')} "
+            f"lastActionSuccess={m.get('lastActionSuccess')} "
+            f"errorMessage={m.get('errorMessage')!r} actionReturn={ret}>"
+        )
 
 
 def _hash_rgb(key: str, salt: int = 0) -> Tuple[int, int, int]:

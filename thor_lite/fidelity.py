@@ -7,6 +7,7 @@ where PutObject lands. One profile, passed into the build and swapped by
 `thor2_rules.use_thor2_rules`, says which rule applies; the modules read it, never flags of
 their own.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -44,8 +45,14 @@ THOR_5 = FidelityProfile()
 THOR_2_1_0_LAYOUT = replace(THOR_5, layout_clears_moveables=True)
 
 #: a trajectory recorded in THOR 2.1.0 (`thor2_rules.use_thor2_rules`)
-THOR_2_1_0 = replace(THOR_2_1_0_LAYOUT, thor2_rules=True, held_hangs=True, first_hit_visibility=True,
-                     moveable_layout_reach=MOVEABLE_LAYOUT_REACH, box_overlap=THOR2_BOX_OVERLAP)
+THOR_2_1_0 = replace(
+    THOR_2_1_0_LAYOUT,
+    thor2_rules=True,
+    held_hangs=True,
+    first_hit_visibility=True,
+    moveable_layout_reach=MOVEABLE_LAYOUT_REACH,
+    box_overlap=THOR2_BOX_OVERLAP,
+)
 
 
 def profile_for(layout_clears_moveables: bool) -> FidelityProfile:

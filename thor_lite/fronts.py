@@ -6,6 +6,7 @@ a dresser then covers its closed drawers, so a click (or an ALFRED mask) on a dr
 resolves to the dresser. Each closed drawer/cabinet is drawn out to just past the face of the
 furniture box that encloses it (its `proud` distance along its front).
 """
+
 from __future__ import annotations
 
 from typing import Dict, Iterable
@@ -23,8 +24,14 @@ _ENCLOSE_TOL = 0.02
 def proud_distances(objects: Iterable[SimObject]) -> Dict[str, float]:
     """objectId -> how far to draw the front of each drawer/cabinet out along its front."""
     objs = list(objects)
-    hosts = [o for o in objs if o.object_type not in OPENING_TYPES and not o.pickupable
-             and o.object_type not in ("Floor", "CounterTop") and o.rendered]
+    hosts = [
+        o
+        for o in objs
+        if o.object_type not in OPENING_TYPES
+        and not o.pickupable
+        and o.object_type not in ("Floor", "CounterTop")
+        and o.rendered
+    ]
     out: Dict[str, float] = {}
     for d in objs:
         if d.object_type not in OPENING_TYPES or not d.flags.get("openable"):

@@ -9,6 +9,7 @@ lacks it because of the furniture, not because of a wall. Those cells, grown by 
 cell the layout is grown by, join the room; the full geometric test still decides whether
 the agent's body fits there.
 """
+
 from __future__ import annotations
 
 from typing import Iterable, Sequence, Tuple
@@ -19,15 +20,26 @@ Cell = Tuple[int, int]
 Footprint = Tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
-def touching_cells(footprints: Iterable[Footprint], grid: float, reach: float,
-                   lo: Sequence[float], hi: Sequence[float]) -> frozenset:
+def touching_cells(
+    footprints: Iterable[Footprint],
+    grid: float,
+    reach: float,
+    lo: Sequence[float],
+    hi: Sequence[float],
+) -> frozenset:
     """Grid cells inside the floor rectangle (lo, hi on x and z) whose centre lies within
     `reach` of a footprint (centre_xz, half_xz, rot2), or inside it."""
     out = set()
     for c, h, rot in footprints:
         ext = np.abs(rot) @ h + reach  # axis-aligned half extent of the grown footprint
-        i0, i1 = int(np.ceil(max(c[0] - ext[0], lo[0]) / grid)), int(np.floor(min(c[0] + ext[0], hi[0]) / grid))
-        k0, k1 = int(np.ceil(max(c[1] - ext[1], lo[1]) / grid)), int(np.floor(min(c[1] + ext[1], hi[1]) / grid))
+        i0, i1 = (
+            int(np.ceil(max(c[0] - ext[0], lo[0]) / grid)),
+            int(np.floor(min(c[0] + ext[0], hi[0]) / grid)),
+        )
+        k0, k1 = (
+            int(np.ceil(max(c[1] - ext[1], lo[1]) / grid)),
+            int(np.floor(min(c[1] + ext[1], hi[1]) / grid)),
+        )
         for i in range(i0, i1 + 1):
             for k in range(k0, k1 + 1):
                 q = np.maximum(np.abs(rot.T @ (np.array([i * grid, k * grid]) - c)) - h, 0.0)
@@ -36,9 +48,21 @@ def touching_cells(footprints: Iterable[Footprint], grid: float, reach: float,
     return frozenset(out)
 
 
-def with_furniture_sides(room: frozenset, footprints: Iterable[Footprint], grid: float, reach: float,
-                         grow: int, lo: Sequence[float], hi: Sequence[float]) -> frozenset:
+def with_furniture_sides(
+    room: frozenset,
+    footprints: Iterable[Footprint],
+    grid: float,
+    reach: float,
+    grow: int,
+    lo: Sequence[float],
+    hi: Sequence[float],
+) -> frozenset:
     """`room` plus the cells `touching_cells` finds, grown by `grow` cells (Chebyshev)."""
     touch = touching_cells(footprints, grid, reach, lo, hi)
-    grown = {(i + di, k + dk) for i, k in touch for di in range(-grow, grow + 1) for dk in range(-grow, grow + 1)}
+    grown = {
+        (i + di, k + dk)
+        for i, k in touch
+        for di in range(-grow, grow + 1)
+        for dk in range(-grow, grow + 1)
+    }
     return frozenset(room) | frozenset(grown)

@@ -3,6 +3,7 @@
 Everything is in THOR's world frame (left-handed, y up, metres). Rotations are Unity Euler
 angles (degrees) applied as R = Ry @ Rx @ Rz, which scipy expresses as intrinsic "YXZ".
 """
+
 from __future__ import annotations
 
 import warnings
@@ -15,8 +16,16 @@ from scipy.spatial.transform import Rotation
 
 # OOBB corner signs in THOR's order: bottom face 0-3 counter-clockwise, then top face 4-7.
 OOBB_CORNER_SIGNS = np.array(
-    [[1, -1, 1], [-1, -1, 1], [-1, -1, -1], [1, -1, -1],
-     [1, 1, 1], [-1, 1, 1], [-1, 1, -1], [1, 1, -1]],
+    [
+        [1, -1, 1],
+        [-1, -1, 1],
+        [-1, -1, -1],
+        [1, -1, -1],
+        [1, 1, 1],
+        [-1, 1, 1],
+        [-1, 1, -1],
+        [1, 1, -1],
+    ],
     dtype=np.float64,
 )
 # AABB corner order: x in {max,min}, then y in {max,min}, then z in {max,min}.
@@ -99,7 +108,11 @@ class Box:
         if abs(self.rot[1, k]) < tol:
             return None
         order = [i for i in range(3) if i != k]
-        cols = [self.rot[:, order[0]], self.rot[:, k] * np.sign(self.rot[1, k]), self.rot[:, order[1]]]
+        cols = [
+            self.rot[:, order[0]],
+            self.rot[:, k] * np.sign(self.rot[1, k]),
+            self.rot[:, order[1]],
+        ]
         rot = np.stack(cols, axis=1)
         if np.linalg.det(rot) < 0:
             rot[:, 2] *= -1
@@ -116,8 +129,12 @@ class Box:
         local = (np.atleast_2d(points) - self.center) @ self.rot
         return np.all(np.abs(local) <= self.half + margin, axis=-1)
 
-    def moved(self, translation: np.ndarray, rotation: np.ndarray | None = None,
-              pivot: np.ndarray | None = None) -> "Box":
+    def moved(
+        self,
+        translation: np.ndarray,
+        rotation: np.ndarray | None = None,
+        pivot: np.ndarray | None = None,
+    ) -> "Box":
         """The box after rotating about `pivot` by `rotation` and then translating."""
         if rotation is None:
             return Box(self.center + translation, self.half, self.rot)
@@ -125,8 +142,9 @@ class Box:
         return Box(p + rotation @ (self.center - p) + translation, self.half, rotation @ self.rot)
 
 
-def boxes_overlap_many(a: Box, centers: np.ndarray, halves: np.ndarray, rots: np.ndarray,
-                       eps: float = 1e-3) -> np.ndarray:
+def boxes_overlap_many(
+    a: Box, centers: np.ndarray, halves: np.ndarray, rots: np.ndarray, eps: float = 1e-3
+) -> np.ndarray:
     """Vectorised separating-axis test of one box against N boxes -> bool[N]."""
     n = len(centers)
     if n == 0:
@@ -157,8 +175,12 @@ def pack_boxes(boxes: Iterable[Box]) -> Tuple[np.ndarray, np.ndarray, np.ndarray
 
 
 def ray_box_hits(
-    origin: np.ndarray, targets: np.ndarray, centers: np.ndarray, halves: np.ndarray,
-    rots: np.ndarray, pass_end_inside: Optional[np.ndarray] = None
+    origin: np.ndarray,
+    targets: np.ndarray,
+    centers: np.ndarray,
+    halves: np.ndarray,
+    rots: np.ndarray,
+    pass_end_inside: Optional[np.ndarray] = None,
 ) -> np.ndarray:
     """Entry parameters t in (0, 1] of segments origin->target against every box.
 
@@ -190,9 +212,14 @@ def ray_box_hits(
     return t
 
 
-def segments_box_hits(origins: np.ndarray, targets: np.ndarray, centers: np.ndarray,
-                      halves: np.ndarray, rots: np.ndarray,
-                      pass_end_inside: Optional[np.ndarray] = None) -> np.ndarray:
+def segments_box_hits(
+    origins: np.ndarray,
+    targets: np.ndarray,
+    centers: np.ndarray,
+    halves: np.ndarray,
+    rots: np.ndarray,
+    pass_end_inside: Optional[np.ndarray] = None,
+) -> np.ndarray:
     """Like `ray_box_hits`, but every segment has its own origin: (S, 3) each -> (S, B)."""
     if len(centers) == 0:
         return np.full((len(targets), 0), np.inf)

@@ -4,6 +4,7 @@ The world replaces an object (``dataclasses.replace``) whenever it changes, so a
 keep a reference to the object table of its step and compute metadata or images lazily
 without ever seeing later changes.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -12,11 +13,29 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from .constants import (BASIN_WALL_HEIGHT_THOR2, CHAIR_SEAT_BAND, COFFEE_BAY_BACK, COFFEE_BAY_TOP, COFFEE_MUG_BASE, DRAWER_SLIDE, IN_RECEPTACLES,
-                        LAMP_BASE_TOP, LAMP_BASE_WIDTH, LAMP_BASE_WIDTH_THOR2, LAMP_SHADE_BOTTOM,
-                        LAMP_SHADE_BOTTOM_THOR2, LAPTOP_BASE_TOP, LAPTOP_SCREEN_DEPTH,
-                        OPEN_TOP_RECEPTACLES, ROUND_CORE, ROUND_TYPES_THOR2, TABLE_LIKE,
-                        TV_PANEL_BOTTOM, TV_PANEL_DEPTH, TV_STAND_WIDTH)
+from .constants import (
+    BASIN_WALL_HEIGHT_THOR2,
+    CHAIR_SEAT_BAND,
+    COFFEE_BAY_BACK,
+    COFFEE_BAY_TOP,
+    COFFEE_MUG_BASE,
+    DRAWER_SLIDE,
+    IN_RECEPTACLES,
+    LAMP_BASE_TOP,
+    LAMP_BASE_WIDTH,
+    LAMP_BASE_WIDTH_THOR2,
+    LAMP_SHADE_BOTTOM,
+    LAMP_SHADE_BOTTOM_THOR2,
+    LAPTOP_BASE_TOP,
+    LAPTOP_SCREEN_DEPTH,
+    OPEN_TOP_RECEPTACLES,
+    ROUND_CORE,
+    ROUND_TYPES_THOR2,
+    TABLE_LIKE,
+    TV_PANEL_BOTTOM,
+    TV_PANEL_DEPTH,
+    TV_STAND_WIDTH,
+)
 from .geometry import AABB_CORNER_SIGNS, Box, euler_to_matrix
 from .scene_data import ObjectRecord
 
@@ -58,7 +77,9 @@ class SimObject:
     # the door's hinge is on the face's high-coordinate edge (thor_lite.hinges); default low
     hinge_high: bool = False
     surface_offset: Optional[float] = None  # how far below its top things rest on this receptacle
-    holes: Tuple[Tuple[float, float, float, float], ...] = ()  # xz rects cut out (sinks in counters)
+    holes: Tuple[
+        Tuple[float, float, float, float], ...
+    ] = ()  # xz rects cut out (sinks in counters)
     # the (position, rotation) the holes were cut at; None: always (static furniture)
     holes_at: Optional[Tuple[Tuple[float, float, float], Tuple[float, float, float]]] = None
     # today's type of an asset that carries THOR 2.1.0's name (thor2_types): its drawn shape
@@ -82,17 +103,30 @@ class SimObject:
         local = Box(r.T @ (rec.box.center - p), rec.box.half, r.T @ rec.box.rot)
         s = rec.state
         return SimObject(
-            object_id=rec.object_id, name=rec.name, object_type=rec.object_type,
-            asset_id=rec.asset_id, position=rec.position, rotation=rec.rotation,
-            local_box=local, has_oobb=rec.has_oobb, flags=dict(rec.flags),
-            is_open=bool(s.get("isOpen")), openness=float(s.get("openness") or 0.0),
-            is_toggled=bool(s.get("isToggled")), is_sliced=bool(s.get("isSliced")),
-            is_cooked=bool(s.get("isCooked")), is_dirty=bool(s.get("isDirty")),
-            is_broken=bool(s.get("isBroken")), is_filled=bool(s.get("isFilledWithLiquid")),
-            fill_liquid=s.get("fillLiquid"), is_used_up=bool(s.get("isUsedUp")),
+            object_id=rec.object_id,
+            name=rec.name,
+            object_type=rec.object_type,
+            asset_id=rec.asset_id,
+            position=rec.position,
+            rotation=rec.rotation,
+            local_box=local,
+            has_oobb=rec.has_oobb,
+            flags=dict(rec.flags),
+            is_open=bool(s.get("isOpen")),
+            openness=float(s.get("openness") or 0.0),
+            is_toggled=bool(s.get("isToggled")),
+            is_sliced=bool(s.get("isSliced")),
+            is_cooked=bool(s.get("isCooked")),
+            is_dirty=bool(s.get("isDirty")),
+            is_broken=bool(s.get("isBroken")),
+            is_filled=bool(s.get("isFilledWithLiquid")),
+            fill_liquid=s.get("fillLiquid"),
+            is_used_up=bool(s.get("isUsedUp")),
             temperature=s.get("temperature") or "RoomTemp",
-            parents=tuple(rec.parent_receptacles), mass=rec.mass,
-            salient_materials=rec.salient_materials, controlled_objects=rec.controlled_objects,
+            parents=tuple(rec.parent_receptacles),
+            mass=rec.mass,
+            salient_materials=rec.salient_materials,
+            controlled_objects=rec.controlled_objects,
         )
 
     def with_changes(self, **changes: Any) -> "SimObject":
@@ -114,7 +148,11 @@ class SimObject:
     @property
     def encloses_contents(self) -> bool:
         """A closed openable container: its solid box hides what is inside (a shut fridge)."""
-        return self.object_type in IN_RECEPTACLES and bool(self.flags.get("openable")) and self.openness <= 0
+        return (
+            self.object_type in IN_RECEPTACLES
+            and bool(self.flags.get("openable"))
+            and self.openness <= 0
+        )
 
     @property
     def rendered(self) -> bool:
@@ -132,8 +170,11 @@ class SimObject:
     def box(self) -> Box:
         """World oriented box of the object at its current pose."""
         r = self.rot_matrix
-        return Box(np.asarray(self.position) + r @ self.local_box.center, self.local_box.half,
-                   r @ self.local_box.rot)
+        return Box(
+            np.asarray(self.position) + r @ self.local_box.center,
+            self.local_box.half,
+            r @ self.local_box.rot,
+        )
 
     @cached_property
     def aabb(self) -> Tuple[np.ndarray, np.ndarray]:
@@ -155,8 +196,11 @@ class SimObject:
             # four walls and a floor sheet (THOR's box floor is thin: a 1.5 cm slab buried a
             # keychain resting 5 mm above the box bottom at ALFRED's pose)
             lo = b.aabb()[0]
-            sheet = Box(np.array([b.center[0], lo[1] + BOX_FLOOR / 2, b.center[2]]),
-                        np.array([b.half[0], BOX_FLOOR / 2, b.half[2]]), b.rot)
+            sheet = Box(
+                np.array([b.center[0], lo[1] + BOX_FLOOR / 2, b.center[2]]),
+                np.array([b.half[0], BOX_FLOOR / 2, b.half[2]]),
+                b.rot,
+            )
             return _hollow_parts(b, open_faces=("top", "bottom")) + (sheet,)
         if t in IN_RECEPTACLES and self.flags.get("openable"):
             if self.openness > 0:
@@ -205,7 +249,9 @@ class SimObject:
         lo, hi = self.aabb
         fx, fz = self.front
         if self.object_type == "Drawer":
-            return _hollow_parts(Box(b.center + self.drawer_shift(), b.half, b.rot), open_faces=("top",))
+            return _hollow_parts(
+                Box(b.center + self.drawer_shift(), b.half, b.rot), open_faces=("top",)
+            )
         # A shell with the front face missing, plus the door swung open about one edge.
         aa = Box.axis_aligned(lo, hi)
         face = _front_face_name(fx, fz)
@@ -216,12 +262,16 @@ class SimObject:
         if face in ("+x", "-x"):
             width = size[2]
             sgn = 1.0 if face == "+x" else -1.0
-            hinge = np.array([hi[0] if sgn > 0 else lo[0], 0.0, hi[2] if self.hinge_high else lo[2]])
+            hinge = np.array(
+                [hi[0] if sgn > 0 else lo[0], 0.0, hi[2] if self.hinge_high else lo[2]]
+            )
             d = np.array([sgn * np.sin(angle), 0.0, along * np.cos(angle)])
         else:
             width = size[0]
             sgn = 1.0 if face == "+z" else -1.0
-            hinge = np.array([hi[0] if self.hinge_high else lo[0], 0.0, hi[2] if sgn > 0 else lo[2]])
+            hinge = np.array(
+                [hi[0] if self.hinge_high else lo[0], 0.0, hi[2] if sgn > 0 else lo[2]]
+            )
             d = np.array([along * np.cos(angle), 0.0, sgn * np.sin(angle)])
         centre = hinge + d * width / 2
         centre[1] = (lo[1] + hi[1]) / 2
@@ -241,7 +291,9 @@ class SimObject:
     def vis_lattice(self, reach: float) -> np.ndarray:
         """The `vis_points` lattice with its corners at `reach` of the half-extents."""
         b = self.box
-        axes = [np.linspace(-reach, reach, int(np.clip(np.ceil(2 * h / 0.3) + 1, 2, 5))) for h in b.half]
+        axes = [
+            np.linspace(-reach, reach, int(np.clip(np.ceil(2 * h / 0.3) + 1, 2, 5))) for h in b.half
+        ]
         grid = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, 3)
         pts = b.center + (grid * b.half) @ b.rot.T
         return np.vstack([pts, b.center[None]])
@@ -265,7 +317,13 @@ class SimObject:
             c = c * 0.6 + np.array([90, 45, 10])
         if self.is_dirty:
             c = c * 0.7 + np.array([30, 25, 5])
-        if self.is_toggled and self.object_type in ("DeskLamp", "FloorLamp", "Television", "Laptop", "Candle"):
+        if self.is_toggled and self.object_type in (
+            "DeskLamp",
+            "FloorLamp",
+            "Television",
+            "Laptop",
+            "Candle",
+        ):
             c = c * 0.5 + 127
         return np.clip(c, 0, 255).astype(np.uint8)
 
@@ -277,10 +335,20 @@ class SimObject:
     def geometry_meta(self) -> Tuple[tuple, tuple, tuple, tuple, Optional[tuple], tuple]:
         """Immutable numbers behind the metadata's pose and bounding-box fields."""
         lo, hi = self.aabb
-        oobb = tuple(map(tuple, self.box.corners().tolist())) if (self.pickupable or self.moveable) else None
+        oobb = (
+            tuple(map(tuple, self.box.corners().tolist()))
+            if (self.pickupable or self.moveable)
+            else None
+        )
         corners = tuple(map(tuple, aabb_corner_points(lo, hi)))
-        return (tuple(self.position), tuple(self.rotation), tuple(lo.tolist()), tuple(hi.tolist()),
-                oobb, corners)
+        return (
+            tuple(self.position),
+            tuple(self.rotation),
+            tuple(lo.tolist()),
+            tuple(hi.tolist()),
+            oobb,
+            corners,
+        )
 
 
 def _round_parts(b: Box) -> Tuple[Box, ...]:
@@ -301,9 +369,17 @@ def _lamp_parts(b: Box, thor2: bool = False) -> Tuple[Box, ...]:
     `thor2` (THOR 2.1.0 mode): the shade higher and the base narrower (LAMP_*_THOR2)."""
     lo, hi = b.aabb()
     h = hi[1] - lo[1]
-    shade, base = (LAMP_SHADE_BOTTOM_THOR2, LAMP_BASE_WIDTH_THOR2) if thor2 else (LAMP_SHADE_BOTTOM, LAMP_BASE_WIDTH)
+    shade, base = (
+        (LAMP_SHADE_BOTTOM_THOR2, LAMP_BASE_WIDTH_THOR2)
+        if thor2
+        else (LAMP_SHADE_BOTTOM, LAMP_BASE_WIDTH)
+    )
     parts = []
-    for y0, y1, frac in ((0.0, LAMP_BASE_TOP, base), (LAMP_BASE_TOP, shade, None), (shade, 1.0, 1.0)):
+    for y0, y1, frac in (
+        (0.0, LAMP_BASE_TOP, base),
+        (LAMP_BASE_TOP, shade, None),
+        (shade, 1.0, 1.0),
+    ):
         half = b.half.copy()
         if frac is None:  # the stem
             half[0], half[2] = min(0.012, b.half[0]), min(0.012, b.half[2])
@@ -384,8 +460,11 @@ def _with_holes(b: Box, holes) -> Tuple[Box, ...]:
             if hz1 < z1:
                 nxt.append((cx0, cx1, hz1, z1))
         pieces = nxt
-    return tuple(Box.axis_aligned((x0, lo[1], z0), (x1, hi[1], z1)) for x0, x1, z0, z1 in pieces
-                 if x1 - x0 > 1e-3 and z1 - z0 > 1e-3)
+    return tuple(
+        Box.axis_aligned((x0, lo[1], z0), (x1, hi[1], z1))
+        for x0, x1, z0, z1 in pieces
+        if x1 - x0 > 1e-3 and z1 - z0 > 1e-3
+    )
 
 
 def _shelving_parts(b: Box) -> Tuple[Box, ...]:
@@ -429,8 +508,12 @@ def _truncated(b: Box, offset: float) -> Box:
     return Box(c, half, b.rot)
 
 
-def _table_parts(b: Box, offset: Optional[float], object_type: str,
-                 holes: Tuple[Tuple[float, float, float, float], ...] = ()) -> Tuple[Box, ...]:
+def _table_parts(
+    b: Box,
+    offset: Optional[float],
+    object_type: str,
+    holes: Tuple[Tuple[float, float, float, float], ...] = (),
+) -> Tuple[Box, ...]:
     """A top (or seat) slab and four legs, so things under tables stay visible; `holes`
     (world xz rectangles, only on axis-aligned tables) are cut out of the slab and drop the
     legs standing in them."""
@@ -445,7 +528,11 @@ def _table_parts(b: Box, offset: Optional[float], object_type: str,
     seat_half[1] = slab / 2
     seat_c = b.center.copy()
     seat_c[1] = top - slab / 2
-    parts = list(_with_holes(Box(seat_c, seat_half, b.rot), holes)) if holes else [Box(seat_c, seat_half, b.rot)]
+    parts = (
+        list(_with_holes(Box(seat_c, seat_half, b.rot), holes))
+        if holes
+        else [Box(seat_c, seat_half, b.rot)]
+    )
     leg_h = max(top - slab - lo[1], 0.0)
     if leg_h > 0.05:
         leg = np.array([min(0.03, b.half[0] * 0.2), leg_h / 2, min(0.03, b.half[2] * 0.2)])
@@ -480,8 +567,11 @@ def _coffee_machine_parts(lo: np.ndarray, hi: np.ndarray, yaw: float) -> Tuple[B
     head_lo, base_hi = bay_lo.copy(), bay_hi.copy()
     head_lo[1] = lo[1] + COFFEE_BAY_TOP * (hi[1] - lo[1])
     base_hi[1] = lo[1] + COFFEE_MUG_BASE
-    return (Box.axis_aligned(back_lo, back_hi), Box.axis_aligned(head_lo, bay_hi),
-            Box.axis_aligned(bay_lo, base_hi))
+    return (
+        Box.axis_aligned(back_lo, back_hi),
+        Box.axis_aligned(head_lo, bay_hi),
+        Box.axis_aligned(bay_lo, base_hi),
+    )
 
 
 def _front_face_name(fx: float, fz: float) -> str:
@@ -512,7 +602,12 @@ def _hollow_parts(b: Box, open_faces: Tuple[str, ...]) -> Tuple[Box, ...]:
     h = b.half
     w = np.minimum(np.full(3, WALL / 2), h * 0.1)  # half-thickness of each wall
     faces = {
-        "bottom": (1, -1), "top": (1, 1), "+x": (0, 1), "-x": (0, -1), "+z": (2, 1), "-z": (2, -1),
+        "bottom": (1, -1),
+        "top": (1, 1),
+        "+x": (0, 1),
+        "-x": (0, -1),
+        "+z": (2, 1),
+        "-z": (2, -1),
     }
     for name, (axis, sign) in faces.items():
         if name in open_faces:

@@ -10,6 +10,7 @@ so half the open cabinet doors stood on the wrong side and a recorded CloseObjec
 THOR 2.1.0's door found the floor beside it (FloorPlan13, FloorPlan428). An agent that stands
 off the front's centre stands clear of the swinging door, so the hinge is on the other edge.
 """
+
 from __future__ import annotations
 
 from typing import Dict, Iterable, Mapping, Optional, Sequence, Tuple
@@ -34,13 +35,17 @@ def _match(rid: str, by_type: Mapping[str, Sequence[SimObject]]) -> Optional[Sim
         return None
     if p.shape != (3,):
         return None
-    cands = [(float(np.linalg.norm(np.asarray(o.position) - p)), o.object_id, o) for o in by_type.get(t, ())]
+    cands = [
+        (float(np.linalg.norm(np.asarray(o.position) - p)), o.object_id, o)
+        for o in by_type.get(t, ())
+    ]
     best = min(cands, default=None, key=lambda c: c[:2])
     return best[2] if best is not None and best[0] <= SAME_OBJECT else None
 
 
-def pose_fronts(objects: Iterable[SimObject],
-                poses: Mapping[str, Tuple[float, ...]]) -> Dict[str, Tuple[float, float]]:
+def pose_fronts(
+    objects: Iterable[SimObject], poses: Mapping[str, Tuple[float, ...]]
+) -> Dict[str, Tuple[float, float]]:
     """objectId -> front (a world xz axis direction): the face of the box the recorded opening
     pose stands out from most (offset over half extent), for each non-pickupable openable a
     recorded objectId names. Not the pose's view direction: ALFRED often looked at a desk
@@ -55,13 +60,20 @@ def pose_fronts(objects: Iterable[SimObject],
         if o is None or len(pose) < 2:
             continue
         lo, hi = o.aabb
-        rel = (np.array([pose[0], pose[1]]) - (lo + hi)[[0, 2]] / 2) / np.maximum((hi - lo)[[0, 2]] / 2, 1e-3)
-        out[o.object_id] = (float(np.sign(rel[0])), 0.0) if abs(rel[0]) > abs(rel[1]) else (0.0, float(np.sign(rel[1])))
+        rel = (np.array([pose[0], pose[1]]) - (lo + hi)[[0, 2]] / 2) / np.maximum(
+            (hi - lo)[[0, 2]] / 2, 1e-3
+        )
+        out[o.object_id] = (
+            (float(np.sign(rel[0])), 0.0)
+            if abs(rel[0]) > abs(rel[1])
+            else (0.0, float(np.sign(rel[1])))
+        )
     return out
 
 
-def hinge_sides(objects: Iterable[SimObject],
-                poses: Mapping[str, Tuple[float, ...]]) -> Dict[str, bool]:
+def hinge_sides(
+    objects: Iterable[SimObject], poses: Mapping[str, Tuple[float, ...]]
+) -> Dict[str, bool]:
     """objectId -> hinge on the high edge, for each hinged openable whose recorded opening
     pose stands clearly off its front's centre (towards the low edge: hinge high)."""
     by_type: Dict[str, list] = {}
@@ -82,8 +94,9 @@ def hinge_sides(objects: Iterable[SimObject],
     return out
 
 
-def free_space_fronts(objects: Iterable[SimObject], free: Iterable[Tuple[int, int]],
-                      grid: float) -> Dict[str, Tuple[float, float]]:
+def free_space_fronts(
+    objects: Iterable[SimObject], free: Iterable[Tuple[int, int]], grid: float
+) -> Dict[str, Tuple[float, float]]:
     """objectId -> the face of each openable looking into the most free space: the one whose
     probe half a metre out lies nearest a free grid cell (every mode; the THOR 2.1.0 rules
     above override it where ALFRED recorded a pose)."""

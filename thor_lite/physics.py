@@ -3,6 +3,7 @@
 No dynamics are simulated: objects are placed at rest on surfaces, fall straight down when
 dropped, and appliances change their contents' state as soon as they are switched on.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -11,9 +12,23 @@ from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .constants import (
-    ALWAYS_PLACE_UPRIGHT, BREAK_DROP_HEIGHT, CHAIR_SEAT_BAND, COFFEE_MUG_BASE, COFFEE_MUG_FRONT, COLD_SOURCES,
-    FRIDGE_LEVEL_MERGE, FRIDGE_SHELF_HEIGHT, HEAT_SOURCES, IN_RECEPTACLES, MICROWAVE_CAVITY_X, MICROWAVE_FLOOR, OBJECT_SPECIFIC_RECEPTACLES, OPEN_TOP_RECEPTACLES,
-    SOFT_TYPES, TABLE_LIKE, THOR_SPAWN_GRID,
+    ALWAYS_PLACE_UPRIGHT,
+    BREAK_DROP_HEIGHT,
+    CHAIR_SEAT_BAND,
+    COFFEE_MUG_BASE,
+    COFFEE_MUG_FRONT,
+    COLD_SOURCES,
+    FRIDGE_LEVEL_MERGE,
+    FRIDGE_SHELF_HEIGHT,
+    HEAT_SOURCES,
+    IN_RECEPTACLES,
+    MICROWAVE_CAVITY_X,
+    MICROWAVE_FLOOR,
+    OBJECT_SPECIFIC_RECEPTACLES,
+    OPEN_TOP_RECEPTACLES,
+    SOFT_TYPES,
+    TABLE_LIKE,
+    THOR_SPAWN_GRID,
 )
 from .geometry import Box, euler_to_matrix
 from .objects import WALL, SimObject, yaw_front
@@ -24,12 +39,16 @@ REST_GAP = 0.002  # objects rest this far above the surface they are placed on
 
 def pose_box(obj: SimObject, position: Sequence[float], rotation: Sequence[float]) -> Box:
     r = euler_to_matrix(rotation)
-    return Box(np.asarray(position, float) + r @ obj.local_box.center, obj.local_box.half,
-               r @ obj.local_box.rot)
+    return Box(
+        np.asarray(position, float) + r @ obj.local_box.center,
+        obj.local_box.half,
+        r @ obj.local_box.rot,
+    )
 
 
-def move_with_contents(w: World, oid: str, position: Sequence[float],
-                       rotation: Sequence[float], **changes) -> None:
+def move_with_contents(
+    w: World, oid: str, position: Sequence[float], rotation: Sequence[float], **changes
+) -> None:
     """Move an object and carry everything resting in/on it rigidly along."""
     obj = w.objects[oid]
     old_r = obj.rot_matrix
@@ -42,10 +61,18 @@ def move_with_contents(w: World, oid: str, position: Sequence[float],
         cp = new_p + delta_r @ (np.asarray(c.position) - old_p)
         from .geometry import matrix_to_euler
 
-        crot = matrix_to_euler(delta_r @ c.rot_matrix) if not np.allclose(delta_r, np.eye(3)) else c.rotation
+        crot = (
+            matrix_to_euler(delta_r @ c.rot_matrix)
+            if not np.allclose(delta_r, np.eye(3))
+            else c.rotation
+        )
         w.update(cid, position=tuple(float(v) for v in cp), rotation=tuple(float(v) for v in crot))
-    w.update(oid, position=tuple(float(v) for v in new_p),
-             rotation=tuple(float(v) for v in rotation), **changes)
+    w.update(
+        oid,
+        position=tuple(float(v) for v in new_p),
+        rotation=tuple(float(v) for v in rotation),
+        **changes,
+    )
 
 
 def surface_height(w: World, rec: SimObject, spawn: bool = False) -> float:
@@ -69,7 +96,9 @@ def surface_height(w: World, rec: SimObject, spawn: bool = False) -> float:
         return float(lo[1] + min(0.02, hi[1] - lo[1]))
     if shape == "Chair":  # seat drawn in CHAIR_SEAT_BAND when THOR recorded nothing on it
         return float(lo[1] + CHAIR_SEAT_BAND[1] * (hi[1] - lo[1]))
-    if shape in TABLE_LIKE and not spawn:  # a top slab on legs (not hollow): its top, not the floor between the legs
+    if (
+        shape in TABLE_LIKE and not spawn
+    ):  # a top slab on legs (not hollow): its top, not the floor between the legs
         return float(hi[1])
     if len(rec.parts) > 1:  # hollow: rest on the inner bottom
         return float(lo[1] + min(0.02, (hi[1] - lo[1]) * 0.25))
@@ -111,7 +140,9 @@ def open_drawer_region(rec: SimObject) -> SimObject:
     b = rec.box
     r = rec.rot_matrix
     centre = b.center + rec.drawer_shift()
-    return rec.with_changes(local_box=Box(r.T @ (centre - np.asarray(rec.position)), b.half, r.T @ b.rot))
+    return rec.with_changes(
+        local_box=Box(r.T @ (centre - np.asarray(rec.position)), b.half, r.T @ b.rot)
+    )
 
 
 @dataclass(frozen=True)
@@ -136,8 +167,12 @@ class PlacementSearch:
     shelves: Optional[Tuple[Sequence[float], np.ndarray, Callable[[np.ndarray], bool]]] = None
 
 
-def find_placement(w: World, obj: SimObject, rec: SimObject, search: PlacementSearch,
-                   ) -> Optional[Tuple[Tuple[float, float, float], Tuple[float, float, float]]]:
+def find_placement(
+    w: World,
+    obj: SimObject,
+    rec: SimObject,
+    search: PlacementSearch,
+) -> Optional[Tuple[Tuple[float, float, float], Tuple[float, float, float]]]:
     """A collision-free resting pose for `obj` in/on `rec`, nearest to the agent first.
     The options are `search`'s fields: `tilt` adds PutObject's sideways orientations
     (InitialRandomSpawn stays upright).
@@ -168,10 +203,14 @@ def find_placement(w: World, obj: SimObject, rec: SimObject, search: PlacementSe
     rotations = _candidate_rotations(obj, search.yaws, search.tilt)
     # The receptacle itself is NOT ignored: resting on it must not intersect its walls.
     ignore_set = set(search.ignore) | {obj.object_id} | set(w.descendants(obj.object_id))
-    passes = _passes(rotations, len(_candidate_rotations(obj, search.yaws, False)), search.upright_first,
-                     search.held_yaw_first)
+    passes = _passes(
+        rotations,
+        len(_candidate_rotations(obj, search.yaws, False)),
+        search.upright_first,
+        search.held_yaw_first,
+    )
     seen = search.seen
-    for thor_grid in ((False, True) if search.thor_grid_fallback else (False,)):
+    for thor_grid in (False, True) if search.thor_grid_fallback else (False,):
         grid = _spots(centre, rx, rz, hx, hz, thor_grid)
         if search.shelves is not None:
             grid, seen = _shelf_spots(grid, *search.shelves), None
@@ -179,14 +218,22 @@ def find_placement(w: World, obj: SimObject, rec: SimObject, search: PlacementSe
             grid = _order_spots(grid, search.agent_xz, search.max_dist, search.rng, search.attempts)
             grid[:, 1] = base_y
         for rots in passes:
-            pose = _first_pose(w, obj, rec, grid, rots, ignore_set, seen, search.max_unseen) if rots else None
+            pose = (
+                _first_pose(w, obj, rec, grid, rots, ignore_set, seen, search.max_unseen)
+                if rots
+                else None
+            )
             if pose is not None:
                 return pose
     return None
 
 
-def _passes(rotations: List[Tuple[float, float, float]], n_up: int, upright_first: bool,
-            held_yaw_first: bool) -> List[List[Tuple[float, float, float]]]:
+def _passes(
+    rotations: List[Tuple[float, float, float]],
+    n_up: int,
+    upright_first: bool,
+    held_yaw_first: bool,
+) -> List[List[Tuple[float, float, float]]]:
     """The orientation groups find_placement scans the spots with, one group after another.
     THOR 2.1.0 left a knife or ladle put into a basin along the agent's view wherever that
     fitted (all 5 knife and 3 ladle pickup masks after a basin put in the 316 ALFRED
@@ -198,8 +245,9 @@ def _passes(rotations: List[Tuple[float, float, float]], n_up: int, upright_firs
     return [rotations]
 
 
-def _spots(centre: np.ndarray, rx: np.ndarray, rz: np.ndarray, hx: float, hz: float,
-           thor_grid: bool) -> np.ndarray:
+def _spots(
+    centre: np.ndarray, rx: np.ndarray, rz: np.ndarray, hx: float, hz: float, thor_grid: bool
+) -> np.ndarray:
     """Candidate spots over a receptacle's footprint: a 5 cm grid (10 cm on large ones) from
     one corner, or THOR's spawn grid (`thor_grid`): 9 x 9 points from edge to edge
     (`Contains.GetValidSpawnPoints`), symmetric about the centre. A pencil fits a 17 cm bowl
@@ -215,8 +263,13 @@ def _spots(centre: np.ndarray, rx: np.ndarray, rz: np.ndarray, hx: float, hz: fl
     return grid if len(grid) else centre[None]
 
 
-def _order_spots(grid: np.ndarray, agent_xz: Optional[np.ndarray], max_dist: Optional[float],
-                 rng: Optional[np.random.Generator], attempts: Optional[int]) -> np.ndarray:
+def _order_spots(
+    grid: np.ndarray,
+    agent_xz: Optional[np.ndarray],
+    max_dist: Optional[float],
+    rng: Optional[np.random.Generator],
+    attempts: Optional[int],
+) -> np.ndarray:
     """Nearest to the agent first (within `max_dist`), else in `rng`'s order; the first
     `attempts` of them."""
     if agent_xz is not None:
@@ -233,11 +286,14 @@ def _order_spots(grid: np.ndarray, agent_xz: Optional[np.ndarray], max_dist: Opt
     return grid
 
 
-def _shelf_spots(flat: np.ndarray, levels: Sequence[float], eye: np.ndarray,
-                 sees: Callable[[np.ndarray], bool]) -> np.ndarray:
+def _shelf_spots(
+    flat: np.ndarray, levels: Sequence[float], eye: np.ndarray, sees: Callable[[np.ndarray], bool]
+) -> np.ndarray:
     """THOR's spawn points of a receptacle with several levels (a fridge's shelves): the spots
     of every level (their y), those `sees` keeps first, each group nearest to `eye` in 3D."""
-    grid = np.concatenate([np.column_stack([flat[:, 0], np.full(len(flat), y), flat[:, 2]]) for y in levels])
+    grid = np.concatenate(
+        [np.column_stack([flat[:, 0], np.full(len(flat), y), flat[:, 2]]) for y in levels]
+    )
     d = np.linalg.norm(grid - eye, axis=1)
     grid = grid[np.lexsort((grid[:, 1], grid[:, 2], grid[:, 0], np.round(d, 6)))]
     vis = np.array([sees(p) for p in grid], dtype=bool)
@@ -263,9 +319,16 @@ def fridge_levels(w: World, rec: SimObject, holding: str) -> List[float]:
     return inside or [ys[0]]
 
 
-def _first_pose(w: World, obj: SimObject, rec: SimObject, grid: np.ndarray,
-                rotations: List[Tuple[float, float, float]], ignore_set: set,
-                seen: Optional[Callable[[Box], bool]], max_unseen: int):
+def _first_pose(
+    w: World,
+    obj: SimObject,
+    rec: SimObject,
+    grid: np.ndarray,
+    rotations: List[Tuple[float, float, float]],
+    ignore_set: set,
+    seen: Optional[Callable[[Box], bool]],
+    max_unseen: int,
+):
     """find_placement's scan: spots in order (each at the height things rest there: its y),
     orientations in order at each spot."""
     rb = rec.box
@@ -284,7 +347,9 @@ def _first_pose(w: World, obj: SimObject, rec: SimObject, grid: np.ndarray,
                     continue
             else:
                 local = (corners - rb.center) @ rb.rot
-                over = (np.abs(local[:, 0]) <= rb.half[0] + 1e-3) & (np.abs(local[:, 2]) <= rb.half[2] + 1e-3)
+                over = (np.abs(local[:, 0]) <= rb.half[0] + 1e-3) & (
+                    np.abs(local[:, 2]) <= rb.half[2] + 1e-3
+                )
                 if over.sum() < 4:
                     continue
             if w.overlapping(b, ignore=ignore_set) is not None:
@@ -300,15 +365,20 @@ def _first_pose(w: World, obj: SimObject, rec: SimObject, grid: np.ndarray,
     return first
 
 
-def _candidate_rotations(obj: SimObject, yaws: Optional[Sequence[float]],
-                         tilt: bool) -> List[Tuple[float, float, float]]:
+def _candidate_rotations(
+    obj: SimObject, yaws: Optional[Sequence[float]], tilt: bool
+) -> List[Tuple[float, float, float]]:
     """THOR's PutObject orientations: 4 yaws upright first, then (unless the type must stay
     upright) the same yaws laid on their side about either horizontal axis."""
     base = obj.rotation
     cand_yaws = list(yaws) if yaws is not None else [base[1] + k * 90.0 for k in range(4)]
     out = [(base[0], float(y) % 360.0, base[2]) for y in cand_yaws]
     if tilt and obj.object_type not in ALWAYS_PLACE_UPRIGHT:
-        out += [r for y in cand_yaws for r in ((90.0, float(y) % 360.0, 0.0), (0.0, float(y) % 360.0, 90.0))]
+        out += [
+            r
+            for y in cand_yaws
+            for r in ((90.0, float(y) % 360.0, 0.0), (0.0, float(y) % 360.0, 90.0))
+        ]
     return out
 
 
@@ -319,7 +389,10 @@ def snap_to_attach_point(w: World, obj: SimObject, rec: SimObject):
     # only an object of a type it accepts sits at the attach point (THOR's one child); a knife
     # lying in front of a coffee machine, inside its box, does not fill it
     accepted = OBJECT_SPECIFIC_RECEPTACLES[rec.object_type]
-    if any(w.objects[c].enabled and w.objects[c].object_type in accepted for c in w.contents(rec.object_id)):
+    if any(
+        w.objects[c].enabled and w.objects[c].object_type in accepted
+        for c in w.contents(rec.object_id)
+    ):
         return "full"
     if rec.object_type == "CoffeeMachine":
         return _coffee_attach(rec, obj)
@@ -343,12 +416,17 @@ def _coffee_attach(rec: SimObject, obj: SimObject):
     rot = (0.0, float(rec.rotation[1]) % 360.0, 0.0)
     b0 = pose_box(obj, (0.0, 0.0, 0.0), rot)
     lo0, _ = b0.aabb()
-    pos = (float(target[0] - b0.center[0]), float(rlo[1] + COFFEE_MUG_BASE - lo0[1] + REST_GAP),
-           float(target[1] - b0.center[2]))
+    pos = (
+        float(target[0] - b0.center[0]),
+        float(rlo[1] + COFFEE_MUG_BASE - lo0[1] + REST_GAP),
+        float(target[1] - b0.center[2]),
+    )
     return pos, rot
 
 
-def drop_height(w: World, box: Box, ignore: Iterable[str], reach: float = 1e-3) -> Tuple[float, Optional[str]]:
+def drop_height(
+    w: World, box: Box, ignore: Iterable[str], reach: float = 1e-3
+) -> Tuple[float, Optional[str]]:
     """Highest surface under a box's footprint (straight-down fall), and whose it is.
 
     Surfaces up to `reach` above the box's bottom count (to resolve small penetrations).
@@ -364,7 +442,9 @@ def drop_height(w: World, box: Box, ignore: Iterable[str], reach: float = 1e-3) 
     top = occ.centers[:, 1] + occ.extents[:, 1]
     plo, phi = occ.centers - occ.extents, occ.centers + occ.extents
     cand = keep & (top <= lo[1] + reach) & (top >= w.floor_y)
-    cand &= (plo[:, 0] <= hi[0]) & (phi[:, 0] >= lo[0]) & (plo[:, 2] <= hi[2]) & (phi[:, 2] >= lo[2])
+    cand &= (
+        (plo[:, 0] <= hi[0]) & (phi[:, 0] >= lo[0]) & (plo[:, 2] <= hi[2]) & (phi[:, 2] >= lo[2])
+    )
     idx = np.flatnonzero(cand)
     if len(idx) == 0:
         return w.floor_y, None
@@ -376,8 +456,12 @@ def drop_height(w: World, box: Box, ignore: Iterable[str], reach: float = 1e-3) 
     for axis in range(3):
         horiz = vert != axis
         inside &= ~horiz | (np.abs(local[:, axis]) <= halves[:, axis] + 0.02)
-    aabb_inside = ((plo[idx, 0] - 0.02 <= box.center[0]) & (box.center[0] <= phi[idx, 0] + 0.02)
-                   & (plo[idx, 2] - 0.02 <= box.center[2]) & (box.center[2] <= phi[idx, 2] + 0.02))
+    aabb_inside = (
+        (plo[idx, 0] - 0.02 <= box.center[0])
+        & (box.center[0] <= phi[idx, 0] + 0.02)
+        & (plo[idx, 2] - 0.02 <= box.center[2])
+        & (box.center[2] <= phi[idx, 2] + 0.02)
+    )
     ok = np.where(upright, inside, aabb_inside)
     if not ok.any():
         return w.floor_y, None
@@ -396,8 +480,12 @@ def settle(w: World, oid: str) -> None:
         return
     box = obj.box
     lo, hi = box.aabb()
-    if any(p in w.objects and w.objects[p].object_type in IN_RECEPTACLES
-           and hi[1] < w.objects[p].aabb[1][1] - 0.005 for p in obj.parents):
+    if any(
+        p in w.objects
+        and w.objects[p].object_type in IN_RECEPTACLES
+        and hi[1] < w.objects[p].aabb[1][1] - 0.005
+        for p in obj.parents
+    ):
         return  # things stored in drawers/cabinets/fridges stay exactly where THOR put them
     # (one flush with a drawer's top lies on the furniture above it, sunk into today's mesh)
     reach = MAX_SETTLE_LIFT

@@ -9,6 +9,7 @@ the objects it overlaps still stand as recorded with it (up to THOR's physics ji
 settling): in THOR that very configuration existed. Anything else (an object moved since, e.g.
 a shuffled one now lying on the spot) still collides.
 """
+
 from __future__ import annotations
 
 from typing import FrozenSet, Sequence, Tuple
@@ -37,29 +38,49 @@ PoseSig = Tuple[Tuple[float, float, float], Tuple[float, float, float], float]
 
 def record(w, object_ids: Sequence[str]) -> None:
     """Remember every enabled object's pose now; `object_ids` are the ones the data placed."""
-    sig = {oid: _sig(o.position, o.rotation, o.openness) for oid, o in w.objects.items() if o.enabled}
+    sig = {
+        oid: _sig(o.position, o.rotation, o.openness) for oid, o in w.objects.items() if o.enabled
+    }
     placed = frozenset(oid for oid in object_ids if oid in sig)
     w.posed_configs = (tuple(w.posed_configs) + ((placed, sig),))[-MAX_CONFIGS:]
 
 
-def co_posed(w, object_id: str, position: Sequence[float], rotation: Sequence[float]) -> FrozenSet[str]:
+def co_posed(
+    w, object_id: str, position: Sequence[float], rotation: Sequence[float]
+) -> FrozenSet[str]:
     """Objects standing now as they stood in a recorded configuration in which `object_id`
     (placed by that data) stood at (position, rotation)."""
     out = set()
     for placed, sig in w.posed_configs:
-        if object_id not in placed or not _same(sig[object_id], position, rotation, None,
-                                                POSITION_TOLERANCE, ROTATION_TOLERANCE_DEG):
+        if object_id not in placed or not _same(
+            sig[object_id], position, rotation, None, POSITION_TOLERANCE, ROTATION_TOLERANCE_DEG
+        ):
             continue
         for oid, s in sig.items():
             o = w.objects.get(oid)
-            if oid != object_id and o is not None and o.enabled and _same(
-                    s, o.position, o.rotation, o.openness, NEIGHBOUR_LIFT_TOLERANCE, NEIGHBOUR_ROTATION_TOLERANCE_DEG):
+            if (
+                oid != object_id
+                and o is not None
+                and o.enabled
+                and _same(
+                    s,
+                    o.position,
+                    o.rotation,
+                    o.openness,
+                    NEIGHBOUR_LIFT_TOLERANCE,
+                    NEIGHBOUR_ROTATION_TOLERANCE_DEG,
+                )
+            ):
                 out.add(oid)
     return frozenset(out)
 
 
 def _sig(position, rotation, openness) -> PoseSig:
-    return (tuple(float(v) for v in position), tuple(float(v) for v in rotation), float(openness or 0.0))
+    return (
+        tuple(float(v) for v in position),
+        tuple(float(v) for v in rotation),
+        float(openness or 0.0),
+    )
 
 
 def _same(sig: PoseSig, position, rotation, openness, lift_tol: float, rot_tol_deg: float) -> bool:

@@ -340,7 +340,9 @@ class BoxRenderer:
         try:
             import moderngl
         except Exception as exc:  # pragma: no cover - depends on install
-            raise RendererUnavailable(f"moderngl cannot be imported ({exc}). {_UNAVAILABLE_HINT}") from exc
+            raise RendererUnavailable(
+                f"moderngl cannot be imported ({exc}). {_UNAVAILABLE_HINT}"
+            ) from exc
 
         settings: dict[str, Any] = {"backend": "egl"}
         device = os.environ.get("THOR_LITE_EGL_DEVICE", "").strip()
@@ -373,12 +375,22 @@ class BoxRenderer:
         self._cube_vbo = ctx.buffer(verts.tobytes())
         self._cube_ibo = ctx.buffer(idx.tobytes())
         self._inst_capacity = max(64, self._instances.shape[0])
-        self._inst_buf = ctx.buffer(reserve=self._inst_capacity * _INSTANCE_DTYPE.itemsize, dynamic=True)
+        self._inst_buf = ctx.buffer(
+            reserve=self._inst_capacity * _INSTANCE_DTYPE.itemsize, dynamic=True
+        )
         self._vao = ctx.vertex_array(
             self._prog,
             [
                 (self._cube_vbo, "3f 3f", "in_pos", "in_normal"),
-                (self._inst_buf, _INSTANCE_FORMAT, "in_row0", "in_row1", "in_row2", "in_color", "in_id"),
+                (
+                    self._inst_buf,
+                    _INSTANCE_FORMAT,
+                    "in_row0",
+                    "in_row1",
+                    "in_row2",
+                    "in_color",
+                    "in_id",
+                ),
             ],
             index_buffer=self._cube_ibo,
             index_element_size=4,
@@ -455,8 +467,19 @@ class BoxRenderer:
 
 _GL_KEYS = frozenset(
     {
-        "_ctx", "_ctx_pid", "_prog", "_u_viewproj", "_cube_vbo", "_cube_ibo",
-        "_inst_buf", "_inst_capacity", "_vao", "_fbo", "_fbo_rgb", "_attachments",
-        "_fbo_dirty", "_instances_dirty",
+        "_ctx",
+        "_ctx_pid",
+        "_prog",
+        "_u_viewproj",
+        "_cube_vbo",
+        "_cube_ibo",
+        "_inst_buf",
+        "_inst_capacity",
+        "_vao",
+        "_fbo",
+        "_fbo_rgb",
+        "_attachments",
+        "_fbo_dirty",
+        "_instances_dirty",
     }
 )

@@ -4,6 +4,7 @@ meshes and settle what rests on them, run once per scene (the Controller caches 
 `World` only holds state and answers queries; everything that reshapes a fresh scene lives
 here, above physics, shapes and visibility, so none of them is imported by world.py.
 """
+
 from __future__ import annotations
 
 from typing import Dict, List, Optional
@@ -17,26 +18,47 @@ from .objects import SimObject
 from .open_poses import free_space_fronts
 from .physics import settle
 from .scene_data import SceneRecord, layout_object_types
-from .shapes import (cut_counter_holes, cut_table_holes, lower_basin_cabinets, open_enclosing_furniture,
-                     open_mesh_shapes, window_panes)
+from .shapes import (
+    cut_counter_holes,
+    cut_table_holes,
+    lower_basin_cabinets,
+    open_enclosing_furniture,
+    open_mesh_shapes,
+    window_panes,
+)
 from .thor2_types import with_thor2_types
 from .visibility import object_visibility
 from .world import World
 
 
-def build_world(scene: SceneRecord, grid_size: float = GRID_SIZE,
-                visibility_distance: float = VISIBILITY_DISTANCE, fov: float = 90.0, width: int = 300,
-                height: int = 300, layout_dilation: Optional[int] = None,
-                profile: FidelityProfile = THOR_5) -> World:
+def build_world(
+    scene: SceneRecord,
+    grid_size: float = GRID_SIZE,
+    visibility_distance: float = VISIBILITY_DISTANCE,
+    fov: float = 90.0,
+    width: int = 300,
+    height: int = 300,
+    layout_dilation: Optional[int] = None,
+    profile: FidelityProfile = THOR_5,
+) -> World:
     """The scene's `World`, shaped and settled, the agent at its default start.
     `layout_dilation` and `profile`: see `World`."""
     objs = [SimObject.from_record(r) for r in scene.objects]
     thor2_types = layout_object_types(scene.name) if profile.layout_clears_moveables else None
     if thor2_types:  # ALFRED's THOR 2.1.0 scenes: its names for renamed furniture
         objs = with_thor2_types(objs, thor2_types)
-    w = World(scene.name, objs, object_visibility, grid_size=grid_size,
-              visibility_distance=visibility_distance, fov=fov, width=width, height=height,
-              layout_dilation=layout_dilation, profile=profile)
+    w = World(
+        scene.name,
+        objs,
+        object_visibility,
+        grid_size=grid_size,
+        visibility_distance=visibility_distance,
+        fov=fov,
+        width=width,
+        height=height,
+        layout_dilation=layout_dilation,
+        profile=profile,
+    )
     init_openable_fronts(w)
     for oid, d in proud_distances(w.objects.values()).items():
         w.objects[oid] = w.objects[oid].with_changes(proud=d)
@@ -64,10 +86,16 @@ def init_surfaces(w: World) -> None:
     bottoms: Dict[str, List[float]] = {}
     for o in w.objects.values():
         if o.parents:
-            bottoms.setdefault(o.parents[-1] if len(o.parents) > 1 else o.parents[0], []).append(float(o.aabb[0][1]))
+            bottoms.setdefault(o.parents[-1] if len(o.parents) > 1 else o.parents[0], []).append(
+                float(o.aabb[0][1])
+            )
     for rid, ys in bottoms.items():
         r = w.objects.get(rid)
-        if r is None or (r.object_type in IN_RECEPTACLES and r.object_type != "Fridge") or r.object_type == "Floor":
+        if (
+            r is None
+            or (r.object_type in IN_RECEPTACLES and r.object_type != "Fridge")
+            or r.object_type == "Floor"
+        ):
             continue
         lo, hi = r.aabb
         y = float(np.median(ys))

@@ -5,6 +5,7 @@ real `metadata["objects"]` of every iTHOR scene. We read it as data only (its co
 imported) and compile the fields thor_lite needs into a small pickle cache, so that creating
 a Controller does not parse 43 MB of JSON every time.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -28,13 +29,32 @@ CACHE_VERSION = 3
 _SCENE_RE = re.compile(r"^FloorPlan(\d+)(_physics)?$")
 
 FLAG_KEYS = (
-    "pickupable", "moveable", "openable", "receptacle", "toggleable", "sliceable", "cookable",
-    "dirtyable", "breakable", "canFillWithLiquid", "canBeUsedUp", "isHeatSource",
+    "pickupable",
+    "moveable",
+    "openable",
+    "receptacle",
+    "toggleable",
+    "sliceable",
+    "cookable",
+    "dirtyable",
+    "breakable",
+    "canFillWithLiquid",
+    "canBeUsedUp",
+    "isHeatSource",
     "isColdSource",
 )
 STATE_KEYS = (
-    "isOpen", "openness", "isToggled", "isSliced", "isCooked", "isDirty", "isBroken",
-    "isFilledWithLiquid", "fillLiquid", "isUsedUp", "temperature",
+    "isOpen",
+    "openness",
+    "isToggled",
+    "isSliced",
+    "isCooked",
+    "isDirty",
+    "isBroken",
+    "isFilledWithLiquid",
+    "fillLiquid",
+    "isUsedUp",
+    "temperature",
 )
 
 
@@ -92,7 +112,11 @@ def metadata_json_path() -> Path:
             "'procthor==0.0.1.dev2'. Install it without its dependencies:\n"
             "    pip install --no-deps procthor==0.0.1.dev2"
         )
-    return Path(list(spec.submodule_search_locations)[0]) / "databases" / "ai2thor-object-metadata.json"
+    return (
+        Path(list(spec.submodule_search_locations)[0])
+        / "databases"
+        / "ai2thor-object-metadata.json"
+    )
 
 
 def _cache_dir() -> Path:
@@ -124,8 +148,12 @@ def _object_record(raw: Dict[str, Any], where: str) -> ObjectRecord:
             state={k: raw.get(k) for k in STATE_KEYS},
             parent_receptacles=tuple(raw.get("parentReceptacles") or ()),
             mass=float(raw.get("mass") or 0.0),
-            salient_materials=tuple(raw["salientMaterials"]) if raw.get("salientMaterials") else None,
-            controlled_objects=tuple(raw["controlledObjects"]) if raw.get("controlledObjects") is not None else None,
+            salient_materials=tuple(raw["salientMaterials"])
+            if raw.get("salientMaterials")
+            else None,
+            controlled_objects=tuple(raw["controlledObjects"])
+            if raw.get("controlledObjects") is not None
+            else None,
         )
     except (KeyError, TypeError, ValueError) as e:
         raise SceneDataError(f"{where}: malformed object record ({e!r})") from e
@@ -164,7 +192,9 @@ def all_scene_records() -> Dict[str, SceneRecord]:
     if not src.is_file():
         raise SceneDataError(f"iTHOR object metadata not found at {src}")
     stat = src.stat()
-    key = hashlib.sha1(f"{src.resolve()}:{stat.st_size}:{stat.st_mtime_ns}:{CACHE_VERSION}".encode()).hexdigest()[:16]
+    key = hashlib.sha1(
+        f"{src.resolve()}:{stat.st_size}:{stat.st_mtime_ns}:{CACHE_VERSION}".encode()
+    ).hexdigest()[:16]
     cache = _cache_dir() / f"ithor_scenes_{key}.pkl"
     if cache.is_file():
         try:
@@ -210,7 +240,9 @@ def layout_dilation() -> int:
     except ValueError:
         k = -1
     if k < 0:
-        raise SceneDataError(f"THOR_LITE_LAYOUT_DILATION must be a non-negative integer, got {raw!r}")
+        raise SceneDataError(
+            f"THOR_LITE_LAYOUT_DILATION must be a non-negative integer, got {raw!r}"
+        )
     return k
 
 

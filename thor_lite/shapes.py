@@ -1,16 +1,27 @@
 """Furniture shapes the scene's boxes hide: holes cut in counter and table tops, cabinets
 lowered under basins. Run once when a `World` is built (the boxes are THOR's metadata AABBs,
 the recorded layout floor and THOR-placed contents show where the real meshes are not)."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Dict, List, Tuple
 
 import numpy as np
 
-from .constants import (AGENT_RADIUS, BOWL_BASIN_TYPES, COUNTER_OVERHANG, COUNTER_TABLE_REACH, LAYOUT_CELL_SIZE,
-                        OPEN_FURNITURE_TYPES, OPEN_MESH_TYPES, ROUND_TYPES_THOR2,
-                        TABLE_TOPS, TOILET_HALF_SIZE_THOR2, TOILET_MAX_HALF_WIDTH_THOR2,
-                        WINDOW_PANE_MIN_DEPTH)
+from .constants import (
+    AGENT_RADIUS,
+    BOWL_BASIN_TYPES,
+    COUNTER_OVERHANG,
+    COUNTER_TABLE_REACH,
+    LAYOUT_CELL_SIZE,
+    OPEN_FURNITURE_TYPES,
+    OPEN_MESH_TYPES,
+    ROUND_TYPES_THOR2,
+    TABLE_TOPS,
+    TOILET_HALF_SIZE_THOR2,
+    TOILET_MAX_HALF_WIDTH_THOR2,
+    WINDOW_PANE_MIN_DEPTH,
+)
 from .geometry import Box
 from .objects import SimObject
 
@@ -32,7 +43,9 @@ def cut_counter_holes(w: "World") -> None:
                 continue
             if blo[1] > hi[1] or bhi[1] < lo[1] - 0.3:
                 continue
-            if b.object_type == "SinkBasin" or not any(x.object_id.startswith(b.object_id + "|") for x in basins):
+            if b.object_type == "SinkBasin" or not any(
+                x.object_id.startswith(b.object_id + "|") for x in basins
+            ):
                 holes.append((float(blo[0]), float(bhi[0]), float(blo[2]), float(bhi[2])))
         # every mode: the agent walks the layout floor in rearrangement too (FloorPlan8's
         # L-shaped counter otherwise roofs the floor and hides every cabinet under it)
@@ -43,7 +56,9 @@ def cut_counter_holes(w: "World") -> None:
             w.objects[o.object_id] = o.with_changes(holes=tuple(holes))
 
 
-def layout_holes(w: "World", lo: np.ndarray, hi: np.ndarray) -> List[Tuple[float, float, float, float]]:
+def layout_holes(
+    w: "World", lo: np.ndarray, hi: np.ndarray
+) -> List[Tuple[float, float, float, float]]:
     """Floor the recorded layout walks on, inside a counter's box: an L-shaped or island
     counter is one box in THOR's metadata, and its slab must not roof the floor (and the
     cabinets) the agent stands at. One xz rectangle per row run of such cells, each cell
@@ -68,7 +83,9 @@ def layout_holes(w: "World", lo: np.ndarray, hi: np.ndarray) -> List[Tuple[float
     return holes
 
 
-def overhang_holes(w: "World", lo: np.ndarray, hi: np.ndarray) -> List[Tuple[float, float, float, float]]:
+def overhang_holes(
+    w: "World", lo: np.ndarray, hi: np.ndarray
+) -> List[Tuple[float, float, float, float]]:
     """A counter overhangs the cabinets and drawers under it by COUNTER_OVERHANG only: the
     strip from there to the layout floor in front of them (at most LAYOUT_CELL_SIZE + the
     agent radius away, where `_layout_holes` starts) is open, so their fronts show."""
@@ -80,15 +97,23 @@ def overhang_holes(w: "World", lo: np.ndarray, hi: np.ndarray) -> List[Tuple[flo
         if o.object_type not in ("Cabinet", "Drawer") or not o.is_static:
             continue
         clo, chi = o.aabb
-        if not (lo[1] - 0.3 <= chi[1] <= lo[1] + 0.01) or chi[0] <= lo[0] or clo[0] >= hi[0] \
-                or chi[2] <= lo[2] or clo[2] >= hi[2]:
+        if (
+            not (lo[1] - 0.3 <= chi[1] <= lo[1] + 0.01)
+            or chi[0] <= lo[0]
+            or clo[0] >= hi[0]
+            or chi[2] <= lo[2]
+            or clo[2] >= hi[2]
+        ):
             continue  # not a cabinet right under this counter
         fx, fz = o.front
         k, s = (0, fx) if abs(fx) > abs(fz) else (2, fz)
         face = (chi if s > 0 else clo)[k] + s * COUNTER_OVERHANG
         lat = 2 - k
-        cells = [c for c in w.layout if clo[lat] <= c[lat // 2] * g <= chi[lat]
-                 and 0 < s * (c[k // 2] * g - face) <= reach]
+        cells = [
+            c
+            for c in w.layout
+            if clo[lat] <= c[lat // 2] * g <= chi[lat] and 0 < s * (c[k // 2] * g - face) <= reach
+        ]
         if not cells:
             continue
         edge = min(s * (c[k // 2] * g) for c in cells) * s - s * r
@@ -113,16 +138,24 @@ def cut_table_holes(w: "World") -> None:
         holes = layout_holes(w, lo, hi) + risen_through(w, o, lo, hi)
         if holes:
             w.objects[o.object_id] = o.with_changes(
-                holes=tuple(holes), holes_at=None if o.is_static else (o.position, o.rotation))
+                holes=tuple(holes), holes_at=None if o.is_static else (o.position, o.rotation)
+            )
 
 
-def risen_through(w: "World", table: SimObject, lo: np.ndarray, hi: np.ndarray) -> List[Tuple[float, float, float, float]]:
+def risen_through(
+    w: "World", table: SimObject, lo: np.ndarray, hi: np.ndarray
+) -> List[Tuple[float, float, float, float]]:
     """xz footprints of furniture standing wholly inside `table`'s footprint, from below
     its top to above it: a solid top could not be there."""
     top = hi[1] - (table.surface_offset or 0.0)
     out = []
     for o in w.objects.values():
-        if o.pickupable or o.object_id == table.object_id or o.object_type == "Floor" or not o.rendered:
+        if (
+            o.pickupable
+            or o.object_id == table.object_id
+            or o.object_type == "Floor"
+            or not o.rendered
+        ):
             continue
         olo, ohi = o.aabb
         if olo[1] >= top - 0.05 or ohi[1] <= hi[1] + 0.05:
@@ -166,7 +199,11 @@ def window_panes(w: "World") -> None:
     room = np.mean(np.array(list(free), dtype=float), axis=0) * w.grid_size
     for o in list(w.objects.values()):
         b = o.box
-        if o.object_type != "Window" or min(b.half[0], b.half[2]) < WINDOW_PANE_MIN_DEPTH or b.upright() is None:
+        if (
+            o.object_type != "Window"
+            or min(b.half[0], b.half[2]) < WINDOW_PANE_MIN_DEPTH
+            or b.upright() is None
+        ):
             continue
         away = (np.array([room[0], b.center[1], room[1]]) - b.center) @ b.rot
         panes = tuple(("-" if away[k] > 0 else "+") + "xz"[k // 2] for k in (0, 2))
@@ -195,16 +232,31 @@ def open_enclosing_furniture(w: "World") -> None:
     (ALFRED's poses put things on those levels)."""
     if not w.profile.layout_clears_moveables:
         return
-    inner = [o for o in w.objects.values() if not o.pickupable and o.flags.get("receptacle")
-             and not o.flags.get("openable") and o.box.upright() is not None]
+    inner = [
+        o
+        for o in w.objects.values()
+        if not o.pickupable
+        and o.flags.get("receptacle")
+        and not o.flags.get("openable")
+        and o.box.upright() is not None
+    ]
     for o in list(w.objects.values()):
-        if (o.shape_type or o.object_type) not in OPEN_FURNITURE_TYPES or o.pickupable or o.box.upright() is None:
+        if (
+            (o.shape_type or o.object_type) not in OPEN_FURNITURE_TYPES
+            or o.pickupable
+            or o.box.upright() is None
+        ):
             continue
         lo, hi = o.aabb
         for s in inner:
             slo, shi = s.aabb
-            if s.object_id != o.object_id and np.all(slo[[0, 2]] >= lo[[0, 2]] - 0.02) \
-                    and np.all(shi[[0, 2]] <= hi[[0, 2]] + 0.02) and slo[1] >= lo[1] - 0.02 and shi[1] <= hi[1] - 0.05:
+            if (
+                s.object_id != o.object_id
+                and np.all(slo[[0, 2]] >= lo[[0, 2]] - 0.02)
+                and np.all(shi[[0, 2]] <= hi[[0, 2]] + 0.02)
+                and slo[1] >= lo[1] - 0.02
+                and shi[1] <= hi[1] - 0.05
+            ):
                 w.objects[o.object_id] = o.with_changes(shape_type="SideTable")
                 break
 
@@ -222,7 +274,11 @@ def narrow_toilets(objs: Dict[str, SimObject]) -> Dict[str, SimObject]:
         # the box may be turned by a multiple of 90 degrees about y in the object's frame (a
         # toilet stood at yaw 90/180/270 keeps a world-aligned box): its extents along the
         # object's own axes are then the permuted half sizes
-        if o.object_type != "Toilet" or not np.allclose(turn, np.round(turn), atol=1e-3) or abs(lb.rot[1, 1]) < 0.5:
+        if (
+            o.object_type != "Toilet"
+            or not np.allclose(turn, np.round(turn), atol=1e-3)
+            or abs(lb.rot[1, 1]) < 0.5
+        ):
             continue
         half = np.round(turn) @ lb.half
         if half[0] <= TOILET_MAX_HALF_WIDTH_THOR2:
@@ -245,10 +301,15 @@ def open_counters_over_tables(objs: Dict[str, SimObject]) -> Dict[str, SimObject
         if o.object_type != "CounterTop" or o.box.upright() is None:
             continue
         lo, hi = o.aabb
-        holes = [(float(tlo[0]), float(thi[0]), float(tlo[2]), float(thi[2]))
-                 for tlo, thi in (t.aabb for t in tables)
-                 if lo[0] <= tlo[0] and thi[0] <= hi[0] and lo[2] <= tlo[2] and thi[2] <= hi[2]
-                 and lo[1] - COUNTER_TABLE_REACH < thi[1] <= hi[1]]
+        holes = [
+            (float(tlo[0]), float(thi[0]), float(tlo[2]), float(thi[2]))
+            for tlo, thi in (t.aabb for t in tables)
+            if lo[0] <= tlo[0]
+            and thi[0] <= hi[0]
+            and lo[2] <= tlo[2]
+            and thi[2] <= hi[2]
+            and lo[1] - COUNTER_TABLE_REACH < thi[1] <= hi[1]
+        ]
         if holes:
             out[oid] = o.with_changes(holes=tuple(o.holes) + tuple(holes))
     return out
@@ -271,5 +332,7 @@ def round_produce(objs: Dict[str, SimObject]) -> Dict[str, SimObject]:
 
 def _drawn_as_mesh(objs: Dict[str, SimObject], types) -> Dict[str, SimObject]:
     """The objects with `thor2_mesh` set on those of `types` (objects already flagged kept as they are)."""
-    return {oid: o.with_changes(thor2_mesh=True) if o.object_type in types and not o.thor2_mesh else o
-            for oid, o in objs.items()}
+    return {
+        oid: o.with_changes(thor2_mesh=True) if o.object_type in types and not o.thor2_mesh else o
+        for oid, o in objs.items()
+    }

@@ -9,6 +9,7 @@ DiningTable). ALFRED's goals name receptacles by type, so it takes the 2.1.0 typ
 prefix, drawn as today's asset (`shape_type`). `thor2_types` renames whole types where a
 scene's 2.1.0 type list is unambiguous; this covers a scene that holds both types.
 """
+
 from __future__ import annotations
 
 from typing import Dict, Iterable, Mapping
@@ -56,12 +57,16 @@ def positional_renames(objs: Iterable[SimObject], thor2_ids: Iterable[str]) -> D
 
 def renamed(objs: Mapping[str, SimObject], renames: Mapping[str, str]) -> Dict[str, SimObject]:
     """The objects with the renamed tables' types and ids; parent links follow the new ids."""
-    ids = {oid: renames[oid] + oid[len(objs[oid].object_type):] for oid in renames}
+    ids = {oid: renames[oid] + oid[len(objs[oid].object_type) :] for oid in renames}
     out: Dict[str, SimObject] = {}
     for oid, o in objs.items():
         changes = {"parents": tuple(ids.get(p, p) for p in o.parents)}
         if oid in ids:
-            changes.update(object_id=ids[oid], object_type=renames[oid], shape_type=o.shape_type or o.object_type)
+            changes.update(
+                object_id=ids[oid],
+                object_type=renames[oid],
+                shape_type=o.shape_type or o.object_type,
+            )
         new = o.with_changes(**changes)
         out[new.object_id] = new
     return out

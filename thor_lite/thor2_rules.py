@@ -5,6 +5,7 @@ SetObjectPoses' `thor2Poses` flag (set by `AlfredEnv.init_episode` through
 `use_thor2_rules` before posing. Data generated on thor_lite names today's ids, so it keeps the
 rules it was made with and `data/alfred_lite` regenerates byte for byte.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -63,8 +64,15 @@ def _add_furniture_sides(w: "World") -> None:
     if w.room_cells is None:
         return
     feet = [f[:3] for f in w.box_footprints() if f[3]]
-    w.room_cells = with_furniture_sides(w.room_cells, feet, LAYOUT_CELL_SIZE, AGENT_RADIUS,
-                                        max(w.layout_dilation, 0), w.room_lo[[0, 2]], w.room_hi[[0, 2]])
+    w.room_cells = with_furniture_sides(
+        w.room_cells,
+        feet,
+        LAYOUT_CELL_SIZE,
+        AGENT_RADIUS,
+        max(w.layout_dilation, 0),
+        w.room_lo[[0, 2]],
+        w.room_hi[[0, 2]],
+    )
     w.clear_cache()
 
 
@@ -74,5 +82,5 @@ def _rename_tables(w: "World", thor2_ids) -> None:
     if not renames:
         return
     w.objects = renamed(w.objects, renames)
-    new = {oid: renames[oid] + oid[len(oid.split("|")[0]):] for oid in renames}
+    new = {oid: renames[oid] + oid[len(oid.split("|")[0]) :] for oid in renames}
     w.rename_scene_poses(new)

@@ -6,6 +6,7 @@ types a 2.1.0 scene held is recorded beside ALFRED's layouts (`FloorPlanN-object
 where today's type is absent from that list and exactly one 2.1.0 type it may have been is
 present there and absent here, the objects take the 2.1.0 type (and objectId prefix).
 """
+
 from __future__ import annotations
 
 from typing import Dict, FrozenSet, List, Tuple
@@ -38,13 +39,20 @@ def with_thor2_types(objs: List[SimObject], thor2_types: FrozenSet[str]) -> List
     renames = thor2_renames(frozenset(o.object_type for o in objs), thor2_types)
     if not renames:
         return objs
-    ids = {o.object_id: renames[o.object_type] + o.object_id[len(o.object_type):]
-           for o in objs if o.object_type in renames and o.object_id.startswith(o.object_type)}
+    ids = {
+        o.object_id: renames[o.object_type] + o.object_id[len(o.object_type) :]
+        for o in objs
+        if o.object_type in renames and o.object_id.startswith(o.object_type)
+    }
     out = []
     for o in objs:
         changes = {"parents": tuple(ids.get(p, p) for p in o.parents)}
         if o.object_id in ids:
-            changes.update(object_id=ids[o.object_id], object_type=renames[o.object_type], shape_type=o.object_type)
+            changes.update(
+                object_id=ids[o.object_id],
+                object_type=renames[o.object_type],
+                shape_type=o.object_type,
+            )
         out.append(o.with_changes(**changes))
     return out
 
@@ -71,14 +79,24 @@ def _level(angle: float) -> bool:
     return abs((angle + 180.0) % 360.0 - 180.0) < 5.0
 
 
-def thor2_pose_rotation(object_type: str, current: Tuple[float, float, float],
-                        pose: Tuple[float, float, float], thor2: bool = False) -> Tuple[float, float, float]:
+def thor2_pose_rotation(
+    object_type: str,
+    current: Tuple[float, float, float],
+    pose: Tuple[float, float, float],
+    thor2: bool = False,
+) -> Tuple[float, float, float]:
     """The rotation today's asset needs to lie as a THOR 2.1.0 pose left it: for a rolled-flat
     type posed with no roll or pitch, today's roll and the pose's yaw + 90; for a type whose
     length turned from local x to z, the pose's yaw + 90 (only for a trajectory recorded in
     THOR 2.1.0, `thor2`: data generated here poses today's asset); else the pose."""
     rolled = _level(current[2] - 90.0) or _level(current[2] + 90.0)
-    if object_type in ROLLED_FLAT_TYPES and _level(current[0]) and rolled and _level(pose[0]) and _level(pose[2]):
+    if (
+        object_type in ROLLED_FLAT_TYPES
+        and _level(current[0])
+        and rolled
+        and _level(pose[0])
+        and _level(pose[2])
+    ):
         return (float(pose[0]), float(pose[1]) + 90.0, float(current[2]))
     if thor2 and object_type in LENGTH_ALONG_X_TYPES and _level(pose[0]) and _level(pose[2]):
         return (float(pose[0]), float(pose[1]) + 90.0, float(pose[2]))

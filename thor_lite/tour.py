@@ -3,6 +3,7 @@
 Renders one scene of each iTHOR room type (kitchen, living room, bedroom, bathroom)
 with thor_lite.view into out/tour/ and prints where the files are.
 """
+
 from __future__ import annotations
 
 import sys

@@ -16,6 +16,7 @@ For every scene this writes, into the output folder:
 The functions here (``render_scene``, ``depth_to_rgb``, ``topdown_map``) are also used
 by the repo's ``example.py``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,8 +46,15 @@ COLOR_PATH = (200, 40, 160, 255)
 # Anchor colours of a perceptually ordered map (approximately matplotlib's "turbo").
 _TURBO_ANCHORS = np.array(
     [
-        [48, 18, 59], [70, 107, 227], [40, 187, 236], [50, 241, 152], [164, 252, 60],
-        [237, 208, 58], [251, 128, 34], [213, 52, 5], [122, 4, 3],
+        [48, 18, 59],
+        [70, 107, 227],
+        [40, 187, 236],
+        [50, 241, 152],
+        [164, 252, 60],
+        [237, 208, 58],
+        [251, 128, 34],
+        [213, 52, 5],
+        [122, 4, 3],
     ],
     dtype=np.float32,
 )
@@ -92,7 +100,12 @@ def _footprint(obj: dict) -> Optional[Tuple[float, float, float, float]]:
     if not pts:
         return None
     arr = np.asarray(pts, dtype=np.float64).reshape(-1, 3)
-    return float(arr[:, 0].min()), float(arr[:, 2].min()), float(arr[:, 0].max()), float(arr[:, 2].max())
+    return (
+        float(arr[:, 0].min()),
+        float(arr[:, 2].min()),
+        float(arr[:, 0].max()),
+        float(arr[:, 2].max()),
+    )
 
 
 def _category(obj: dict) -> str:
@@ -166,7 +179,9 @@ def topdown_map(
         fill = colors[_category(o)]
         x0, y0 = to_px(f[0], f[3])
         x1, y1 = to_px(f[2], f[1])
-        odraw.rectangle([x0, y0, max(x1, x0 + 1), max(y1, y0 + 1)], fill=fill, outline=fill[:3] + (255,))
+        odraw.rectangle(
+            [x0, y0, max(x1, x0 + 1), max(y1, y0 + 1)], fill=fill, outline=fill[:3] + (255,)
+        )
     img = Image.alpha_composite(img, overlay)
     draw = ImageDraw.Draw(img)
 
@@ -177,7 +192,9 @@ def topdown_map(
     return _with_legend(img.convert("RGBA"), walk=len(path) > 1)
 
 
-def _draw_agent(draw: ImageDraw.ImageDraw, centre: Tuple[float, float], yaw: float, scale: float) -> None:
+def _draw_agent(
+    draw: ImageDraw.ImageDraw, centre: Tuple[float, float], yaw: float, scale: float
+) -> None:
     """Disc of the agent radius plus a heading arrow (yaw 0 faces +z, 90 faces +x)."""
     cx, cy = centre
     r = max(0.2 * scale, 4)
@@ -196,8 +213,10 @@ def _with_legend(img: Image.Image, walk: bool) -> Image.Image:
     draw = ImageDraw.Draw(img)
     font = _font(11)
     items = [
-        ("reachable", COLOR_REACHABLE), ("pickupable", COLOR_PICKUPABLE[:3] + (255,)),
-        ("receptacle", COLOR_RECEPTACLE[:3] + (255,)), ("other", COLOR_OTHER[:3] + (255,)),
+        ("reachable", COLOR_REACHABLE),
+        ("pickupable", COLOR_PICKUPABLE[:3] + (255,)),
+        ("receptacle", COLOR_RECEPTACLE[:3] + (255,)),
+        ("other", COLOR_OTHER[:3] + (255,)),
         ("agent", COLOR_AGENT),
     ]
     if walk:
@@ -295,8 +314,11 @@ def render_scene(
 
     try:
         controller = Controller(
-            scene=scene, width=width, height=height,
-            renderDepthImage=True, renderInstanceSegmentation=True,
+            scene=scene,
+            width=width,
+            height=height,
+            renderDepthImage=True,
+            renderInstanceSegmentation=True,
         )
     except ValueError as exc:  # thor_lite's answer to an unknown scene name
         raise UnknownScene(str(exc)) from exc
@@ -319,7 +341,9 @@ def render_scene(
         start_meta = event.metadata
         reach_event = controller.step(action="GetReachablePositions")
         reachable = list(reach_event.metadata.get("actionReturn") or [])
-        grid = float(getattr(controller, "initialization_parameters", {}).get("gridSize", 0.25) or 0.25)
+        grid = float(
+            getattr(controller, "initialization_parameters", {}).get("gridSize", 0.25) or 0.25
+        )
 
         path_xz: List[Tuple[float, float]] = [_pose_xz(event)]
         if steps > 0:
@@ -364,13 +388,23 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     scenes = tqdm(args.scenes, desc="scenes", disable=args.quiet or len(args.scenes) < 2)
     for scene in scenes:
         try:
-            paths = render_scene(scene, args.out, args.width, args.height, args.steps,
-                                 args.seed, progress=not args.quiet)
+            paths = render_scene(
+                scene,
+                args.out,
+                args.width,
+                args.height,
+                args.steps,
+                args.seed,
+                progress=not args.quiet,
+            )
         except UnknownScene as exc:
             first = next((ln for ln in str(exc).splitlines() if ln.strip()), str(exc))
             print(f"error: cannot load scene {scene!r}: {first}", file=sys.stderr)
-            print("       scene names look like FloorPlan1..30, FloorPlan201..230, "
-                  "FloorPlan301..330, FloorPlan401..430", file=sys.stderr)
+            print(
+                "       scene names look like FloorPlan1..30, FloorPlan201..230, "
+                "FloorPlan301..330, FloorPlan401..430",
+                file=sys.stderr,
+            )
             return 2
         tqdm.write(f"{scene}: " + ", ".join(str(p) for p in paths.values()))
     return 0

@@ -8,6 +8,7 @@ counts a point hidden by any other box its segment crosses. In THOR 2.1.0 mode
 the segment enters the object's own boxes hide it, and a pickupable's points reach its surface
 (`with_top_point`): 2.1.0's points lie on the mesh.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Dict, Optional, Sequence, Tuple
@@ -47,7 +48,11 @@ def visibility_points(w: "World"):
                 continue
             ids.append(o.object_id)
             static.append(o.is_static)
-            vp = with_top_point(o) if w.profile.first_hit_visibility and o.pickupable else o.vis_points
+            vp = (
+                with_top_point(o)
+                if w.profile.first_hit_visibility and o.pickupable
+                else o.vis_points
+            )
             pts.append(vp)
             owner.append(np.full(len(vp), len(ids) - 1))
         if not pts:
@@ -57,8 +62,9 @@ def visibility_points(w: "World"):
     return w.cached("vis_points", build)
 
 
-def own_entry(w: "World", cam: np.ndarray, points: np.ndarray, near: np.ndarray,
-              own: np.ndarray) -> np.ndarray:
+def own_entry(
+    w: "World", cam: np.ndarray, points: np.ndarray, near: np.ndarray, own: np.ndarray
+) -> np.ndarray:
     """Per point, where its segment first enters its own object's drawn boxes (at most 0.999),
     as a (points, 1) column: THOR's ray stops at the first collider, so only what lies before
     that can hide the point."""
@@ -68,9 +74,12 @@ def own_entry(w: "World", cam: np.ndarray, points: np.ndarray, near: np.ndarray,
     return np.minimum(t, 0.999)[:, None]
 
 
-def object_visibility(w: "World", object_ids: Optional[Sequence[str]] = None,
-                      agent: Optional["AgentState"] = None,
-                      max_distance: Optional[float] = None) -> Dict[str, Tuple[bool, bool]]:
+def object_visibility(
+    w: "World",
+    object_ids: Optional[Sequence[str]] = None,
+    agent: Optional["AgentState"] = None,
+    max_distance: Optional[float] = None,
+) -> Dict[str, Tuple[bool, bool]]:
     """object_id -> (visible, interactable) from the agent's (or a given) pose.
 
     A point counts when it is within `visibilityDistance` of the agent's vertical axis, inside
@@ -105,11 +114,20 @@ def object_visibility(w: "World", object_ids: Optional[Sequence[str]] = None,
     # Only boxes overlapping the bounding box of all the segments can block one (exact cull).
     seg_lo = np.minimum(cam, pts[sel].min(0))
     seg_hi = np.maximum(cam, pts[sel].max(0))
-    near = np.flatnonzero(np.all(occ.centers - occ.extents <= seg_hi, axis=1)
-                          & np.all(occ.centers + occ.extents >= seg_lo, axis=1) & occ.occludes)
+    near = np.flatnonzero(
+        np.all(occ.centers - occ.extents <= seg_hi, axis=1)
+        & np.all(occ.centers + occ.extents >= seg_lo, axis=1)
+        & occ.occludes
+    )
     # a static part (a cabinet door in a neighbour's box) is nobody's contents: never hidden inside
-    t = ray_box_hits(cam, pts[sel], occ.centers[near], occ.halves[near], occ.rots[near],
-                     occ.porous[near][None, :] | static[owner[sel]][:, None])
+    t = ray_box_hits(
+        cam,
+        pts[sel],
+        occ.centers[near],
+        occ.halves[near],
+        occ.rots[near],
+        occ.porous[near][None, :] | static[owner[sel]][:, None],
+    )
     occ.clear_over_rim(t, cam, pts[sel], near)
     owners, see_through = occ.owners[near], occ.see_through[near]
     occ_index = {oid: i for i, oid in enumerate(occ.ids)}

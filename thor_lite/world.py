@@ -4,6 +4,7 @@
 costly (navigation grid, occluder arrays) are cached against a version counter that bumps
 whenever an object changes.
 """
+
 from __future__ import annotations
 
 import math
@@ -14,10 +15,23 @@ import networkx as nx
 import numpy as np
 
 from .constants import (
-    AGENT_RADIUS, AGENT_Y_OFFSET, BASIN_FIXTURES, CAMERA_CROUCH_OFFSET, CAMERA_STANDING_OFFSET,
-    FLOOR_EXTENDED_TYPES, GRID_SIZE, HAND_LOCAL_POSITION, HELD_TOP_ABOVE_HAND, IN_RECEPTACLES,
-    LAYOUT_CELL_SIZE, NON_BLOCKING_TYPES, OPEN_TOP_RECEPTACLES,
-    SEE_THROUGH_TYPES, START_BRIDGE_CELLS, VISIBILITY_DISTANCE, WALL_GLASS_TYPES,
+    AGENT_RADIUS,
+    AGENT_Y_OFFSET,
+    BASIN_FIXTURES,
+    CAMERA_CROUCH_OFFSET,
+    CAMERA_STANDING_OFFSET,
+    FLOOR_EXTENDED_TYPES,
+    GRID_SIZE,
+    HAND_LOCAL_POSITION,
+    HELD_TOP_ABOVE_HAND,
+    IN_RECEPTACLES,
+    LAYOUT_CELL_SIZE,
+    NON_BLOCKING_TYPES,
+    OPEN_TOP_RECEPTACLES,
+    SEE_THROUGH_TYPES,
+    START_BRIDGE_CELLS,
+    VISIBILITY_DISTANCE,
+    WALL_GLASS_TYPES,
 )
 from .fidelity import THOR_5, FidelityProfile
 from .geometry import Box, camera_tan_aspect, euler_to_matrix, pack_boxes
@@ -26,21 +40,27 @@ from .scene_data import layout_cells, layout_dilation as scene_layout_dilation
 
 #: `visibility.object_visibility`'s signature: (world, object_ids, agent, max_distance) ->
 #: object_id -> (visible, interactable); the build hands it in (it reads the world)
-VisibilityRule = Callable[["World", Optional[Sequence[str]], Optional["AgentState"], Optional[float]],
-                          Dict[str, Tuple[bool, bool]]]
+VisibilityRule = Callable[
+    ["World", Optional[Sequence[str]], Optional["AgentState"], Optional[float]],
+    Dict[str, Tuple[bool, bool]],
+]
 
 
 def _dilate(cells: Optional[frozenset], k: int) -> Optional[frozenset]:
     """Grow a cell set by k cells (Chebyshev); the recorded layouts are from an older build."""
     if cells is None or k <= 0:
         return cells
-    return frozenset((i + di, j + dj) for i, j in cells for di in range(-k, k + 1) for dj in range(-k, k + 1))
+    return frozenset(
+        (i + di, j + dj) for i, j in cells for di in range(-k, k + 1) for dj in range(-k, k + 1)
+    )
 
 
 PENETRATION_TOLERANCE = 0.03
 
 
-def _bridge(start: Tuple[int, int], goal: frozenset, max_len: int, allowed) -> Optional[List[Tuple[int, int]]]:
+def _bridge(
+    start: Tuple[int, int], goal: frozenset, max_len: int, allowed
+) -> Optional[List[Tuple[int, int]]]:
     """Shortest 4-connected run of cells from `start` to a cell next to `goal` (`start`
     included, at most `max_len` + 1 cells), through cells `allowed` accepts; None if longer."""
     prev: Dict[Tuple[int, int], Optional[Tuple[int, int]]] = {start: None}
@@ -86,7 +106,9 @@ class Occluders:
     ids: Tuple[str, ...]
     see_through: np.ndarray  # per box
     extents: np.ndarray  # per box AABB half extents
-    porous: np.ndarray  # per box: does not hide points inside it (see `ray_box_hits`); shut containers do
+    porous: (
+        np.ndarray
+    )  # per box: does not hide points inside it (see `ray_box_hits`); shut containers do
     occludes: np.ndarray  # per box: can stand in a sight line inside the room (wall glass cannot)
     basin_lo: np.ndarray  # per box: the AABB of its owner's basin fixture (the fixture and its
     basin_hi: np.ndarray  # *Basin child together, see BASIN_FIXTURES), else empty (lo > hi)
@@ -102,10 +124,15 @@ class Occluders:
         with np.errstate(divide="ignore", invalid="ignore"):
             t = (cam[..., 1] - hi[..., 1]) / (cam[..., 1] - p[..., 1])
         cross = cam + t[..., None] * (p - cam)
-        over = (t >= 0) & np.all((cross[..., [0, 2]] >= lo[..., [0, 2]]) & (cross[..., [0, 2]] <= hi[..., [0, 2]]), axis=-1)
+        over = (t >= 0) & np.all(
+            (cross[..., [0, 2]] >= lo[..., [0, 2]]) & (cross[..., [0, 2]] <= hi[..., [0, 2]]),
+            axis=-1,
+        )
         return inside & over
 
-    def clear_over_rim(self, t: np.ndarray, cams: np.ndarray, points: np.ndarray, idx: np.ndarray) -> None:
+    def clear_over_rim(
+        self, t: np.ndarray, cams: np.ndarray, points: np.ndarray, idx: np.ndarray
+    ) -> None:
         """Set to +inf (in place) the hits `t` (segments x boxes `idx`) on basin walls that
         `over_rim` says cannot hide the point."""
         walls = np.flatnonzero(np.isfinite(self.basin_lo[idx][:, 0]))
@@ -130,11 +157,19 @@ def _profile_field(name: str) -> property:
 class World:
     """Scene state and the queries on it; `scene_build.build_world` makes a ready one."""
 
-    def __init__(self, scene_name: str, objs: Sequence[SimObject], visibility_rule: VisibilityRule,
-                 grid_size: float = GRID_SIZE,
-                 visibility_distance: float = VISIBILITY_DISTANCE, fov: float = 90.0, width: int = 300,
-                 height: int = 300, layout_dilation: Optional[int] = None,
-                 profile: FidelityProfile = THOR_5) -> None:
+    def __init__(
+        self,
+        scene_name: str,
+        objs: Sequence[SimObject],
+        visibility_rule: VisibilityRule,
+        grid_size: float = GRID_SIZE,
+        visibility_distance: float = VISIBILITY_DISTANCE,
+        fov: float = 90.0,
+        width: int = 300,
+        height: int = 300,
+        layout_dilation: Optional[int] = None,
+        profile: FidelityProfile = THOR_5,
+    ) -> None:
         """`layout_dilation`: cells the room may extend beyond the recorded layout (None: the
         THOR_LITE_LAYOUT_DILATION setting, see `scene_data.layout_dilation`).
         `profile`: the THOR build's rules (`fidelity`); with `layout_clears_moveables`, recorded
@@ -166,7 +201,9 @@ class World:
         # its cells are trusted as free of static furniture; cells up to `dilation` away
         # (rooms grew a little in later builds) must also pass the full geometric test.
         self.layout = layout_cells(scene_name)
-        self.layout_dilation = scene_layout_dilation() if layout_dilation is None else int(layout_dilation)
+        self.layout_dilation = (
+            scene_layout_dilation() if layout_dilation is None else int(layout_dilation)
+        )
         self.room_cells = _dilate(self.layout, self.layout_dilation)
         self.profile = profile
         self._layout_xz: Optional[np.ndarray] = None  # layout cell centres, built when first needed
@@ -216,7 +253,14 @@ class World:
         self.version += 1
 
     def snapshot(self):
-        return (self.objects, self.held, self.agent, self.version, dict(self.name_aliases), self.posed_configs)
+        return (
+            self.objects,
+            self.held,
+            self.agent,
+            self.version,
+            dict(self.name_aliases),
+            self.posed_configs,
+        )
 
     def restore(self, snap) -> None:
         untouched = self.version == snap[3] and self.objects is snap[0] and self.held == snap[1]
@@ -248,8 +292,9 @@ class World:
         return (o for o in self.objects.values() if o.enabled)
 
     def contents(self, receptacle_id: str) -> List[str]:
-        return [o.object_id for o in self.objects.values()
-                if o.enabled and receptacle_id in o.parents]
+        return [
+            o.object_id for o in self.objects.values() if o.enabled and receptacle_id in o.parents
+        ]
 
     def descendants(self, object_id: str) -> List[str]:
         """Everything that moves along when `object_id` moves.
@@ -282,7 +327,9 @@ class World:
         return euler_to_matrix((a.horizon, a.yaw, 0.0))
 
     def hand_position(self, agent: Optional[AgentState] = None) -> np.ndarray:
-        return self.camera_position(agent) + self.camera_rotation(agent) @ np.array(HAND_LOCAL_POSITION)
+        return self.camera_position(agent) + self.camera_rotation(agent) @ np.array(
+            HAND_LOCAL_POSITION
+        )
 
     # --- navigation --------------------------------------------------------------------
     def obstacle_footprints(self) -> List[Tuple[np.ndarray, np.ndarray, np.ndarray, bool]]:
@@ -296,7 +343,13 @@ class World:
         def build():
             out = self.box_footprints()
             if self.profile.layout_clears_moveables and self.layout:
-                out = [f for f in out if not self._layout_contradicts(*f[:3], 0.0 if f[4] else self.profile.moveable_layout_reach)]
+                out = [
+                    f
+                    for f in out
+                    if not self._layout_contradicts(
+                        *f[:3], 0.0 if f[4] else self.profile.moveable_layout_reach
+                    )
+                ]
             return [f[:4] for f in out]
 
         return self.cached("footprints", build, self._obstacle_version())
@@ -320,13 +373,17 @@ class World:
                     out.append((b.center[[0, 2]], b.half[[0, 2]], ax))
                 else:
                     out.append(((lo + hi)[[0, 2]] / 2, (hi - lo)[[0, 2]] / 2, np.eye(2)))
-                out[-1] = out[-1] + (o.is_static or self._scene_poses.get(o.object_id) == (o.position, o.rotation),
-                                     o.is_static)
+                out[-1] = out[-1] + (
+                    o.is_static or self._scene_poses.get(o.object_id) == (o.position, o.rotation),
+                    o.is_static,
+                )
             return out
 
         return self.cached("box_footprints", build, self._obstacle_version())
 
-    def _layout_contradicts(self, centre: np.ndarray, half: np.ndarray, rot: np.ndarray, reach: float = 0.0) -> bool:
+    def _layout_contradicts(
+        self, centre: np.ndarray, half: np.ndarray, rot: np.ndarray, reach: float = 0.0
+    ) -> bool:
         """Does the recorded layout hold a cell whose centre lies inside this footprint (or
         within `reach` of it: moveable furniture, see MOVEABLE_LAYOUT_REACH)?
 
@@ -343,8 +400,11 @@ class World:
 
     def _obstacle_version(self) -> int:
         # Only non-pickupable objects block; hash their poses so pickups don't invalidate.
-        key = tuple((o.object_id, o.position, o.rotation, o.enabled)
-                    for o in self.objects.values() if not o.pickupable) + (self.start_cells,)
+        key = tuple(
+            (o.object_id, o.position, o.rotation, o.enabled)
+            for o in self.objects.values()
+            if not o.pickupable
+        ) + (self.start_cells,)
         h = hash(key)
         if getattr(self, "_obst_key", None) != h:
             self._obst_key = h
@@ -355,8 +415,10 @@ class World:
         if self.start_cells and self._near_start_cell(x, z):
             return True
         r = AGENT_RADIUS
-        if not (self.room_lo[0] + r - 1e-6 <= x <= self.room_hi[0] - r + 1e-6
-                and self.room_lo[2] + r - 1e-6 <= z <= self.room_hi[2] - r + 1e-6):
+        if not (
+            self.room_lo[0] + r - 1e-6 <= x <= self.room_hi[0] - r + 1e-6
+            and self.room_lo[2] + r - 1e-6 <= z <= self.room_hi[2] - r + 1e-6
+        ):
             return False
         cell = (round(x / LAYOUT_CELL_SIZE), round(z / LAYOUT_CELL_SIZE))
         if self.room_cells is not None and cell not in self.room_cells:
@@ -369,7 +431,7 @@ class World:
                 continue  # furniture where the scene puts it is already carved out of the layout
             local = rot.T @ (p - c)
             q = np.maximum(np.abs(local) - h, 0.0)
-            if q @ q < clear ** 2:
+            if q @ q < clear**2:
                 return False
         return True
 
@@ -380,8 +442,9 @@ class World:
             g = self.grid_size
             xs = np.arange(np.ceil(self.room_lo[0] / g), np.floor(self.room_hi[0] / g) + 1)
             zs = np.arange(np.ceil(self.room_lo[2] / g), np.floor(self.room_hi[2] / g) + 1)
-            return frozenset((int(i), int(k)) for i in xs for k in zs
-                             if self.position_free(i * g, k * g))
+            return frozenset(
+                (int(i), int(k)) for i in xs for k in zs if self.position_free(i * g, k * g)
+            )
 
         return self.cached("free_cells", build, self._obstacle_version())
 
@@ -392,7 +455,7 @@ class World:
             free = self.free_cells()
             graph = nx.Graph()
             graph.add_nodes_from(free)
-            for (i, k) in free:
+            for i, k in free:
                 for n in ((i + 1, k), (i, k + 1)):
                     if n in free:
                         graph.add_edge((i, k), n)
@@ -401,7 +464,10 @@ class World:
             comps = sorted(nx.connected_components(graph), key=lambda c: (-len(c), min(c)))
             agent_cell = None
             if hasattr(self, "agent"):
-                agent_cell = (round(self.agent.x / self.grid_size), round(self.agent.z / self.grid_size))
+                agent_cell = (
+                    round(self.agent.x / self.grid_size),
+                    round(self.agent.z / self.grid_size),
+                )
             for comp in comps:
                 if agent_cell in comp:
                     return frozenset(comp)
@@ -414,8 +480,11 @@ class World:
         it and its neighbours pass too)."""
         g = self.grid_size
         i, k = x / g, z / g
-        return any((a, b) in self.start_cells and abs(i - a) <= 0.5 + 1e-6 and abs(k - b) <= 0.5 + 1e-6
-                   for a in (math.floor(i), math.ceil(i)) for b in (math.floor(k), math.ceil(k)))
+        return any(
+            (a, b) in self.start_cells and abs(i - a) <= 0.5 + 1e-6 and abs(k - b) <= 0.5 + 1e-6
+            for a in (math.floor(i), math.ceil(i))
+            for b in (math.floor(k), math.ceil(k))
+        )
 
     def admit_agent_cell(self) -> None:
         """The agent was put here by force (an episode's start, which THOR can reach): if our
@@ -435,15 +504,21 @@ class World:
 
     def _in_room_bounds(self, c: Tuple[int, int]) -> bool:
         g, r = self.grid_size, AGENT_RADIUS
-        return bool(self.room_lo[0] + r <= c[0] * g <= self.room_hi[0] - r
-                    and self.room_lo[2] + r <= c[1] * g <= self.room_hi[2] - r)
+        return bool(
+            self.room_lo[0] + r <= c[0] * g <= self.room_hi[0] - r
+            and self.room_lo[2] + r <= c[1] * g <= self.room_hi[2] - r
+        )
 
     @staticmethod
     def _largest_region(free: frozenset) -> frozenset:
         graph = nx.Graph()
         graph.add_nodes_from(free)
-        graph.add_edges_from((c, n) for c in free for n in ((c[0] + 1, c[1]), (c[0], c[1] + 1)) if n in free)
-        comps = sorted(nx.connected_components(graph), key=lambda c: (-len(c), min(c))) if free else []
+        graph.add_edges_from(
+            (c, n) for c in free for n in ((c[0] + 1, c[1]), (c[0], c[1] + 1)) if n in free
+        )
+        comps = (
+            sorted(nx.connected_components(graph), key=lambda c: (-len(c), min(c))) if free else []
+        )
         return frozenset(comps[0]) if comps else frozenset()
 
     def _default_start(self) -> Tuple[float, float]:
@@ -476,19 +551,33 @@ class World:
             ext = np.einsum("bij,bj->bi", np.abs(r), h) if len(h) else np.zeros((0, 3))
             blo = np.array([b[0] for b in basin]).reshape(-1, 3)
             bhi = np.array([b[1] for b in basin]).reshape(-1, 3)
-            return Occluders(c, h, r, np.asarray(owners, dtype=np.int64), tuple(ids),
-                             np.asarray(see, dtype=bool), ext, np.asarray(porous, dtype=bool),
-                             np.asarray(occludes, dtype=bool), blo, bhi)
+            return Occluders(
+                c,
+                h,
+                r,
+                np.asarray(owners, dtype=np.int64),
+                tuple(ids),
+                np.asarray(see, dtype=bool),
+                ext,
+                np.asarray(porous, dtype=bool),
+                np.asarray(occludes, dtype=bool),
+                blo,
+                bhi,
+            )
 
         return self.cached("occluders", build, self.version * 1000003 + self._agent_key())
 
     def basin_box(self, o: SimObject) -> Tuple[np.ndarray, np.ndarray]:
         """AABB of a basin fixture together with its *Basin child or parent (one bowl), 1 cm
         larger (cached: fixtures do not move)."""
+
         def build():
             root = o.object_id.split("|")[:4]
-            group = [x for x in self.objects.values() if x.object_type in BASIN_FIXTURES
-                     and x.object_id.split("|")[:4] == root]
+            group = [
+                x
+                for x in self.objects.values()
+                if x.object_type in BASIN_FIXTURES and x.object_id.split("|")[:4] == root
+            ]
             lo = np.min([x.aabb[0] for x in group], axis=0)
             hi = np.max([x.aabb[1] for x in group], axis=0)
             return lo - 0.01, hi + 0.01
@@ -520,9 +609,12 @@ class World:
             v = local[..., 1] / (z * tan_v)
         return (z > 0.1) & (np.abs(u) < 1) & (np.abs(v) < 1)
 
-    def visibility(self, object_ids: Optional[Sequence[str]] = None,
-                   agent: Optional[AgentState] = None,
-                   max_distance: Optional[float] = None) -> Dict[str, Tuple[bool, bool]]:
+    def visibility(
+        self,
+        object_ids: Optional[Sequence[str]] = None,
+        agent: Optional[AgentState] = None,
+        max_distance: Optional[float] = None,
+    ) -> Dict[str, Tuple[bool, bool]]:
         """object_id -> (visible, interactable) from the agent's (or a given) pose
         (`visibility_rule`: `visibility.object_visibility`)."""
         return self.visibility_rule(self, object_ids, agent, max_distance)
@@ -537,7 +629,11 @@ class World:
         for r in self.active():
             if not r.flags.get("receptacle") or r.object_id == obj.object_id or r.is_picked_up:
                 continue
-            if r.object_id in self.descendants(obj.object_id) if obj.flags.get("receptacle") else False:
+            if (
+                r.object_id in self.descendants(obj.object_id)
+                if obj.flags.get("receptacle")
+                else False
+            ):
                 continue
             rb = r.box
             rlo, rhi = r.aabb
@@ -553,7 +649,9 @@ class World:
             if rlo[1] - 0.05 <= lo[1] <= rhi[1] + 0.05:
                 found.append((float(rhi[1] - rlo[1]), r.object_id))
         found.sort()
-        return tuple(oid for oid in (o for _, o in found) if not self._below_furniture_top(oid, found, lo[1]))
+        return tuple(
+            oid for oid in (o for _, o in found) if not self._below_furniture_top(oid, found, lo[1])
+        )
 
     def _below_furniture_top(self, rid: str, found: List[Tuple[float, str]], bottom: float) -> bool:
         """THOR's receptacle volume of a table, dresser or desk lies on its top: an object in
@@ -592,8 +690,9 @@ class World:
                 out[n] = bool(o.box.contains(point[None], margin=0.0).all())
         return out
 
-    def overlapping(self, box: Box, ignore: Iterable[str] = (),
-                    pass_containing: bool = False) -> Optional[SimObject]:
+    def overlapping(
+        self, box: Box, ignore: Iterable[str] = (), pass_containing: bool = False
+    ) -> Optional[SimObject]:
         """First rendered object whose parts overlap `box` (vectorised AABB + SAT).
 
         Our furniture is a few boxes standing in for THOR's meshes, so contacts shallower
@@ -614,7 +713,9 @@ class World:
         lo, hi = box.aabb()
         ext = occ.extents
         cand = keep_owner[occ.owners]
-        cand &= np.all(occ.centers - ext < hi - 1e-3, axis=1) & np.all(occ.centers + ext > lo + 1e-3, axis=1)
+        cand &= np.all(occ.centers - ext < hi - 1e-3, axis=1) & np.all(
+            occ.centers + ext > lo + 1e-3, axis=1
+        )
         idx = np.flatnonzero(cand)
         if pass_containing and len(idx):
             foot = np.array([box.center[0], lo[1] + 1e-3, box.center[2]])  # where it rests

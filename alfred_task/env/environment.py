@@ -4,6 +4,7 @@ Restores a `traj_data.json` scene, runs ALFRED's action set (LookUp/LookDown as 
 teleports), resolves interaction masks to objects by IoU against the instance segmentation,
 and tracks the cleaned/heated/cooled sets that goal conditions need.
 """
+
 from __future__ import annotations
 
 from typing import Any, Dict, Optional, Set, Tuple
@@ -12,7 +13,13 @@ import numpy as np
 
 from backends import DEFAULT_BACKEND, make_controller, thor2_pose_kwargs
 
-from alfred_task.constants import AGENT_HORIZON_ADJ, AGENT_STEP_SIZE, FIELD_OF_VIEW, SCREEN_SIZE, VISIBILITY_DISTANCE
+from alfred_task.constants import (
+    AGENT_HORIZON_ADJ,
+    AGENT_STEP_SIZE,
+    FIELD_OF_VIEW,
+    SCREEN_SIZE,
+    VISIBILITY_DISTANCE,
+)
 from alfred_task.env.furniture_poses import furniture_poses
 from alfred_task.env.thor_version import recorded_in_thor2
 
@@ -38,14 +45,27 @@ class InteractionError(Exception):
 class AlfredEnv:
     """One controller (thor_lite by default) with ALFRED's state tracking."""
 
-    def __init__(self, backend: str = DEFAULT_BACKEND, width: int = SCREEN_SIZE, height: int = SCREEN_SIZE,
-                 field_of_view: float = FIELD_OF_VIEW) -> None:
+    def __init__(
+        self,
+        backend: str = DEFAULT_BACKEND,
+        width: int = SCREEN_SIZE,
+        height: int = SCREEN_SIZE,
+        field_of_view: float = FIELD_OF_VIEW,
+    ) -> None:
         self.backend = backend
         # ALFRED ran on THOR 2.1.0, whose reachable grid is the recorded layout (§4)
         self.controller = make_controller(
-            backend, layout_clears_moveables=True, width=width, height=height, gridSize=AGENT_STEP_SIZE, visibilityDistance=VISIBILITY_DISTANCE,
-            fieldOfView=float(field_of_view), renderDepthImage=True, renderInstanceSegmentation=True,
-            snapToGrid=True)
+            backend,
+            layout_clears_moveables=True,
+            width=width,
+            height=height,
+            gridSize=AGENT_STEP_SIZE,
+            visibilityDistance=VISIBILITY_DISTANCE,
+            fieldOfView=float(field_of_view),
+            renderDepthImage=True,
+            renderInstanceSegmentation=True,
+            snapToGrid=True,
+        )
         self.cleaned_objects: Set[str] = set()
         self.heated_objects: Set[str] = set()
         self.cooled_objects: Set[str] = set()
@@ -66,8 +86,9 @@ class AlfredEnv:
         self.last_interaction = ("", "", True)
         return self.last_event
 
-    def restore_scene(self, object_poses, object_toggles, dirty_and_empty: bool, furniture=(),
-                      thor2: bool = False):
+    def restore_scene(
+        self, object_poses, object_toggles, dirty_and_empty: bool, furniture=(), thor2: bool = False
+    ):
         """ALFRED's restore; `furniture`: extra SetObjectPoses entries for moveable furniture
         (see `furniture_poses`), posed in the same call; `thor2`: the trajectory was recorded
         in THOR 2.1.0 (thor_lite then applies its rules for those, `thor_lite/thor2_rules.py`)."""
@@ -75,12 +96,18 @@ class AlfredEnv:
             self.controller.step("SetObjectToggles", objectToggles=list(object_toggles))
         if dirty_and_empty:
             self.controller.step("SetStateOfAllObjects", StateChange="CanBeDirty", forceAction=True)
-            self.controller.step("SetStateOfAllObjects", StateChange="CanBeFilled", forceAction=False)
+            self.controller.step(
+                "SetStateOfAllObjects", StateChange="CanBeFilled", forceAction=False
+            )
         # ALFRED's poses list pickupables only (THOR 2.1.0 moved nothing else); THOR 5 would
         # remove every unlisted moveable (microwaves, chairs, ...) without skipMoveable.
         extra = thor2_pose_kwargs(self.backend) if thor2 else {}
-        return self.controller.step("SetObjectPoses", objectPoses=list(object_poses) + list(furniture),
-                                    skipMoveable=True, **extra)
+        return self.controller.step(
+            "SetObjectPoses",
+            objectPoses=list(object_poses) + list(furniture),
+            skipMoveable=True,
+            **extra,
+        )
 
     def init_episode(self, traj: Dict[str, Any]) -> Any:
         """reset + restore_scene + init_action for a traj_data.json dict."""
@@ -91,8 +118,13 @@ class AlfredEnv:
         objects = self.last_event.metadata["objects"]
         furniture = furniture_poses(traj, objects)
         thor2 = recorded_in_thor2(traj, objects)  # ids or asset names of an older scene build
-        self.restore_scene(scene["object_poses"], scene.get("object_toggles") or [],
-                           bool(scene.get("dirty_and_empty")), furniture, thor2)
+        self.restore_scene(
+            scene["object_poses"],
+            scene.get("object_toggles") or [],
+            bool(scene.get("dirty_and_empty")),
+            furniture,
+            thor2,
+        )
         init = dict(scene["init_action"])
         init.pop("rotateOnTeleport", None)
         action = init.pop("action")
@@ -106,8 +138,13 @@ class AlfredEnv:
             ag = self.last_event.metadata["agent"]
             delta = -AGENT_HORIZON_ADJ if name == "LookUp" else AGENT_HORIZON_ADJ
             ev = self.controller.step(
-                "TeleportFull", position=ag["position"], rotation=ag["rotation"],
-                horizon=ag["cameraHorizon"] + delta, standing=ag["isStanding"], forceAction=True)
+                "TeleportFull",
+                position=ag["position"],
+                rotation=ag["rotation"],
+                horizon=ag["cameraHorizon"] + delta,
+                standing=ag["isStanding"],
+                forceAction=True,
+            )
         else:
             ev = self.controller.step(name, **a)
         if ev.metadata["lastActionSuccess"]:
@@ -130,7 +167,10 @@ class AlfredEnv:
             basins = [o for o in self._objects() if o["objectType"] == "SinkBasin" and o["visible"]]
             if faucet is not None and basins:
                 p = np.array([faucet["position"][k] for k in "xyz"])
-                basin = min(basins, key=lambda b: np.linalg.norm(np.array([b["position"][k] for k in "xyz"]) - p))
+                basin = min(
+                    basins,
+                    key=lambda b: np.linalg.norm(np.array([b["position"][k] for k in "xyz"]) - p),
+                )
                 self.cleaned_objects = merge(self.cleaned_objects, basin["receptacleObjectIds"])
         elif name == "ToggleObjectOn" and "Microwave" in oid:
             mw = next((o for o in self._objects() if o["objectType"] == "Microwave"), None)
@@ -155,8 +195,13 @@ class AlfredEnv:
         if "PutObject" in action:
             if not inv:
                 raise InteractionError("PutObject with nothing in hand")
-            return {"action": "PutObject", "objectId": inv[0]["objectId"], "receptacleObjectId": object_id,
-                    "forceAction": True, "placeStationary": True}
+            return {
+                "action": "PutObject",
+                "objectId": inv[0]["objectId"],
+                "receptacleObjectId": object_id,
+                "forceAction": True,
+                "placeStationary": True,
+            }
         if action in ("ToggleObjectOn", "ToggleObjectOff"):
             return {"action": action, "objectId": object_id}
         if "SliceObject" in action:
@@ -184,20 +229,30 @@ class AlfredEnv:
             return None
         return max(scored)[1]
 
-    def va_interact(self, action: str, mask: Optional[np.ndarray] = None) -> Tuple[bool, Any, str, str, Dict]:
+    def va_interact(
+        self, action: str, mask: Optional[np.ndarray] = None
+    ) -> Tuple[bool, Any, str, str, Dict]:
         """(success, event, target objectId, error message, api action) as ALFRED's harness."""
         ok, ev, target, err, api = self._va_interact(action, mask)
         self.num_actions += 1
         self.last_interaction = (action, target, bool(ok))
         return ok, ev, target, err, api
 
-    def _va_interact(self, action: str, mask: Optional[np.ndarray]) -> Tuple[bool, Any, str, str, Dict]:
+    def _va_interact(
+        self, action: str, mask: Optional[np.ndarray]
+    ) -> Tuple[bool, Any, str, str, Dict]:
         try:
             target = ""
             if mask is not None:
                 target = self.mask_to_object(mask)
                 if target is None:
-                    return False, self.last_event, "", "Bad interact mask. Couldn't locate target object", {}
+                    return (
+                        False,
+                        self.last_event,
+                        "",
+                        "Bad interact mask. Couldn't locate target object",
+                        {},
+                    )
             api = self.to_thor_api(action, target)
             ev = self.step(api)
             ok = bool(ev.metadata["lastActionSuccess"])

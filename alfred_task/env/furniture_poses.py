@@ -8,6 +8,7 @@ can beside the toilet then finds the toilet). A recorded objectId is 2.1.0's met
 poses move today's piece there when that is unambiguous: it is the scene's only non-pickupable
 moveable of that type and stands more than MOVED_FAR away.
 """
+
 from __future__ import annotations
 
 from typing import Any, Dict, Iterable, List, Optional, Tuple
@@ -41,12 +42,17 @@ def _parse(object_id: str) -> Optional[Tuple[str, Tuple[float, float, float]]]:
 
 
 def _occupied(objs: List[Dict[str, Any]], x: float, z: float) -> bool:
-    return any(not o["pickupable"] and o["objectType"] != "Floor"
-               and ((o["position"]["x"] - x) ** 2 + (o["position"]["z"] - z) ** 2) ** 0.5 < SAME_SPOT
-               for o in objs)
+    return any(
+        not o["pickupable"]
+        and o["objectType"] != "Floor"
+        and ((o["position"]["x"] - x) ** 2 + (o["position"]["z"] - z) ** 2) ** 0.5 < SAME_SPOT
+        for o in objs
+    )
 
 
-def furniture_poses(traj: Dict[str, Any], objects: Iterable[Dict[str, Any]]) -> List[Dict[str, Any]]:
+def furniture_poses(
+    traj: Dict[str, Any], objects: Iterable[Dict[str, Any]]
+) -> List[Dict[str, Any]]:
     """SetObjectPoses entries (today's name, 2.1.0's x and z, today's height and rotation) for
     the moveable furniture the trajectory names where THOR 2.1.0 had it, given today's metadata
     `objects`."""
@@ -66,6 +72,11 @@ def furniture_poses(traj: Dict[str, Any], objects: Iterable[Dict[str, Any]]) -> 
             continue
         if any(e["objectName"] == o["name"] for e in out) or _occupied(objs, x, z):
             continue
-        out.append({"objectName": o["name"], "position": {"x": x, "y": p["y"], "z": z},
-                    "rotation": dict(o["rotation"])})
+        out.append(
+            {
+                "objectName": o["name"],
+                "position": {"x": x, "y": p["y"], "z": z},
+                "rotation": dict(o["rotation"]),
+            }
+        )
     return out

@@ -14,6 +14,7 @@ Deliberately reproduced quirks (§3.6, §11):
 One deliberate deviation: ALFRED's ``np.max`` over an empty receptacle list
 crashes in pick_two_obj_and_place; here it contributes 0.
 """
+
 from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
@@ -64,12 +65,15 @@ def _inventory_ids(state_objects: Sequence[Mapping], inventory_objects: Any) -> 
     return out
 
 
-def goal_conditions_met(task_type: str, pddl_params: Mapping,
-                        state_objects: Sequence[Mapping],
-                        cleaned_objects: Iterable[str] = (),
-                        heated_objects: Iterable[str] = (),
-                        cooled_objects: Iterable[str] = (),
-                        inventory_objects: Any = None) -> tuple[int, int]:
+def goal_conditions_met(
+    task_type: str,
+    pddl_params: Mapping,
+    state_objects: Sequence[Mapping],
+    cleaned_objects: Iterable[str] = (),
+    heated_objects: Iterable[str] = (),
+    cooled_objects: Iterable[str] = (),
+    inventory_objects: Any = None,
+) -> tuple[int, int]:
     """Return ``(satisfied, total)`` goal conditions for one episode state.
 
     ``inventory_objects``: THOR ``inventoryObjects`` (list of dicts with objectId)
@@ -119,10 +123,16 @@ def goal_conditions_met(task_type: str, pddl_params: Mapping,
 
     if task_type in _STATE_SET:
         ts += 3
-        done = set({"cleaned": cleaned_objects, "heated": heated_objects,
-                    "cooled": cooled_objects}[_STATE_SET[task_type]])
-        in_place = {p["objectId"] for p in pickupables
-                    if any(p["objectId"] in _contents(r) for r in receptacles)}
+        done = set(
+            {"cleaned": cleaned_objects, "heated": heated_objects, "cooled": cooled_objects}[
+                _STATE_SET[task_type]
+            ]
+        )
+        in_place = {
+            p["objectId"]
+            for p in pickupables
+            if any(p["objectId"] in _contents(r) for r in receptacles)
+        }
         treated = {p["objectId"] for p in pickupables if p["objectId"] in done}
         s += 1 if in_place else 0
         s += 1 if treated else 0
@@ -138,19 +148,34 @@ def goal_conditions_met(task_type: str, pddl_params: Mapping,
             s += 1
         if any(m["objectId"] in _contents(r) for m in movables for r in receptacles):
             s += 1
-        if any(any(pid in _contents(m) for pid in pick_ids)
-               and any(rid in (m.get("parentReceptacles") or []) for rid in rec_ids)
-               for m in movables):
+        if any(
+            any(pid in _contents(m) for pid in pick_ids)
+            and any(rid in (m.get("parentReceptacles") or []) for rid in rec_ids)
+            for m in movables
+        ):
             s += 1
         return s, ts
 
     raise AssertionError(task_type)  # pragma: no cover
 
 
-def goal_satisfied(task_type: str, pddl_params: Mapping, state_objects: Sequence[Mapping],
-                   cleaned_objects: Iterable[str] = (), heated_objects: Iterable[str] = (),
-                   cooled_objects: Iterable[str] = (), inventory_objects: Any = None) -> bool:
+def goal_satisfied(
+    task_type: str,
+    pddl_params: Mapping,
+    state_objects: Sequence[Mapping],
+    cleaned_objects: Iterable[str] = (),
+    heated_objects: Iterable[str] = (),
+    cooled_objects: Iterable[str] = (),
+    inventory_objects: Any = None,
+) -> bool:
     """True iff every goal condition is met (ALFRED's ``goal_satisfied``)."""
-    s, ts = goal_conditions_met(task_type, pddl_params, state_objects, cleaned_objects,
-                                heated_objects, cooled_objects, inventory_objects)
+    s, ts = goal_conditions_met(
+        task_type,
+        pddl_params,
+        state_objects,
+        cleaned_objects,
+        heated_objects,
+        cooled_objects,
+        inventory_objects,
+    )
     return s == ts

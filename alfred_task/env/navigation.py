@@ -7,6 +7,7 @@ low-level actions, which is what the planner's ``distance`` facts and the GotoLo
 subgoal check use. Cells a MoveAhead failed into are removed (ALFRED marks them impossible
 and replans).
 """
+
 from __future__ import annotations
 
 import math
@@ -63,7 +64,9 @@ def look_actions(from_horizon: float, to_horizon: float) -> List[str]:
 class GridNavigator:
     """Shortest action sequences between poses over a scene's reachable cells."""
 
-    def __init__(self, reachable_xz: Iterable[Tuple[float, float]], grid: float = AGENT_STEP_SIZE) -> None:
+    def __init__(
+        self, reachable_xz: Iterable[Tuple[float, float]], grid: float = AGENT_STEP_SIZE
+    ) -> None:
         self.grid = grid
         self.cells = {(grid_index(x, grid), grid_index(z, grid)) for x, z in reachable_xz}
         if not self.cells:
@@ -89,7 +92,9 @@ class GridNavigator:
         # the cell the agent stands on is reachable even when the query leaves it out (ALFRED's
         # recorded start poses, e.g. FloorPlan421's, can sit just off today's grid)
         here = controller.last_event.metadata["agent"]["position"]
-        return cls([(p["x"], p["z"]) for p in ev.metadata["actionReturn"]] + [(here["x"], here["z"])])
+        return cls(
+            [(p["x"], p["z"]) for p in ev.metadata["actionReturn"]] + [(here["x"], here["z"])]
+        )
 
     def has(self, node: Node) -> bool:
         return node in self.graph
@@ -109,7 +114,11 @@ class GridNavigator:
         """Action counts from `node` to every node reachable from it (cached)."""
         d = self._bfs.get(node)
         if d is None:
-            d = nx.single_source_shortest_path_length(self.graph, node) if node in self.graph else {node: 0}
+            d = (
+                nx.single_source_shortest_path_length(self.graph, node)
+                if node in self.graph
+                else {node: 0}
+            )
             self._bfs[node] = d
         return d
 
@@ -117,8 +126,11 @@ class GridNavigator:
         """Action counts from every node that can reach `node` (cached; for fixed targets)."""
         d = self._bfs_to.get(node)
         if d is None:
-            d = (nx.single_source_shortest_path_length(self.graph.reverse(copy=False), node)
-                 if node in self.graph else {node: 0})
+            d = (
+                nx.single_source_shortest_path_length(self.graph.reverse(copy=False), node)
+                if node in self.graph
+                else {node: 0}
+            )
             self._bfs_to[node] = d
         return d
 
@@ -130,7 +142,9 @@ class GridNavigator:
         if start == goal:
             return []
         if start not in self.graph or goal not in self.graph:
-            raise nx.NodeNotFound(f"pose {start if start not in self.graph else goal} is not on the grid")
+            raise nx.NodeNotFound(
+                f"pose {start if start not in self.graph else goal} is not on the grid"
+            )
 
         def h(a: Node, b: Node) -> int:
             dr = abs(a[2] - b[2]) % 4
@@ -141,7 +155,9 @@ class GridNavigator:
 
     def nearest_cell(self, x: float, z: float) -> Tuple[int, int]:
         """Reachable cell nearest (L1, then index order) to a point in metres."""
-        return min(self.cells, key=lambda c: (abs(c[0] * self.grid - x) + abs(c[1] * self.grid - z), c))
+        return min(
+            self.cells, key=lambda c: (abs(c[0] * self.grid - x) + abs(c[1] * self.grid - z), c)
+        )
 
 
 def step_pose(node: Node, action: str) -> Node:
@@ -164,6 +180,16 @@ def ideal_horizon(camera_y: float, target_y: float, horizontal_dist: float) -> i
 
 
 __all__: Sequence[str] = (
-    "GridNavigator", "Node", "FORWARD", "NAV_HORIZON", "agent_node", "grid_index", "ideal_horizon",
-    "location_string", "look_actions", "parse_location", "rotation_index", "step_pose",
+    "GridNavigator",
+    "Node",
+    "FORWARD",
+    "NAV_HORIZON",
+    "agent_node",
+    "grid_index",
+    "ideal_horizon",
+    "location_string",
+    "look_actions",
+    "parse_location",
+    "rotation_index",
+    "step_pose",
 )

@@ -8,6 +8,7 @@ new name, so in a real trajectory (all 316 of the train sample) no posed name is
 even where every recorded id still is (a plunger that never moved, FloorPlan402). Data generated
 here poses today's names, plus `*_random_copy_N` duplicates named after them.
 """
+
 from __future__ import annotations
 
 from typing import Any, Dict, Iterable

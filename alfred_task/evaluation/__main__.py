@@ -2,6 +2,7 @@
 
 SIGTERM/SIGINT stop the worker pool (forkserver/spawn processes) too, exit 128 + signum.
 """
+
 import sys
 
 from common.procs import stop_children_on_signals

@@ -24,6 +24,7 @@ or a lazy ``"package.module:attr"`` string; ``make_agent(name, **kw)`` builds on
 multi-process evaluator sends to its workers). Built in: ``random``, ``replay``,
 ``checkpoint`` and ``expert`` (the online expert of :mod:`alfred_task.planning.expert`, loaded lazily).
 """
+
 from __future__ import annotations
 
 import copy
@@ -53,6 +54,7 @@ __all__ = [
     "make_agent",
     "agent_factory",
 ]
+
 
 # ---------------------------------------------------------------------------
 # built-in agents
@@ -109,8 +111,10 @@ def expert_steps(traj: Mapping) -> List[Tuple[str, Optional[np.ndarray], int]]:
     """(discrete action, decoded mask or None, high_idx) for every recorded low action."""
     plan = traj.get("plan")
     if not plan or "low_actions" not in plan:
-        raise ValueError(f"trajectory {traj.get('task_id', '?')!r} has no plan.low_actions "
-                         "(test split trajectories cannot be replayed)")
+        raise ValueError(
+            f"trajectory {traj.get('task_id', '?')!r} has no plan.low_actions "
+            "(test split trajectories cannot be replayed)"
+        )
     out = []
     for i, la in enumerate(plan["low_actions"]):
         da = la["discrete_action"]
@@ -119,8 +123,10 @@ def expert_steps(traj: Mapping) -> List[Tuple[str, Optional[np.ndarray], int]]:
         if name in INTERACT_ACTION_SET:
             rle = (da.get("args") or {}).get("mask")
             if rle is None:
-                raise ValueError(f"trajectory {traj.get('task_id', '?')!r}: plan.low_actions[{i}]"
-                                 ".discrete_action.args.mask is missing")
+                raise ValueError(
+                    f"trajectory {traj.get('task_id', '?')!r}: plan.low_actions[{i}]"
+                    ".discrete_action.args.mask is missing"
+                )
             mask = decompress_mask(rle)
         out.append((name, mask, int(la["high_idx"])))
     return out
@@ -220,7 +226,9 @@ class CheckpointAgent(Agent):
         self.inner = self._load(self.path, map_location, overrides)
 
     @staticmethod
-    def _load(path: Path, map_location: str, overrides: Optional[Mapping[str, Any]] = None) -> Agent:
+    def _load(
+        path: Path, map_location: str, overrides: Optional[Mapping[str, Any]] = None
+    ) -> Agent:
         import torch
 
         if not path.is_file():
@@ -228,11 +236,19 @@ class CheckpointAgent(Agent):
         try:
             ckpt = torch.load(path, map_location=map_location, weights_only=True)
         except Exception as e:  # noqa: BLE001 - any unreadable file gets the same clear error
-            raise CheckpointError(path, "<file>", f"cannot be read by torch.load(weights_only=True): "
-                                               f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
+            raise CheckpointError(
+                path,
+                "<file>",
+                f"cannot be read by torch.load(weights_only=True): "
+                f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
+            ) from None
         if not isinstance(ckpt, dict):
-            raise CheckpointError(path, "<root>", f"expected a dict with keys 'agent', 'kwargs', 'state_dict', "
-                                                f"got {type(ckpt).__name__}")
+            raise CheckpointError(
+                path,
+                "<root>",
+                f"expected a dict with keys 'agent', 'kwargs', 'state_dict', "
+                f"got {type(ckpt).__name__}",
+            )
         ckpt = _with_run_record(ckpt)
         for key in ("agent", "state_dict"):
             if key not in ckpt:
@@ -241,15 +257,21 @@ class CheckpointAgent(Agent):
         if kwargs is None:
             kwargs = {}
         if not isinstance(kwargs, dict) or not all(isinstance(k, str) for k in kwargs):
-            raise CheckpointError(path, "kwargs", f"expected a dict of keyword arguments, got {type(kwargs).__name__}")
+            raise CheckpointError(
+                path, "kwargs", f"expected a dict of keyword arguments, got {type(kwargs).__name__}"
+            )
         if not isinstance(state, dict):
-            raise CheckpointError(path, "state_dict", f"expected a dict, got {type(state).__name__}")
+            raise CheckpointError(
+                path, "state_dict", f"expected a dict, got {type(state).__name__}"
+            )
         try:
             cls = _import_ref(ref, "agent")
         except ValueError as e:
             raise CheckpointError(path, "agent", str(e).removeprefix("agent: ")) from None
         if not (isinstance(cls, type) and issubclass(cls, Agent)):
-            raise CheckpointError(path, "agent", f"{ref!r} is not a subclass of alfred_task.evaluation.agents.Agent")
+            raise CheckpointError(
+                path, "agent", f"{ref!r} is not a subclass of alfred_task.evaluation.agents.Agent"
+            )
         if not callable(getattr(cls, "load_state_dict", None)):
             raise CheckpointError(path, "agent", f"{ref!r} has no load_state_dict method")
         kwargs = {**kwargs, **(overrides or {})}
@@ -260,7 +282,9 @@ class CheckpointAgent(Agent):
         try:
             inner.load_state_dict(state)
         except Exception as e:  # noqa: BLE001
-            raise CheckpointError(path, "state_dict", f"{ref}.load_state_dict failed: {type(e).__name__}: {e}") from None
+            raise CheckpointError(
+                path, "state_dict", f"{ref}.load_state_dict failed: {type(e).__name__}: {e}"
+            ) from None
         return inner
 
     def reset(self, traj: dict, repeat_idx: int, env) -> None:
@@ -313,7 +337,9 @@ def register_agent(name: str, factory: Factory, *, overwrite: bool = False) -> N
     if not (callable(factory) or isinstance(factory, str)):
         raise TypeError(f"factory for {name!r} must be callable or a 'pkg.mod:attr' string")
     if name in _REGISTRY and not overwrite and _REGISTRY[name] is not factory:
-        raise ValueError(f"agent {name!r} is already registered (pass overwrite=True to replace it)")
+        raise ValueError(
+            f"agent {name!r} is already registered (pass overwrite=True to replace it)"
+        )
     _REGISTRY[name] = factory
 
 
@@ -329,11 +355,15 @@ def _resolve_factory(name: str) -> Callable[..., Agent]:
     if name not in _REGISTRY:
         hint = ""
         if name == "expert":
-            hint = (" The online expert lives in another module: it must call "
-                    "alfred_task.evaluation.agents.register_agent('expert', factory) when imported "
-                    "(CLI: pass --agent-module <that.module>).")
-        raise UnknownAgentError(f"agent {name!r} is not registered (registered: {', '.join(registered_agents())})."
-                                + hint)
+            hint = (
+                " The online expert lives in another module: it must call "
+                "alfred_task.evaluation.agents.register_agent('expert', factory) when imported "
+                "(CLI: pass --agent-module <that.module>)."
+            )
+        raise UnknownAgentError(
+            f"agent {name!r} is not registered (registered: {', '.join(registered_agents())})."
+            + hint
+        )
     f = _REGISTRY[name]
     if isinstance(f, str):
         f = _import_ref(f, f"factory of agent {name!r}")

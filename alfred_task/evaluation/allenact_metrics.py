@@ -12,6 +12,7 @@ older metrics files lack them). Written next to the input as
 ``alfred_metrics.json`` (atomic) unless ``--out`` says otherwise; the run's config kwargs
 (visual encoder included) are copied in when AllenAct saved them.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,10 +34,13 @@ def alfred_summary(tasks: Sequence[Mapping[str, Any]]) -> Dict[str, float]:
     if not rows:
         raise ValueError(f"no episode has ALFRED's fields {list(_NEEDED)}")
     tot = {k: sum(float(t[k]) for t in rows) for k in _NEEDED}
-    out = {"episodes": len(rows), "SR": tot["success"] / len(rows),
-           "GC": tot["gc_completed"] / max(tot["gc_total"], 1.0),
-           "PLW_SR": tot["plw_success_num"] / max(tot["expert_len"], 1.0),
-           "PLW_GC": tot["plw_gc_num"] / max(tot["expert_len"], 1.0)}
+    out = {
+        "episodes": len(rows),
+        "SR": tot["success"] / len(rows),
+        "GC": tot["gc_completed"] / max(tot["gc_total"], 1.0),
+        "PLW_SR": tot["plw_success_num"] / max(tot["expert_len"], 1.0),
+        "PLW_GC": tot["plw_gc_num"] / max(tot["expert_len"], 1.0),
+    }
     for k in ("interactions", "model_mask_interactions"):
         if all(k in t for t in rows):
             out[k] = int(sum(float(t[k]) for t in rows))
@@ -62,16 +66,31 @@ def summarize_file(path: Path) -> List[Dict[str, Any]]:
     out = []
     for e in entries:
         if not isinstance(e, dict) or "tasks" not in e:
-            raise ValueError(f"{path}: entries need 'tasks' (per-episode metrics); run allenact --eval")
-        out.append({"checkpoint": e.get("ckpt_path"), "step": e.get("training_steps"),
-                    **alfred_summary(e["tasks"])})
+            raise ValueError(
+                f"{path}: entries need 'tasks' (per-episode metrics); run allenact --eval"
+            )
+        out.append(
+            {
+                "checkpoint": e.get("ckpt_path"),
+                "step": e.get("training_steps"),
+                **alfred_summary(e["tasks"]),
+            }
+        )
     return out
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m alfred_task.evaluation.allenact_metrics", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m alfred_task.evaluation.allenact_metrics",
+        description=__doc__.splitlines()[0],
+    )
     ap.add_argument("metrics", type=Path, help="metrics__test_<ts>.json written by allenact --eval")
-    ap.add_argument("--out", type=Path, default=None, help="output json (default: alfred_metrics.json beside it)")
+    ap.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="output json (default: alfred_metrics.json beside it)",
+    )
     args = ap.parse_args(argv)
     try:
         rows = summarize_file(args.metrics)
@@ -79,10 +98,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     out = args.out or args.metrics.with_name("alfred_metrics.json")
-    write_json_atomic(out, {"results": rows, "run_config_kwargs": _run_kwargs(args.metrics.resolve())}, indent=2)
+    write_json_atomic(
+        out, {"results": rows, "run_config_kwargs": _run_kwargs(args.metrics.resolve())}, indent=2
+    )
     for r in rows:
-        print(f"step {r['step']}: episodes {r['episodes']} SR {r['SR']:.3f} GC {r['GC']:.3f} "
-              f"PLW-SR {r['PLW_SR']:.3f} PLW-GC {r['PLW_GC']:.3f}")
+        print(
+            f"step {r['step']}: episodes {r['episodes']} SR {r['SR']:.3f} GC {r['GC']:.3f} "
+            f"PLW-SR {r['PLW_SR']:.3f} PLW-GC {r['PLW_GC']:.3f}"
+        )
     print(f"wrote {out}")
     return 0
 

@@ -33,6 +33,7 @@ Python API: `evaluate_tasks(agent_factory, entries, data_root, ...) -> list[reco
 
 Multiprocessing: see `alfred_task.evaluation.runner` (records in input order whatever the number of workers).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,14 +44,41 @@ from typing import Any, Dict, Optional, Sequence
 
 from backends import BACKENDS, DEFAULT_BACKEND
 from common.atomic_io import write_json_atomic
-from common.cli import OneLineArgumentParser, UsageError, check_int, check_output_dir, parse_json_object
+from common.cli import (
+    OneLineArgumentParser,
+    UsageError,
+    check_int,
+    check_output_dir,
+    parse_json_object,
+)
 
-from alfred_task.evaluation.agents import Agent, UnknownAgentError, agent_factory as _agent_factory, registered_agents
+from alfred_task.evaluation.agents import (
+    Agent,
+    UnknownAgentError,
+    agent_factory as _agent_factory,
+    registered_agents,
+)
 from alfred_task.constants import MAX_FAILS, MAX_STEPS, SCREEN_SIZE, TEST_SPLITS
-from alfred_task.evaluation.episodes import run_subgoal_episode, run_subgoal_episodes, run_task_episode, subgoal_indices
+from alfred_task.evaluation.episodes import (
+    run_subgoal_episode,
+    run_subgoal_episodes,
+    run_task_episode,
+    subgoal_indices,
+)
 from alfred_task.evaluation.inputs import EvalEntry, EvalInputError, parse_subgoals, resolve_entries
-from alfred_task.evaluation.results import leaderboard_dump, subgoal_results, task_results, timestamp
-from alfred_task.evaluation.runner import EpisodeError, check_limits, evaluate_subgoals, evaluate_tasks, set_torch_threads
+from alfred_task.evaluation.results import (
+    leaderboard_dump,
+    subgoal_results,
+    task_results,
+    timestamp,
+)
+from alfred_task.evaluation.runner import (
+    EpisodeError,
+    check_limits,
+    evaluate_subgoals,
+    evaluate_tasks,
+    set_torch_threads,
+)
 from alfred_task.evaluation.metrics import format_subgoal_table, format_task_table
 from alfred_task.data.traj_schema import TrajDataError
 
@@ -76,34 +104,70 @@ __all__ = [
 def _agent_record(agent: Agent, args: argparse.Namespace) -> Dict[str, Any]:
     """What result files say about the agent: its name, checkpoint and visual encoder (if any)."""
     inner = getattr(agent, "inner", agent)
-    return {"agent": args.agent, "checkpoint": args.checkpoint,
-            "visual_encoder": getattr(inner, "visual_encoder", None)}
+    return {
+        "agent": args.agent,
+        "checkpoint": args.checkpoint,
+        "visual_encoder": getattr(inner, "visual_encoder", None),
+    }
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = OneLineArgumentParser(prog="python -m alfred_task.evaluation",
-                               description="Evaluate an agent on ALFRED (task SR/GC/PLW, subgoals, leaderboard dump).")
-    ap.add_argument("--agent", required=True,
-                    help=f"registered agent name ({', '.join(registered_agents())}, expert once registered)")
+    ap = OneLineArgumentParser(
+        prog="python -m alfred_task.evaluation",
+        description="Evaluate an agent on ALFRED (task SR/GC/PLW, subgoals, leaderboard dump).",
+    )
+    ap.add_argument(
+        "--agent",
+        required=True,
+        help=f"registered agent name ({', '.join(registered_agents())}, expert once registered)",
+    )
     ap.add_argument("--checkpoint", default=None, help="checkpoint file for --agent checkpoint")
-    ap.add_argument("--agent-module", action="append", default=[], metavar="MOD",
-                    help="import MOD first (a module that calls alfred_task.evaluation.agents.register_agent); repeatable")
-    ap.add_argument("--agent-kwargs", default=None, metavar="JSON", help="extra keyword arguments for the agent factory")
+    ap.add_argument(
+        "--agent-module",
+        action="append",
+        default=[],
+        metavar="MOD",
+        help="import MOD first (a module that calls alfred_task.evaluation.agents.register_agent); repeatable",
+    )
+    ap.add_argument(
+        "--agent-kwargs",
+        default=None,
+        metavar="JSON",
+        help="extra keyword arguments for the agent factory",
+    )
     ap.add_argument("--data", required=True, help="json root holding <split>/<task>/traj_data.json")
     ap.add_argument("--splits", required=True, help="oct21-style split file")
-    ap.add_argument("--split", default="valid_seen", help="split name, or comma-separated names (default valid_seen)")
-    ap.add_argument("--subgoals", default=None, help="subgoal evaluation: 'all' or e.g. GotoLocation,PickupObject")
+    ap.add_argument(
+        "--split",
+        default="valid_seen",
+        help="split name, or comma-separated names (default valid_seen)",
+    )
+    ap.add_argument(
+        "--subgoals",
+        default=None,
+        help="subgoal evaluation: 'all' or e.g. GotoLocation,PickupObject",
+    )
     ap.add_argument("--max-steps", type=int, default=MAX_STEPS)
     ap.add_argument("--max-fails", type=int, default=MAX_FAILS)
     ap.add_argument("--num-workers", type=int, default=1)
     ap.add_argument("--limit", type=int, default=None, help="first K entries of each split")
-    ap.add_argument("--out", default="out/alfred_eval", help="output folder (default out/alfred_eval)")
+    ap.add_argument(
+        "--out", default="out/alfred_eval", help="output folder (default out/alfred_eval)"
+    )
     ap.add_argument("--seed", type=int, default=0, help="seed (random agent)")
-    ap.add_argument("--backend", default=DEFAULT_BACKEND, help=f"simulator backend ({' or '.join(BACKENDS)})")
-    ap.add_argument("--frame-size", type=int, default=SCREEN_SIZE, help="frame/mask size (default 300)")
+    ap.add_argument(
+        "--backend", default=DEFAULT_BACKEND, help=f"simulator backend ({' or '.join(BACKENDS)})"
+    )
+    ap.add_argument(
+        "--frame-size", type=int, default=SCREEN_SIZE, help="frame/mask size (default 300)"
+    )
     ap.add_argument("--mp-context", choices=("spawn", "forkserver"), default="spawn")
-    ap.add_argument("--torch-threads", type=int, default=1,
-                    help="torch intra-op threads in this process (default 1; pool workers always use 1)")
+    ap.add_argument(
+        "--torch-threads",
+        type=int,
+        default=1,
+        help="torch intra-op threads in this process (default 1; pool workers always use 1)",
+    )
     ap.add_argument("--quiet", action="store_true", help="no progress bar")
     return ap
 
@@ -118,7 +182,9 @@ def _agent_kwargs(args: argparse.Namespace) -> Dict[str, Any]:
         if args.checkpoint:
             kw["path"] = args.checkpoint
     elif args.checkpoint:
-        raise EvalInputError(f"--checkpoint is only used with --agent checkpoint (got --agent {args.agent})")
+        raise EvalInputError(
+            f"--checkpoint is only used with --agent checkpoint (got --agent {args.agent})"
+        )
     return kw
 
 
@@ -131,9 +197,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             except ImportError as e:
                 raise EvalInputError(f"--agent-module {mod}: cannot import ({e})") from None
         from alfred_task.env.environment import AlfredEnv  # noqa: F401  (fail early on a broken install)
+
         if args.backend not in BACKENDS:
-            raise EvalInputError(f"--backend: unknown backend {args.backend!r} (expected one of {', '.join(BACKENDS)})")
-        check_int("--num-workers", args.num_workers, 1)  # the library's 0 (= in-process) is not a CLI value
+            raise EvalInputError(
+                f"--backend: unknown backend {args.backend!r} (expected one of {', '.join(BACKENDS)})"
+            )
+        check_int(
+            "--num-workers", args.num_workers, 1
+        )  # the library's 0 (= in-process) is not a CLI value
         check_limits(args.max_steps, args.max_fails, args.num_workers)
         check_int("--limit", args.limit, 1)
         check_int("--frame-size", args.frame_size, 1)
@@ -142,12 +213,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         subgoals = parse_subgoals(args.subgoals) if args.subgoals else None
         splits = [s.strip() for s in args.split.split(",") if s.strip()]
         if subgoals and len(splits) != 1:
-            raise EvalInputError(f"--subgoals evaluates one split at a time, got --split {args.split}")
+            raise EvalInputError(
+                f"--subgoals evaluates one split at a time, got --split {args.split}"
+            )
         if subgoals and splits[0] in TEST_SPLITS:
             raise EvalInputError(f"--subgoals needs expert plans; split {splits[0]} has none")
         factory = _agent_factory(args.agent, **_agent_kwargs(args))
         agent = factory()  # built here: bad checkpoints etc. fail before any episode
-        set_torch_threads(args.torch_threads)  # after the build: agents without torch never import it
+        set_torch_threads(
+            args.torch_threads
+        )  # after the build: agents without torch never import it
         run = _agent_record(agent, args)
         entries = resolve_entries(args.data, args.splits, splits, args.limit)
     except UnknownAgentError as e:
@@ -161,15 +236,25 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ts = timestamp()
     # in-process runs reuse the agent built above (a checkpoint agent costs seconds to build)
     runner = agent if args.num_workers <= 1 else factory
-    common = dict(max_steps=args.max_steps, max_fails=args.max_fails, num_workers=args.num_workers,
-                  backend=args.backend, frame_size=args.frame_size, progress=not args.quiet,
-                  mp_context=args.mp_context)
+    common = dict(
+        max_steps=args.max_steps,
+        max_fails=args.max_fails,
+        num_workers=args.num_workers,
+        backend=args.backend,
+        frame_size=args.frame_size,
+        progress=not args.quiet,
+        mp_context=args.mp_context,
+    )
     try:
         if subgoals:
             recs = evaluate_subgoals(runner, entries, args.data, subgoals, **common)
             res = {**subgoal_results(recs, splits[0]), "agent": run}
             path = write_json_atomic(out_dir / f"subgoal_results_{ts}.json", res, sort_keys=False)
-            print(format_subgoal_table(res["results"], f"subgoal evaluation: {splits[0]} ({len(recs)} evaluations)"))
+            print(
+                format_subgoal_table(
+                    res["results"], f"subgoal evaluation: {splits[0]} ({len(recs)} evaluations)"
+                )
+            )
             print(f"wrote {path}")
             return 0
         recs = evaluate_tasks(runner, entries, args.data, **common)
@@ -181,14 +266,23 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     for split in splits:
         rs = [r for r in recs if r["split"] == split]
         if split in TEST_SPLITS:
-            tables.append(f"{split}: {len(rs)} episodes run (test split: not scored, actions recorded)")
+            tables.append(
+                f"{split}: {len(rs)} episodes run (test split: not scored, actions recorded)"
+            )
             continue
         res = {**task_results(rs), "agent": run}
-        written.append(write_json_atomic(out_dir / f"task_results_{split}_{ts}.json", res, sort_keys=False))
-        tables.append(format_task_table(res["results"], f"task evaluation: {split} ({len(rs)} episodes)"))
+        written.append(
+            write_json_atomic(out_dir / f"task_results_{split}_{ts}.json", res, sort_keys=False)
+        )
+        tables.append(
+            format_task_table(res["results"], f"task evaluation: {split} ({len(rs)} episodes)")
+        )
     if any(s in TEST_SPLITS for s in splits):
-        written.append(write_json_atomic(out_dir / f"tests_actseqs_dump_{ts}.json", leaderboard_dump(recs),
-                                         sort_keys=False))
+        written.append(
+            write_json_atomic(
+                out_dir / f"tests_actseqs_dump_{ts}.json", leaderboard_dump(recs), sort_keys=False
+            )
+        )
     print("\n\n".join(tables))
     for p in written:
         print(f"wrote {p}")

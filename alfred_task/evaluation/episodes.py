@@ -29,6 +29,7 @@ agent's state at each subgoal is saved (`Agent.snapshot`) and put back after it 
 the simulator is reset and replays the prefix (its steps cost milliseconds; the agent's cost a
 ResNet and a decoder step each). Agents without snapshots are evaluated one index at a time.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -58,7 +59,9 @@ def _check_mask(mask: Any, env, action: str) -> np.ndarray:
 def _agent_step(agent: Agent, env):
     out = agent.act(env)
     if not (isinstance(out, tuple) and len(out) == 2 and isinstance(out[0], str)):
-        raise TypeError(f"{type(agent).__name__}.act must return (action: str, mask | None), got {out!r:.80}")
+        raise TypeError(
+            f"{type(agent).__name__}.act must return (action: str, mask | None), got {out!r:.80}"
+        )
     action, mask = out
     if action in (STOP,):
         return action, None
@@ -73,11 +76,18 @@ def _goal_instr(traj: Mapping, repeat_idx: int) -> str:
     return traj["turk_annotations"]["anns"][repeat_idx].get("task_desc", "")
 
 
-def _agent_loop(env, agent: Agent, tracker: Optional[SubgoalTracker], max_steps: int, max_fails: int,
-                stop_tokens: Sequence[str], done: Optional[Callable[[], bool]] = None,
-                actions: Optional[List[dict]] = None,
-                failed: Optional[Dict[str, int]] = None,
-                before_step: Optional[Callable[[], None]] = None) -> Tuple[int, int, float, str]:
+def _agent_loop(
+    env,
+    agent: Agent,
+    tracker: Optional[SubgoalTracker],
+    max_steps: int,
+    max_fails: int,
+    stop_tokens: Sequence[str],
+    done: Optional[Callable[[], bool]] = None,
+    actions: Optional[List[dict]] = None,
+    failed: Optional[Dict[str, int]] = None,
+    before_step: Optional[Callable[[], None]] = None,
+) -> Tuple[int, int, float, str]:
     """Let the agent act until a stop token, `done()`, max_fails or max_steps (§5.1 counting:
     failed actions are steps, the stop prediction is not; the action reaching max_fails is
     neither counted nor tracked). Returns (steps, fails, reward, end reason); `failed` (if given)
@@ -108,7 +118,9 @@ def _agent_loop(env, agent: Agent, tracker: Optional[SubgoalTracker], max_steps:
     return t, fails, reward, "max_steps"
 
 
-def _failure(agent: Agent, success: Optional[bool], end_reason: str, steps: int, fails: int) -> Optional[str]:
+def _failure(
+    agent: Agent, success: Optional[bool], end_reason: str, steps: int, fails: int
+) -> Optional[str]:
     """Why a task episode failed: the agent's own error first, else how it ended; None on success."""
     error = getattr(agent, "episode_error", None)
     error = error() if callable(error) else None
@@ -123,10 +135,19 @@ def _failure(agent: Agent, success: Optional[bool], end_reason: str, steps: int,
     return "stopped without success"
 
 
-def run_task_episode(env, agent: Agent, traj: Mapping, repeat_idx: int, *, max_steps: int = MAX_STEPS,
-                     max_fails: int = MAX_FAILS, record_actions: bool = False, reward_type: str = "dense",
-                     before_step: Optional[Callable[[Optional[SubgoalTracker]], None]] = None,
-                     **extra: Any) -> dict:
+def run_task_episode(
+    env,
+    agent: Agent,
+    traj: Mapping,
+    repeat_idx: int,
+    *,
+    max_steps: int = MAX_STEPS,
+    max_fails: int = MAX_FAILS,
+    record_actions: bool = False,
+    reward_type: str = "dense",
+    before_step: Optional[Callable[[Optional[SubgoalTracker]], None]] = None,
+    **extra: Any,
+) -> dict:
     """Evaluate one (trajectory, annotation); returns an episode record (see module doc).
     `before_step(tracker)` (if given) is called before each agent decision with the episode's
     subgoal tracker (None for unscored trajectories); it must not act in the simulator."""
@@ -137,31 +158,69 @@ def run_task_episode(env, agent: Agent, traj: Mapping, repeat_idx: int, *, max_s
     actions: List[dict] = []
     failed: Dict[str, int] = {}
     hook = None if before_step is None else (lambda: before_step(tracker))
-    t, fails, reward, end_reason = _agent_loop(env, agent, tracker, max_steps, max_fails, (STOP,), actions=actions,
-                                               failed=failed, before_step=hook)
-    common = {"num_fails": fails, "fails_by_action": dict(sorted(failed.items())), "end_reason": end_reason,
-              "scored": scored, **extra}
+    t, fails, reward, end_reason = _agent_loop(
+        env,
+        agent,
+        tracker,
+        max_steps,
+        max_fails,
+        (STOP,),
+        actions=actions,
+        failed=failed,
+        before_step=hook,
+    )
+    common = {
+        "num_fails": fails,
+        "fails_by_action": dict(sorted(failed.items())),
+        "end_reason": end_reason,
+        "scored": scored,
+        **extra,
+    }
     if record_actions:
         common["api_actions"] = actions
     if not scored:
-        return {"trial": traj["task_id"], "type": traj.get("task_type"), "repeat_idx": int(repeat_idx),
-                "goal_instr": _goal_instr(traj, repeat_idx), "path_len": t,
-                "failure": _failure(agent, None, end_reason, t, fails), **common}
+        return {
+            "trial": traj["task_id"],
+            "type": traj.get("task_type"),
+            "repeat_idx": int(repeat_idx),
+            "goal_instr": _goal_instr(traj, repeat_idx),
+            "path_len": t,
+            "failure": _failure(agent, None, end_reason, t, fails),
+            **common,
+        }
     md = env.last_event.metadata
-    state = dict(cleaned_objects=env.cleaned_objects, heated_objects=env.heated_objects,
-                 cooled_objects=env.cooled_objects, inventory_objects=md["inventoryObjects"])
+    state = dict(
+        cleaned_objects=env.cleaned_objects,
+        heated_objects=env.heated_objects,
+        cooled_objects=env.cooled_objects,
+        inventory_objects=md["inventoryObjects"],
+    )
     success = goal_satisfied(traj["task_type"], traj["pddl_params"], md["objects"], **state)
     s, ts = goal_conditions_met(traj["task_type"], traj["pddl_params"], md["objects"], **state)
-    return episode_record(traj["task_id"], traj["task_type"], repeat_idx, _goal_instr(traj, repeat_idx),
-                          success, s, ts, len(traj["plan"]["low_actions"]), t, reward,
-                          subgoals_completed=tracker.get_subgoal_idx() + 1, num_subgoals=tracker.num_subgoals,
-                          failure=_failure(agent, success, end_reason, t, fails), **common)
+    return episode_record(
+        traj["task_id"],
+        traj["task_type"],
+        repeat_idx,
+        _goal_instr(traj, repeat_idx),
+        success,
+        s,
+        ts,
+        len(traj["plan"]["low_actions"]),
+        t,
+        reward,
+        subgoals_completed=tracker.get_subgoal_idx() + 1,
+        num_subgoals=tracker.num_subgoals,
+        failure=_failure(agent, success, end_reason, t, fails),
+        **common,
+    )
 
 
 def subgoal_indices(traj: Mapping, subgoal_types: Sequence[str]) -> List[int]:
     high = traj["plan"]["high_pddl"]
     n = num_subgoals(high)
-    return [i for i, h in enumerate(high[:n]) if h["discrete_action"]["action"] in set(subgoal_types)]
+    return [
+        i for i, h in enumerate(high[:n]) if h["discrete_action"]["action"] in set(subgoal_types)
+    ]
 
 
 def prefix_end(steps: Sequence[Step], eval_idx: int) -> int:
@@ -170,8 +229,14 @@ def prefix_end(steps: Sequence[Step], eval_idx: int) -> int:
     return next((k for k, (_, _, h) in enumerate(steps) if h >= eval_idx), len(steps))
 
 
-def replay_steps(env, agent: Optional[Agent], tracker: SubgoalTracker, steps: Sequence[Step], start: int,
-            end: int) -> Optional[int]:
+def replay_steps(
+    env,
+    agent: Optional[Agent],
+    tracker: SubgoalTracker,
+    steps: Sequence[Step],
+    start: int,
+    end: int,
+) -> Optional[int]:
     """Execute expert steps ``start:end`` (teacher-forcing `agent` unless None); the index of the
     first that failed, else None (replay stops there)."""
     for k in range(start, end):
@@ -185,8 +250,19 @@ def replay_steps(env, agent: Optional[Agent], tracker: SubgoalTracker, steps: Se
     return None
 
 
-def _subgoal_record(env, agent: Agent, traj: Mapping, repeat_idx: int, eval_idx: int, tracker: SubgoalTracker,
-                    init_failed: bool, expert_len: int, max_steps: int, max_fails: int, extra: dict) -> dict:
+def _subgoal_record(
+    env,
+    agent: Agent,
+    traj: Mapping,
+    repeat_idx: int,
+    eval_idx: int,
+    tracker: SubgoalTracker,
+    init_failed: bool,
+    expert_len: int,
+    max_steps: int,
+    max_fails: int,
+    extra: dict,
+) -> dict:
     """Let the agent act from the replayed prefix (unless it failed) and build the record."""
     sg_type = traj["plan"]["high_pddl"][eval_idx]["discrete_action"]["action"]
     prefix_idx = tracker.get_subgoal_idx()
@@ -196,39 +272,92 @@ def _subgoal_record(env, agent: Agent, traj: Mapping, repeat_idx: int, eval_idx:
     end_reason = "init_failed"
     if not init_failed:
         t, fails, reward, end_reason = _agent_loop(
-            env, agent, tracker, max_steps, max_fails, (STOP, SEG),
-            done=lambda: tracker.get_subgoal_idx() == eval_idx)
+            env,
+            agent,
+            tracker,
+            max_steps,
+            max_fails,
+            (STOP, SEG),
+            done=lambda: tracker.get_subgoal_idx() == eval_idx,
+        )
         success = tracker.get_subgoal_idx() == eval_idx
         if success:
             end_reason = "subgoal_done"
-    return subgoal_record(traj["task_id"], traj["task_type"], repeat_idx, eval_idx, sg_type, success, expert_len, t,
-                          init_failed=init_failed, prefix_subgoal_idx=prefix_idx, num_fails=fails,
-                          end_reason=end_reason, reward=reward, goal_instr=_goal_instr(traj, repeat_idx), **extra)
+    return subgoal_record(
+        traj["task_id"],
+        traj["task_type"],
+        repeat_idx,
+        eval_idx,
+        sg_type,
+        success,
+        expert_len,
+        t,
+        init_failed=init_failed,
+        prefix_subgoal_idx=prefix_idx,
+        num_fails=fails,
+        end_reason=end_reason,
+        reward=reward,
+        goal_instr=_goal_instr(traj, repeat_idx),
+        **extra,
+    )
 
 
 def _expert_len(steps: Sequence[Step], eval_idx: int) -> int:
     return sum(1 for _, _, h in steps if h == eval_idx)
 
 
-def run_subgoal_episode(env, agent: Agent, traj: Mapping, repeat_idx: int, eval_idx: int, *,
-                        max_steps: int = MAX_STEPS, max_fails: int = MAX_FAILS, **extra: Any) -> dict:
+def run_subgoal_episode(
+    env,
+    agent: Agent,
+    traj: Mapping,
+    repeat_idx: int,
+    eval_idx: int,
+    *,
+    max_steps: int = MAX_STEPS,
+    max_fails: int = MAX_FAILS,
+    **extra: Any,
+) -> dict:
     """Evaluate subgoal ``eval_idx`` of one (trajectory, annotation) (§5.3): reset, replay the prefix, act."""
     steps = expert_steps(traj)
     env.init_episode(traj)
     tracker = SubgoalTracker(traj, env)
     agent.reset(traj, repeat_idx, env)
     failed_at = replay_steps(env, agent, tracker, steps, 0, prefix_end(steps, eval_idx))
-    return _subgoal_record(env, agent, traj, repeat_idx, eval_idx, tracker, failed_at is not None,
-                           _expert_len(steps, eval_idx), max_steps, max_fails, extra)
+    return _subgoal_record(
+        env,
+        agent,
+        traj,
+        repeat_idx,
+        eval_idx,
+        tracker,
+        failed_at is not None,
+        _expert_len(steps, eval_idx),
+        max_steps,
+        max_fails,
+        extra,
+    )
 
 
-def run_subgoal_episodes(env, agent: Agent, traj: Mapping, repeat_idx: int, eval_idxs: Sequence[int], *,
-                         max_steps: int = MAX_STEPS, max_fails: int = MAX_FAILS, **extra: Any) -> List[dict]:
+def run_subgoal_episodes(
+    env,
+    agent: Agent,
+    traj: Mapping,
+    repeat_idx: int,
+    eval_idxs: Sequence[int],
+    *,
+    max_steps: int = MAX_STEPS,
+    max_fails: int = MAX_FAILS,
+    **extra: Any,
+) -> List[dict]:
     """`run_subgoal_episode` for each of ``eval_idxs`` (same records, same order), with one
     teacher-forced pass of the agent over the expert prefix when it supports snapshots (module doc)."""
     if not getattr(agent, "supports_snapshot", False):
-        return [run_subgoal_episode(env, agent, traj, repeat_idx, i, max_steps=max_steps, max_fails=max_fails,
-                                    **extra) for i in eval_idxs]
+        return [
+            run_subgoal_episode(
+                env, agent, traj, repeat_idx, i, max_steps=max_steps, max_fails=max_fails, **extra
+            )
+            for i in eval_idxs
+        ]
     order = sorted(range(len(eval_idxs)), key=lambda j: eval_idxs[j])
     steps = expert_steps(traj)
     env.init_episode(traj)
@@ -243,13 +372,26 @@ def run_subgoal_episodes(env, agent: Agent, traj: Mapping, repeat_idx: int, eval
             done = end if failed_at is None else failed_at + 1
         more = failed_at is None and n + 1 < len(order)
         saved = agent.snapshot() if more else None
-        out[j] = _subgoal_record(env, agent, traj, repeat_idx, eval_idxs[j], tracker, failed_at is not None,
-                                 _expert_len(steps, eval_idxs[j]), max_steps, max_fails, extra)
+        out[j] = _subgoal_record(
+            env,
+            agent,
+            traj,
+            repeat_idx,
+            eval_idxs[j],
+            tracker,
+            failed_at is not None,
+            _expert_len(steps, eval_idxs[j]),
+            max_steps,
+            max_fails,
+            extra,
+        )
         if more:  # the agent moved: put its state back and rebuild the simulator's prefix state
             agent.restore(saved)
             env.init_episode(traj)
             tracker = SubgoalTracker(traj, env)
             if replay_steps(env, None, tracker, steps, 0, done) is not None:
-                raise RuntimeError(f"{traj.get('task_id')}: the expert prefix replayed differently the second "
-                                   "time (non-deterministic simulator?)")
+                raise RuntimeError(
+                    f"{traj.get('task_id')}: the expert prefix replayed differently the second "
+                    "time (non-deterministic simulator?)"
+                )
     return out  # type: ignore[return-value]

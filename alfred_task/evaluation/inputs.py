@@ -4,6 +4,7 @@ Why a module of its own: every bad input (split missing from the split file, unr
 ``traj_data.json``, repeat_idx out of range, bad ``--subgoals``) must fail before the first episode
 with one line naming the file, field and value (`EvalInputError`), whichever entry point was used.
 """
+
 from __future__ import annotations
 
 import json
@@ -15,12 +16,18 @@ from alfred_task.constants import SUBGOAL_EVAL_TYPES, TEST_SPLITS
 from alfred_task.data.traj_data import SplitEntry, load_split_file, validate_traj_dict
 from alfred_task.data.traj_schema import TrajDataError
 
-__all__ = ["EvalInputError", "EvalEntry", "load_traj", "resolve_entries", "coerce_entries", "parse_subgoals"]
+__all__ = [
+    "EvalInputError",
+    "EvalEntry",
+    "load_traj",
+    "resolve_entries",
+    "coerce_entries",
+    "parse_subgoals",
+]
 
 
 class EvalInputError(ValueError):
     """Bad evaluation input (split, split file, trajectory, repeat_idx, option value)."""
-
 
 
 @dataclass(frozen=True)
@@ -59,13 +66,23 @@ def _check_entry(e: EvalEntry, where: str, cache: Dict[str, dict]) -> None:
             raise EvalInputError(f"{where}: task {e.task!r}: trajectory file {e.path} not found")
         cache[e.path] = load_traj(e.path)
     n = len(cache[e.path]["turk_annotations"]["anns"])
-    if isinstance(e.repeat_idx, bool) or not isinstance(e.repeat_idx, int) or not 0 <= e.repeat_idx < n:
-        raise EvalInputError(f"{where}: repeat_idx {e.repeat_idx!r} out of range: {e.path} has {n} annotation(s) "
-                             f"in turk_annotations.anns")
+    if (
+        isinstance(e.repeat_idx, bool)
+        or not isinstance(e.repeat_idx, int)
+        or not 0 <= e.repeat_idx < n
+    ):
+        raise EvalInputError(
+            f"{where}: repeat_idx {e.repeat_idx!r} out of range: {e.path} has {n} annotation(s) "
+            f"in turk_annotations.anns"
+        )
 
 
-def resolve_entries(data_root: Union[str, Path], splits: Union[str, Path, Mapping[str, Sequence]],
-                    split_names: Union[str, Sequence[str]], limit: Optional[int] = None) -> List[EvalEntry]:
+def resolve_entries(
+    data_root: Union[str, Path],
+    splits: Union[str, Path, Mapping[str, Sequence]],
+    split_names: Union[str, Sequence[str]],
+    limit: Optional[int] = None,
+) -> List[EvalEntry]:
     """Entries of ``split_names`` from an oct21-style split file (or dict), validated.
 
     Raises `EvalInputError` naming the split file / trajectory file / field / value for: a
@@ -86,8 +103,13 @@ def resolve_entries(data_root: Union[str, Path], splits: Union[str, Path, Mappin
         except TrajDataError as e:
             raise EvalInputError(str(e)) from None
     else:
-        table = {k: [x if isinstance(x, SplitEntry) else SplitEntry(x["task"], x["repeat_idx"]) for x in v]
-                 for k, v in splits.items()}
+        table = {
+            k: [
+                x if isinstance(x, SplitEntry) else SplitEntry(x["task"], x["repeat_idx"])
+                for x in v
+            ]
+            for k, v in splits.items()
+        }
     data_root = Path(data_root)
     if not data_root.is_dir():
         raise EvalInputError(f"--data {data_root}: not a directory")
@@ -95,7 +117,9 @@ def resolve_entries(data_root: Union[str, Path], splits: Union[str, Path, Mappin
     cache: Dict[str, dict] = {}
     for split in split_names:
         if split not in table:
-            raise EvalInputError(f"{src}: split {split!r} not in the split file (available: {', '.join(table)})")
+            raise EvalInputError(
+                f"{src}: split {split!r} not in the split file (available: {', '.join(table)})"
+            )
         entries = table[split] if limit is None else table[split][:limit]
         for i, se in enumerate(entries):
             e = EvalEntry(split, se.task, se.repeat_idx, str(se.traj_path(data_root, split)))
@@ -104,7 +128,9 @@ def resolve_entries(data_root: Union[str, Path], splits: Union[str, Path, Mappin
     return out
 
 
-def coerce_entries(entries: Iterable[Any], data_root: Union[str, Path], split: Optional[str]) -> List[EvalEntry]:
+def coerce_entries(
+    entries: Iterable[Any], data_root: Union[str, Path], split: Optional[str]
+) -> List[EvalEntry]:
     out: List[EvalEntry] = []
     cache: Dict[str, dict] = {}
     for i, x in enumerate(entries):
@@ -115,10 +141,14 @@ def coerce_entries(entries: Iterable[Any], data_root: Union[str, Path], split: O
                 task, r, sp = x.task, x.repeat_idx, split
             elif isinstance(x, Mapping):
                 if "task" not in x or "repeat_idx" not in x:
-                    raise EvalInputError(f"entries[{i}]: needs 'task' and 'repeat_idx', got {dict(x)!r}")
+                    raise EvalInputError(
+                        f"entries[{i}]: needs 'task' and 'repeat_idx', got {dict(x)!r}"
+                    )
                 task, r, sp = x["task"], x["repeat_idx"], x.get("split", split)
             else:
-                raise EvalInputError(f"entries[{i}]: expected EvalEntry, SplitEntry or dict, got {type(x).__name__}")
+                raise EvalInputError(
+                    f"entries[{i}]: expected EvalEntry, SplitEntry or dict, got {type(x).__name__}"
+                )
             if not sp:
                 raise EvalInputError(f"entries[{i}]: no split (pass split=... or an EvalEntry)")
             e = EvalEntry(sp, task, r, str(Path(data_root) / sp / task / "traj_data.json"))
@@ -135,6 +165,8 @@ def parse_subgoals(spec: Union[str, Sequence[str]]) -> List[str]:
         return list(SUBGOAL_EVAL_TYPES)
     bad = [s for s in items if s not in SUBGOAL_EVAL_TYPES]
     if bad or not items:
-        raise EvalInputError(f"--subgoals: invalid value {','.join(bad) or spec!r} "
-                             f"(expected 'all' or a comma-separated subset of {', '.join(SUBGOAL_EVAL_TYPES)})")
+        raise EvalInputError(
+            f"--subgoals: invalid value {','.join(bad) or spec!r} "
+            f"(expected 'all' or a comma-separated subset of {', '.join(SUBGOAL_EVAL_TYPES)})"
+        )
     return items

@@ -29,6 +29,7 @@ path_len_weighted_success_spl, goal_condition_spl, path_len_weighted_goal_condit
 path_len_weight, reward``; we add ``success``, ``path_len`` (L) and ``expert_path_len``
 (L*) plus whatever extra fields the caller passes.
 """
+
 from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
@@ -81,9 +82,19 @@ def path_factor(expert_len: int, path_len: int) -> float:
     return expert_len / path_len
 
 
-def episode_record(trial: str, task_type: str, repeat_idx: int, goal_instr: str, success: bool,
-                   completed: int, total: int, expert_len: int, path_len: int, reward: float = 0.0,
-                   **extra: Any) -> dict:
+def episode_record(
+    trial: str,
+    task_type: str,
+    repeat_idx: int,
+    goal_instr: str,
+    success: bool,
+    completed: int,
+    total: int,
+    expert_len: int,
+    path_len: int,
+    reward: float = 0.0,
+    **extra: Any,
+) -> dict:
     """One task-evaluation record from (success, completed, total, L*, L)."""
     completed = _nonneg_int("completed", completed)
     total = _nonneg_int("total", total)
@@ -170,8 +181,17 @@ def aggregate_by_type(records: Iterable[Mapping]) -> dict:
 # ---------------------------------------------------------------------------
 # subgoal evaluation (§5.3)
 # ---------------------------------------------------------------------------
-def subgoal_record(trial: str, task_type: str, repeat_idx: int, subgoal_idx: int, subgoal_type: str,
-                   success: bool, expert_len: int, agent_steps: int, **extra: Any) -> dict:
+def subgoal_record(
+    trial: str,
+    task_type: str,
+    repeat_idx: int,
+    subgoal_idx: int,
+    subgoal_type: str,
+    success: bool,
+    expert_len: int,
+    agent_steps: int,
+    **extra: Any,
+) -> dict:
     """One subgoal-evaluation record: ``pl = agent_steps + 1``, ``s_spl = success * min(1, L*/pl)``."""
     expert_len = _nonneg_int("expert_len", expert_len)
     agent_steps = _nonneg_int("agent_steps", agent_steps)
@@ -216,11 +236,15 @@ def aggregate_subgoals(records: Iterable[Mapping]) -> dict:
 def format_task_table(results: Mapping[str, Mapping], title: str = "") -> str:
     """Markdown-ish table of aggregate_by_type() output (percentages)."""
     lines = [title] if title else []
-    lines.append(f"| {'task type':<34} | {'N':>4} | {'SR':>6} | {'GC':>6} | {'PLW-SR':>6} | {'PLW-GC':>6} |")
+    lines.append(
+        f"| {'task type':<34} | {'N':>4} | {'SR':>6} | {'GC':>6} | {'PLW-SR':>6} | {'PLW-GC':>6} |"
+    )
     lines.append(f"|{'-' * 36}|{'-' * 6}|{'-' * 8}|{'-' * 8}|{'-' * 8}|{'-' * 8}|")
     for name, m in results.items():
-        lines.append(f"| {name:<34} | {m['num_evals']:>4} | {100 * m['sr']:>6.2f} | {100 * m['gc']:>6.2f} | "
-                     f"{100 * m['plw_sr']:>6.2f} | {100 * m['plw_gc']:>6.2f} |")
+        lines.append(
+            f"| {name:<34} | {m['num_evals']:>4} | {100 * m['sr']:>6.2f} | {100 * m['gc']:>6.2f} | "
+            f"{100 * m['plw_sr']:>6.2f} | {100 * m['plw_gc']:>6.2f} |"
+        )
     return "\n".join(lines)
 
 
@@ -229,5 +253,7 @@ def format_subgoal_table(results: Mapping[str, Mapping], title: str = "") -> str
     lines.append(f"| {'subgoal':<14} | {'evals':>5} | {'SR':>6} | {'PLW-SR':>6} |")
     lines.append(f"|{'-' * 16}|{'-' * 7}|{'-' * 8}|{'-' * 8}|")
     for name, m in results.items():
-        lines.append(f"| {name:<14} | {m['evals']:>5} | {100 * m['sr']:>6.2f} | {100 * m['sr_plw']:>6.2f} |")
+        lines.append(
+            f"| {name:<14} | {m['evals']:>5} | {100 * m['sr']:>6.2f} | {100 * m['sr_plw']:>6.2f} |"
+        )
     return "\n".join(lines)

@@ -5,6 +5,7 @@ measure thor_lite against real trajectories the same way; one definition keeps t
 comparable. A cause is ``<action>: <error message>`` with object ids and numbers replaced by
 placeholders, so messages group by kind.
 """
+
 from __future__ import annotations
 
 import json
@@ -38,8 +39,15 @@ def goal_counts(env, traj: dict) -> Tuple[int, int]:
     from alfred_task.env.goal_conditions import goal_conditions_met
 
     md = env.last_event.metadata
-    return goal_conditions_met(traj["task_type"], traj["pddl_params"], md["objects"], env.cleaned_objects,
-                               env.heated_objects, env.cooled_objects, md["inventoryObjects"])
+    return goal_conditions_met(
+        traj["task_type"],
+        traj["pddl_params"],
+        md["objects"],
+        env.cleaned_objects,
+        env.heated_objects,
+        env.cooled_objects,
+        md["inventoryObjects"],
+    )
 
 
 def replay_trajectory(env, traj: dict) -> Dict[str, Any]:
@@ -61,10 +69,21 @@ def replay_trajectory(env, traj: dict) -> Dict[str, Any]:
             ok, err = bool(ev.metadata["lastActionSuccess"]), ev.metadata["errorMessage"]
         ok_steps += bool(ok)
         if not ok and first is None:
-            first = {"step": i, "action": act, "message": (err or "")[:300], "cause": cause(act, err)}
+            first = {
+                "step": i,
+                "action": act,
+                "message": (err or "")[:300],
+                "cause": cause(act, err),
+            }
     s, ts = goal_counts(env, traj)
-    return {"steps": len(lows), "ok_steps": ok_steps, "first_failure": first, "goal": s == ts,
-            "gc": [s, ts], "solved_at_t0": s0 == ts0}
+    return {
+        "steps": len(lows),
+        "ok_steps": ok_steps,
+        "first_failure": first,
+        "goal": s == ts,
+        "gc": [s, ts],
+        "solved_at_t0": s0 == ts0,
+    }
 
 
 def read_traj_file(path: Path) -> dict:

@@ -1,4 +1,5 @@
 """ALFRED's evaluation result files: task results, subgoal results, the leaderboard dump (§5.4)."""
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -14,9 +15,11 @@ def task_results(records: Sequence[Mapping]) -> dict:
     scored = [dict(r) for r in records if r.get("scored", True)]
     for r in scored:
         r.pop("api_actions", None)
-    return {"successes": [r for r in scored if r["success"]],
-            "failures": [r for r in scored if not r["success"]],
-            "results": aggregate_by_type(scored)}
+    return {
+        "successes": [r for r in scored if r["success"]],
+        "failures": [r for r in scored if not r["success"]],
+        "results": aggregate_by_type(scored),
+    }
 
 
 def subgoal_results(records: Sequence[Mapping], split: Optional[str] = None) -> dict:
@@ -37,7 +40,9 @@ def leaderboard_dump(records: Sequence[Mapping]) -> dict:
     for r in records:
         if r.get("split") in out:
             if "api_actions" not in r:
-                raise ValueError(f"record {r.get('trial')} has no api_actions (evaluate with record_actions=True)")
+                raise ValueError(
+                    f"record {r.get('trial')} has no api_actions (evaluate with record_actions=True)"
+                )
             out[r["split"]].append({r["trial"]: list(r["api_actions"])})
     return out
 

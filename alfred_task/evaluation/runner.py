@@ -6,6 +6,7 @@ workers (and `RandomAgent` seeds per episode, so its records do not depend on it
 jobs evaluate every requested subgoal of one (trajectory, annotation) together
 (`episodes.run_subgoal_episodes`).
 """
+
 from __future__ import annotations
 
 import multiprocessing as mp
@@ -23,8 +24,14 @@ from alfred_task.constants import MAX_FAILS, MAX_STEPS, SCREEN_SIZE
 from alfred_task.evaluation.episodes import run_subgoal_episodes, run_task_episode, subgoal_indices
 from alfred_task.evaluation.inputs import EvalInputError, coerce_entries, load_traj, parse_subgoals
 
-__all__ = ["AgentFactory", "EpisodeError", "set_torch_threads", "check_limits", "evaluate_tasks",
-           "evaluate_subgoals"]
+__all__ = [
+    "AgentFactory",
+    "EpisodeError",
+    "set_torch_threads",
+    "check_limits",
+    "evaluate_tasks",
+    "evaluate_subgoals",
+]
 
 AgentFactory = Callable[[], Agent]
 
@@ -75,11 +82,19 @@ def _run_job(job: tuple, env=None, agent=None):
         if kind == "task":
             return run_task_episode(env, agent, traj, entry.repeat_idx, **opts, **extra)
         sg_opts = {k: v for k, v in opts.items() if k in ("max_steps", "max_fails")}
-        return run_subgoal_episodes(env, agent, traj, entry.repeat_idx, subgoal_indices(traj, opts["subgoals"]),
-                                    **sg_opts, **extra)
+        return run_subgoal_episodes(
+            env,
+            agent,
+            traj,
+            entry.repeat_idx,
+            subgoal_indices(traj, opts["subgoals"]),
+            **sg_opts,
+            **extra,
+        )
     except Exception as e:  # noqa: BLE001 - re-raised with the episode named (picklable)
-        raise EpisodeError(f"{entry.split}/{entry.task} repeat_idx={entry.repeat_idx}: "
-                           f"{type(e).__name__}: {e}") from None
+        raise EpisodeError(
+            f"{entry.split}/{entry.task} repeat_idx={entry.repeat_idx}: {type(e).__name__}: {e}"
+        ) from None
 
 
 def _as_factory(agent_factory: Union[AgentFactory, Agent]) -> AgentFactory:
@@ -87,12 +102,24 @@ def _as_factory(agent_factory: Union[AgentFactory, Agent]) -> AgentFactory:
         inst = agent_factory
         return lambda: inst
     if not callable(agent_factory):
-        raise TypeError(f"agent_factory must be a zero-argument callable returning an Agent, got {agent_factory!r}")
+        raise TypeError(
+            f"agent_factory must be a zero-argument callable returning an Agent, got {agent_factory!r}"
+        )
     return agent_factory
 
 
-def _run_jobs(jobs: List[tuple], agent_factory: Union[AgentFactory, Agent], *, num_workers: int, backend: str,
-              size: int, env, progress: bool, desc: str, mp_context: str) -> list:
+def _run_jobs(
+    jobs: List[tuple],
+    agent_factory: Union[AgentFactory, Agent],
+    *,
+    num_workers: int,
+    backend: str,
+    size: int,
+    env,
+    progress: bool,
+    desc: str,
+    mp_context: str,
+) -> list:
     from tqdm import tqdm
 
     results: list = []
@@ -114,23 +141,33 @@ def _run_jobs(jobs: List[tuple], agent_factory: Union[AgentFactory, Agent], *, n
                     env.stop()
         else:
             if isinstance(agent_factory, Agent) or not callable(agent_factory):
-                raise TypeError("num_workers > 1 needs a picklable zero-argument agent factory, not an Agent instance")
+                raise TypeError(
+                    "num_workers > 1 needs a picklable zero-argument agent factory, not an Agent instance"
+                )
             try:
                 pickle.dumps(agent_factory)
             except Exception as e:  # noqa: BLE001
-                raise TypeError(f"num_workers > 1 needs a picklable agent factory (module-level class/function or "
-                                f"functools.partial of one): {e}") from None
+                raise TypeError(
+                    f"num_workers > 1 needs a picklable agent factory (module-level class/function or "
+                    f"functools.partial of one): {e}"
+                ) from None
             ctx = mp.get_context(mp_context)
             # ProcessPoolExecutor (not mp.Pool): a failing initializer breaks the pool instead of
             # respawning workers forever. map() yields results in input order.
-            ex = ProcessPoolExecutor(max_workers=min(num_workers, len(jobs)), mp_context=ctx,
-                                     initializer=_worker_init, initargs=(agent_factory, backend, size))
+            ex = ProcessPoolExecutor(
+                max_workers=min(num_workers, len(jobs)),
+                mp_context=ctx,
+                initializer=_worker_init,
+                initargs=(agent_factory, backend, size),
+            )
             try:
                 for res in ex.map(_run_job, jobs):
                     results.append(res)
                     bar.update(1)
             except BrokenProcessPool as e:
-                raise EpisodeError(f"evaluation worker died or failed to start (env/agent construction): {e}") from None
+                raise EpisodeError(
+                    f"evaluation worker died or failed to start (env/agent construction): {e}"
+                ) from None
             finally:
                 ex.shutdown(wait=True, cancel_futures=True)
     finally:
@@ -147,11 +184,22 @@ def check_limits(max_steps: int, max_fails: int, num_workers: int) -> None:
         raise EvalInputError(f"num_workers must be an integer >= 0, got {num_workers!r}")
 
 
-def evaluate_tasks(agent_factory: Union[AgentFactory, Agent], entries: Iterable[Any], data_root: Union[str, Path],
-                   *, split: Optional[str] = None, max_steps: int = MAX_STEPS, max_fails: int = MAX_FAILS,
-                   num_workers: int = 1, backend: str = DEFAULT_BACKEND, frame_size: int = SCREEN_SIZE,
-                   record_actions: Optional[bool] = None, env=None, progress: bool = False,
-                   mp_context: str = "spawn") -> List[dict]:
+def evaluate_tasks(
+    agent_factory: Union[AgentFactory, Agent],
+    entries: Iterable[Any],
+    data_root: Union[str, Path],
+    *,
+    split: Optional[str] = None,
+    max_steps: int = MAX_STEPS,
+    max_fails: int = MAX_FAILS,
+    num_workers: int = 1,
+    backend: str = DEFAULT_BACKEND,
+    frame_size: int = SCREEN_SIZE,
+    record_actions: Optional[bool] = None,
+    env=None,
+    progress: bool = False,
+    mp_context: str = "spawn",
+) -> List[dict]:
     """Task evaluation of ``entries`` (EvalEntry / SplitEntry / {"task", "repeat_idx"[, "split"]}).
 
     ``agent_factory`` is a zero-argument callable returning an `Agent` (picklable when
@@ -163,27 +211,69 @@ def evaluate_tasks(agent_factory: Union[AgentFactory, Agent], entries: Iterable[
     """
     check_limits(max_steps, max_fails, num_workers)
     ents = coerce_entries(entries, data_root, split)
-    jobs = [("task", e, {"max_steps": max_steps, "max_fails": max_fails,
-                         "record_actions": e.is_test if record_actions is None else bool(record_actions)})
-            for e in ents]
-    return _run_jobs(jobs, agent_factory, num_workers=num_workers, backend=backend, size=frame_size, env=env,
-                     progress=progress, desc="tasks", mp_context=mp_context)
+    jobs = [
+        (
+            "task",
+            e,
+            {
+                "max_steps": max_steps,
+                "max_fails": max_fails,
+                "record_actions": e.is_test if record_actions is None else bool(record_actions),
+            },
+        )
+        for e in ents
+    ]
+    return _run_jobs(
+        jobs,
+        agent_factory,
+        num_workers=num_workers,
+        backend=backend,
+        size=frame_size,
+        env=env,
+        progress=progress,
+        desc="tasks",
+        mp_context=mp_context,
+    )
 
 
-def evaluate_subgoals(agent_factory: Union[AgentFactory, Agent], entries: Iterable[Any], data_root: Union[str, Path],
-                      subgoals: Union[str, Sequence[str]] = "all", *, split: Optional[str] = None,
-                      max_steps: int = MAX_STEPS, max_fails: int = MAX_FAILS, num_workers: int = 1,
-                      backend: str = DEFAULT_BACKEND, frame_size: int = SCREEN_SIZE, env=None, progress: bool = False,
-                      mp_context: str = "spawn") -> List[dict]:
+def evaluate_subgoals(
+    agent_factory: Union[AgentFactory, Agent],
+    entries: Iterable[Any],
+    data_root: Union[str, Path],
+    subgoals: Union[str, Sequence[str]] = "all",
+    *,
+    split: Optional[str] = None,
+    max_steps: int = MAX_STEPS,
+    max_fails: int = MAX_FAILS,
+    num_workers: int = 1,
+    backend: str = DEFAULT_BACKEND,
+    frame_size: int = SCREEN_SIZE,
+    env=None,
+    progress: bool = False,
+    mp_context: str = "spawn",
+) -> List[dict]:
     """Subgoal evaluation (§5.3); one `metrics.subgoal_record` per (entry, requested subgoal index)."""
     check_limits(max_steps, max_fails, num_workers)
     types = parse_subgoals(subgoals)
     ents = coerce_entries(entries, data_root, split)
     tests = [e for e in ents if e.is_test]
     if tests:
-        raise EvalInputError(f"subgoal evaluation needs expert plans; {tests[0].split} has none "
-                             f"({tests[0].path})")
-    jobs = [("subgoal", e, {"max_steps": max_steps, "max_fails": max_fails, "subgoals": types}) for e in ents]
-    nested = _run_jobs(jobs, agent_factory, num_workers=num_workers, backend=backend, size=frame_size, env=env,
-                       progress=progress, desc="subgoals", mp_context=mp_context)
+        raise EvalInputError(
+            f"subgoal evaluation needs expert plans; {tests[0].split} has none ({tests[0].path})"
+        )
+    jobs = [
+        ("subgoal", e, {"max_steps": max_steps, "max_fails": max_fails, "subgoals": types})
+        for e in ents
+    ]
+    nested = _run_jobs(
+        jobs,
+        agent_factory,
+        num_workers=num_workers,
+        backend=backend,
+        size=frame_size,
+        env=env,
+        progress=progress,
+        desc="subgoals",
+        mp_context=mp_context,
+    )
     return [r for rs in nested for r in rs]

@@ -56,6 +56,7 @@ completes; -0.01 per step beyond the expert length; dense GotoLocation shaping
 [our value]; ``invalid_action`` -0.1 [our value]; +2 / -0.05 per successful / failed action
 only if the reward type contains "success" / "failure".
 """
+
 from __future__ import annotations
 
 import math
@@ -63,14 +64,27 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from alfred_task.constants import AGENT_HORIZON_ADJ, AGENT_STEP_SIZE, DISCRETE_TO_API, END_PLANNER_ACTION
+from alfred_task.constants import (
+    AGENT_HORIZON_ADJ,
+    AGENT_STEP_SIZE,
+    DISCRETE_TO_API,
+    END_PLANNER_ACTION,
+)
 from alfred_task.env.environment import query
 from alfred_task.env.navigation import GridNavigator, parse_location
 
-__all__ = ["RewardConfig", "SubgoalTracker", "VALID_ACTIONS", "num_subgoals", "resolve_object_id",
-           "NavGrid"]
+__all__ = [
+    "RewardConfig",
+    "SubgoalTracker",
+    "VALID_ACTIONS",
+    "num_subgoals",
+    "resolve_object_id",
+    "NavGrid",
+]
 
-_NAV = frozenset({"MoveAhead", "RotateLeft", "RotateRight", "LookUp", "LookDown", "Teleport", "TeleportFull"})
+_NAV = frozenset(
+    {"MoveAhead", "RotateLeft", "RotateRight", "LookUp", "LookDown", "Teleport", "TeleportFull"}
+)
 #: subgoal type -> API action names that may complete it (None = any action)
 VALID_ACTIONS: Dict[str, Optional[frozenset]] = {
     "GotoLocation": _NAV,
@@ -81,8 +95,16 @@ VALID_ACTIONS: Dict[str, Optional[frozenset]] = {
     "ToggleObject": frozenset({"ToggleObjectOn", "ToggleObjectOff"}),
     "SliceObject": frozenset({"SliceObject", "OpenObject", "CloseObject"}),
     "CleanObject": frozenset({"PutObject", "PickupObject", "ToggleObjectOn", "ToggleObjectOff"}),
-    "HeatObject": frozenset({"OpenObject", "CloseObject", "PickupObject", "PutObject",
-                             "ToggleObjectOn", "ToggleObjectOff"}),
+    "HeatObject": frozenset(
+        {
+            "OpenObject",
+            "CloseObject",
+            "PickupObject",
+            "PutObject",
+            "ToggleObjectOn",
+            "ToggleObjectOff",
+        }
+    ),
     "CoolObject": frozenset({"OpenObject", "CloseObject", "PickupObject", "PutObject"}),
 }
 
@@ -202,8 +224,12 @@ class NavGrid:
 
 def agent_pose(metadata: Mapping) -> Tuple[int, int, int, float]:
     a = metadata["agent"]
-    return (round(a["position"]["x"] / AGENT_STEP_SIZE), round(a["position"]["z"] / AGENT_STEP_SIZE),
-            round(a["rotation"]["y"] / 90.0) % 4, float(a["cameraHorizon"]))
+    return (
+        round(a["position"]["x"] / AGENT_STEP_SIZE),
+        round(a["position"]["z"] / AGENT_STEP_SIZE),
+        round(a["rotation"]["y"] / 90.0) % 4,
+        float(a["cameraHorizon"]),
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -212,11 +238,19 @@ def agent_pose(metadata: Mapping) -> Tuple[int, int, int, float]:
 class SubgoalTracker:
     """Follows ``plan.high_pddl`` of a train/valid trajectory; see the module doc."""
 
-    def __init__(self, traj: Mapping, env: Any, reward_type: str = "dense",
-                 reward_config: RewardConfig = RewardConfig(), reachable: Optional[Sequence[Mapping]] = None):
+    def __init__(
+        self,
+        traj: Mapping,
+        env: Any,
+        reward_type: str = "dense",
+        reward_config: RewardConfig = RewardConfig(),
+        reachable: Optional[Sequence[Mapping]] = None,
+    ):
         plan = traj.get("plan")
         if not plan or "high_pddl" not in plan:
-            raise ValueError(f"trajectory {traj.get('task_id', '?')!r} has no plan.high_pddl (test split?)")
+            raise ValueError(
+                f"trajectory {traj.get('task_id', '?')!r} has no plan.high_pddl (test split?)"
+            )
         self.env = env
         self.high: List[Mapping] = list(plan["high_pddl"])
         self.num_subgoals = num_subgoals(self.high)
@@ -271,7 +305,9 @@ class SubgoalTracker:
     def goto_distance(self, location: str) -> float:
         if self.grid is None:
             return math.inf
-        return self.grid.distance(agent_pose(self.env.last_event.metadata), parse_location(location))
+        return self.grid.distance(
+            agent_pose(self.env.last_event.metadata), parse_location(location)
+        )
 
     # -- update -----------------------------------------------------------------------
     def update(self, action_name: str, success: bool) -> Tuple[float, bool]:
@@ -356,7 +392,8 @@ class SubgoalTracker:
         if kind == "SliceObject":
             o = objs.get(oid or "")
             ok = (o is not None and bool(o.get("isSliced"))) or any(
-                _is_slice(x) and _base(x) == oid for x in objs)
+                _is_slice(x) and _base(x) == oid for x in objs
+            )
             return (done_r, True) if ok else (0.0, False)
         if kind == "CleanObject":
             target = self.rid(pa.get("cleanObjectId"))

@@ -1,4 +1,5 @@
 """`python -m alfred_task.gen`: generate demonstrations (the CLI lives in `generate.py`)."""
+
 import sys
 
 from alfred_task.gen.generate import main

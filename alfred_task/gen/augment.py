@@ -20,6 +20,7 @@ real folders under ``train/``, and ``splits.json`` lists both. Features come fro
 recorded in the source's ``dataset_meta.json`` (same name and seed), so all ``feat_conv.pt``
 are comparable. Seeded by (seed, source task) only, resumable (a marker per source demo).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,8 +41,16 @@ from alfred_task import constants as C
 from alfred_task.data.dataset_meta import META_FILE, read_meta
 from alfred_task.env.environment import AlfredEnv
 from alfred_task.planning.expert import ExpertError
-from alfred_task.gen.generate import (GenerationError, TaskSpec, _image_entries, _types_present, run_expert, trial_id,
-                  write_demo, write_splits)
+from alfred_task.gen.generate import (
+    GenerationError,
+    TaskSpec,
+    _image_entries,
+    _types_present,
+    run_expert,
+    trial_id,
+    write_demo,
+    write_splits,
+)
 from alfred_task.gen.language import humanize, make_annotations
 from alfred_task.planning import PlanningError
 from alfred_task.data.traj_data import load_split_file
@@ -50,8 +59,12 @@ AUG_TASK_TYPE = "pick_and_place_simple"
 PROGRESS_KEY = "augment"
 MAX_KEPT_STEPS = 60
 #: goal sentences of a go-and-pick-up sequence (our wording; the object is the only slot)
-GOAL_TEMPLATES = ("Pick up the {obj}.", "Find the {obj} and pick it up.", "Grab the {obj}.",
-                  "Go get the {obj}.")
+GOAL_TEMPLATES = (
+    "Pick up the {obj}.",
+    "Find the {obj} and pick it up.",
+    "Grab the {obj}.",
+    "Go get the {obj}.",
+)
 
 
 def aug_rng(seed: int, task: str) -> np.random.Generator:
@@ -68,7 +81,11 @@ def candidate_targets(objects: Sequence[Dict[str, Any]], exclude: str) -> List[T
     parents = sorted(fixed - {"Toaster"})
     out = []
     for obj in sorted(pick - {exclude}):
-        ok = [p for p in parents if placement_allowed(obj, p) and C.receptacle_accepts(p, obj) is not False]
+        ok = [
+            p
+            for p in parents
+            if placement_allowed(obj, p) and C.receptacle_accepts(p, obj) is not False
+        ]
         if ok:
             out.append((obj, ok[0]))
     return out
@@ -82,26 +99,54 @@ def _first_pickup(high: Sequence[Dict[str, Any]], obj: str) -> int:
     raise GenerationError(f"the plan never picks up {obj}")
 
 
-def truncate_at_pickup(high: List[dict], low: List[dict], contexts: List[Any], obj: str
-                       ) -> Tuple[List[dict], List[dict], List[Any]]:
+def truncate_at_pickup(
+    high: List[dict], low: List[dict], contexts: List[Any], obj: str
+) -> Tuple[List[dict], List[dict], List[Any]]:
     """The plan up to and including the first pickup of `obj`, then ALFRED's End subgoal."""
     k = _first_pickup(high, obj)
-    end = {"discrete_action": {"action": C.END_HIGH_ACTION, "args": []}, "high_idx": k + 1,
-           "planner_action": {"action": C.END_PLANNER_ACTION, "value": 1}}
-    return high[:k + 1] + [end], [la for la in low if la["high_idx"] <= k], [c for c in contexts if c.high_idx <= k]
+    end = {
+        "discrete_action": {"action": C.END_HIGH_ACTION, "args": []},
+        "high_idx": k + 1,
+        "planner_action": {"action": C.END_PLANNER_ACTION, "value": 1},
+    }
+    return (
+        high[: k + 1] + [end],
+        [la for la in low if la["high_idx"] <= k],
+        [c for c in contexts if c.high_idx <= k],
+    )
 
 
 def _holds(env: AlfredEnv, obj: str) -> bool:
     return any(o["objectType"] == obj for o in env.last_event.metadata["inventoryObjects"])
 
 
-def make_variant(env: AlfredEnv, source: Dict[str, Any], obj: str, parent: str, task_id: str,
-                 ann_seed: int, want_frames: bool) -> Tuple[Dict[str, Any], Optional[List[np.ndarray]]]:
+def make_variant(
+    env: AlfredEnv,
+    source: Dict[str, Any],
+    obj: str,
+    parent: str,
+    task_id: str,
+    ann_seed: int,
+    want_frames: bool,
+) -> Tuple[Dict[str, Any], Optional[List[np.ndarray]]]:
     """One augmentation trajectory from `source`'s start state; GenerationError when unusable."""
     scene = source["scene"]
-    spec = TaskSpec(AUG_TASK_TYPE, int(scene["scene_num"]), obj, False, parent, "", "", int(scene["random_seed"]))
-    traj: Dict[str, Any] = {"task_id": task_id, "task_type": AUG_TASK_TYPE, "pddl_params": spec.pddl_params,
-                            "scene": scene}
+    spec = TaskSpec(
+        AUG_TASK_TYPE,
+        int(scene["scene_num"]),
+        obj,
+        False,
+        parent,
+        "",
+        "",
+        int(scene["random_seed"]),
+    )
+    traj: Dict[str, Any] = {
+        "task_id": task_id,
+        "task_type": AUG_TASK_TYPE,
+        "pddl_params": spec.pddl_params,
+        "scene": scene,
+    }
     env.init_episode(traj)
     frames: Optional[List[np.ndarray]] = [] if want_frames else None
     try:
@@ -120,7 +165,7 @@ def make_variant(env: AlfredEnv, source: Dict[str, Any], obj: str, parent: str, 
     traj["turk_annotations"] = {"anns": anns}
     _check_replay(env, traj, obj)
     traj["_task_dir"] = f"{AUG_TASK_TYPE}-{obj}-None-{parent}-{spec.scene_num}"
-    return traj, (frames[:len(low) + 1] if frames is not None else None)
+    return traj, (frames[: len(low) + 1] if frames is not None else None)
 
 
 def _check_replay(env: AlfredEnv, traj: Dict[str, Any], obj: str) -> None:
@@ -191,13 +236,17 @@ def source_trials(source: Path) -> List[str]:
     return list(seen)
 
 
-def augment_trial(env: AlfredEnv, out: Path, task: str, seed: int, per_demo: int, encoder: Any) -> List[dict]:
+def augment_trial(
+    env: AlfredEnv, out: Path, task: str, seed: int, per_demo: int, encoder: Any
+) -> List[dict]:
     """Up to `per_demo` variants of train trial `task`, written under `out`: their progress records
     (targets tried in a seeded order; a target the expert cannot reach is skipped and noted)."""
     source = json.loads((out / "train" / task / "traj_data.json").read_text())
     rng = aug_rng(seed, task)
     env.init_episode(source)
-    cands = candidate_targets(env.last_event.metadata["objects"], source["pddl_params"]["object_target"])
+    cands = candidate_targets(
+        env.last_event.metadata["objects"], source["pddl_params"]["object_target"]
+    )
     made: List[dict] = []
     skipped: List[str] = []
     for j in rng.permutation(len(cands)):
@@ -206,13 +255,23 @@ def augment_trial(env: AlfredEnv, out: Path, task: str, seed: int, per_demo: int
         obj, parent = cands[int(j)]
         tid = trial_id(seed, len(made), f"augment:{task}")
         try:
-            traj, frames = make_variant(env, source, obj, parent, tid, int(rng.integers(2**31)), encoder is not None)
+            traj, frames = make_variant(
+                env, source, obj, parent, tid, int(rng.integers(2**31)), encoder is not None
+            )
         except GenerationError as e:
             skipped.append(str(e))
             continue
         write_demo(out, "train", traj, None, encoder(frames) if encoder is not None else None)
-        made.append({"split": "train", "task": f"{traj['_task_dir']}/{tid}", "source": task, "target": obj,
-                     "n_anns": len(traj["turk_annotations"]["anns"]), "n_low": len(traj["plan"]["low_actions"])})
+        made.append(
+            {
+                "split": "train",
+                "task": f"{traj['_task_dir']}/{tid}",
+                "source": task,
+                "target": obj,
+                "n_anns": len(traj["turk_annotations"]["anns"]),
+                "n_low": len(traj["plan"]["low_actions"]),
+            }
+        )
     for r in made:
         r["skipped"] = skipped
     return made
@@ -222,8 +281,15 @@ def _done_marker(out: Path, index: int) -> Path:
     return out / ".augment_done" / f"{index:06d}.json"
 
 
-def augment(source: Path, out: Path, start: int = 0, num: int = 10, per_demo: int = 3, seed: int = 0,
-            features: bool = True) -> Dict[str, Any]:
+def augment(
+    source: Path,
+    out: Path,
+    start: int = 0,
+    num: int = 10,
+    per_demo: int = 3,
+    seed: int = 0,
+    features: bool = True,
+) -> Dict[str, Any]:
     """Augment source train trials [start, start+num) (resumable) and rewrite ``out/splits.json``."""
     from tqdm import tqdm
 
@@ -232,25 +298,43 @@ def augment(source: Path, out: Path, start: int = 0, num: int = 10, per_demo: in
 
     source, out = Path(source), Path(out)
     if source.resolve() == out.resolve():
-        raise ValueError(f"--out {out} must differ from --source (nothing is written into the source)")
+        raise ValueError(
+            f"--out {out} must differ from --source (nothing is written into the source)"
+        )
     if not (source / "splits.json").is_file():
-        raise FileNotFoundError(f"{source / 'splits.json'}: not found (--source must be a generated dataset root)")
+        raise FileNotFoundError(
+            f"{source / 'splits.json'}: not found (--source must be a generated dataset root)"
+        )
     spec = encoder_spec(read_meta(source))
     if spec is not None and not features:
-        raise ValueError(f"{source / META_FILE}: the source has features ({spec}); the augmentation must have them too")
+        raise ValueError(
+            f"{source / META_FILE}: the source has features ({spec}); the augmentation must have them too"
+        )
     link_source(source, out)
     encoder = ResnetFeatures(spec) if spec is not None else None
-    record_run(out, PROGRESS_KEY, {"seed": seed, "per_demo": per_demo, "planner": "template", "source": str(source)},
-               encoder.describe() if encoder is not None else read_meta(out).get("visual_encoder"))
+    record_run(
+        out,
+        PROGRESS_KEY,
+        {"seed": seed, "per_demo": per_demo, "planner": "template", "source": str(source)},
+        encoder.describe() if encoder is not None else read_meta(out).get("visual_encoder"),
+    )
     trials = source_trials(source)
-    todo = [i for i in range(start, min(start + num, len(trials))) if not _done_marker(out, i).exists()]
+    todo = [
+        i for i in range(start, min(start + num, len(trials))) if not _done_marker(out, i).exists()
+    ]
     env = AlfredEnv(width=C.SCREEN_WIDTH, height=C.SCREEN_HEIGHT) if todo else None
     try:
         for i in tqdm(todo, desc="augmented start states", unit="demo"):
             made = augment_trial(env, out, trials[i], seed, per_demo, encoder)
             for k, r in enumerate(made):
-                write_json_atomic(out / ".progress" / PROGRESS_KEY / f"{i:06d}_{k}.json", r, indent=None)
-            write_json_atomic(_done_marker(out, i), {"index": i, "task": trials[i], "made": len(made)}, indent=None)
+                write_json_atomic(
+                    out / ".progress" / PROGRESS_KEY / f"{i:06d}_{k}.json", r, indent=None
+                )
+            write_json_atomic(
+                _done_marker(out, i),
+                {"index": i, "task": trials[i], "made": len(made)},
+                indent=None,
+            )
     finally:
         if env is not None:
             env.stop()
@@ -260,13 +344,22 @@ def augment(source: Path, out: Path, start: int = 0, num: int = 10, per_demo: in
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    ap = OneLineArgumentParser(prog="python -m alfred_task.gen.augment", description=__doc__,
-                               formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = OneLineArgumentParser(
+        prog="python -m alfred_task.gen.augment",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--source", type=Path, required=True, help="generated dataset root (read only)")
-    ap.add_argument("--out", type=Path, required=True, help="new dataset root: source linked + augmentation")
-    ap.add_argument("--start", type=int, default=0, help="first source train trial (split-file order)")
+    ap.add_argument(
+        "--out", type=Path, required=True, help="new dataset root: source linked + augmentation"
+    )
+    ap.add_argument(
+        "--start", type=int, default=0, help="first source train trial (split-file order)"
+    )
     ap.add_argument("--num", type=int, default=10, help="number of source train trials to augment")
-    ap.add_argument("--per-demo", type=int, default=3, help="variants (other targets) per start state")
+    ap.add_argument(
+        "--per-demo", type=int, default=3, help="variants (other targets) per start state"
+    )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-features", action="store_true", help="write no feat_conv.pt (tests)")
     args = ap.parse_args(argv)
@@ -276,8 +369,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         check_int("--per-demo", args.per_demo, 1)
         check_output_dir("--out", args.out)
         with stop_children_on_signals(ap.prog):  # Ctrl-C / SIGTERM: one line, exit 130 / 143
-            summary = augment(args.source, args.out, args.start, args.num, args.per_demo, args.seed,
-                              not args.no_features)
+            summary = augment(
+                args.source,
+                args.out,
+                args.start,
+                args.num,
+                args.per_demo,
+                args.seed,
+                not args.no_features,
+            )
     except (UsageError, FileNotFoundError, ValueError) as e:
         return print_error(ap.prog, e)
     print(json.dumps(summary, indent=2))

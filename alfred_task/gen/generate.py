@@ -19,6 +19,7 @@ be regenerated identically and runs resume where they stopped):
 Floor plans decide the split as in ALFRED: valid_unseen and tests_unseen use ALFRED's unseen
 scenes; demonstrations in the other scenes go to train / valid_seen / tests_seen.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,8 +37,15 @@ from common.atomic_io import write_json_atomic
 from common.cli import OneLineArgumentParser, UsageError, check_int, check_output_dir, print_error
 from common.procs import stop_children_on_signals
 
-from backends import (BACKENDS, DEFAULT_BACKEND, ROOM_TYPE_OFFSETS, SCENES_PER_ROOM_TYPE, ThorUnavailableError,
-                      check_thor, placement_allowed)
+from backends import (
+    BACKENDS,
+    DEFAULT_BACKEND,
+    ROOM_TYPE_OFFSETS,
+    SCENES_PER_ROOM_TYPE,
+    ThorUnavailableError,
+    check_thor,
+    placement_allowed,
+)
 
 from alfred_task import constants as C
 from alfred_task.env.environment import AlfredEnv
@@ -60,9 +68,15 @@ TASK_ROOMS = {
     "pick_two_obj_and_place": ("kitchen", "living", "bedroom", "bathroom"),
     "pick_and_place_with_movable_recep": ("kitchen", "living", "bedroom"),
 }
-ROOM_SCENES = {room: range(ROOM_TYPE_OFFSETS[key] + 1, ROOM_TYPE_OFFSETS[key] + SCENES_PER_ROOM_TYPE + 1)
-               for room, key in (("kitchen", "kitchens"), ("living", "living_rooms"),
-                                 ("bedroom", "bedrooms"), ("bathroom", "bathrooms"))}
+ROOM_SCENES = {
+    room: range(ROOM_TYPE_OFFSETS[key] + 1, ROOM_TYPE_OFFSETS[key] + SCENES_PER_ROOM_TYPE + 1)
+    for room, key in (
+        ("kitchen", "kitchens"),
+        ("living", "living_rooms"),
+        ("bedroom", "bedrooms"),
+        ("bathroom", "bathrooms"),
+    )
+}
 SLICED_PROBABILITY = 0.3
 ATTEMPTS_PER_DEMO = 12
 SEEN_SPLIT_WEIGHTS = (("train", 0.8), ("valid_seen", 0.1), ("tests_seen", 0.1))
@@ -86,14 +100,20 @@ class TaskSpec:
 
     @property
     def pddl_params(self) -> Dict[str, Any]:
-        return {"object_target": self.object_target, "object_sliced": self.object_sliced,
-                "parent_target": self.parent_target, "toggle_target": self.toggle_target,
-                "mrecep_target": self.mrecep_target}
+        return {
+            "object_target": self.object_target,
+            "object_sliced": self.object_sliced,
+            "parent_target": self.parent_target,
+            "toggle_target": self.toggle_target,
+            "mrecep_target": self.mrecep_target,
+        }
 
     @property
     def task_dir(self) -> str:
         obj = self.object_target + ("Sliced" if self.object_sliced else "")
-        last = self.toggle_target if self.task_type == "look_at_obj_in_light" else self.parent_target
+        last = (
+            self.toggle_target if self.task_type == "look_at_obj_in_light" else self.parent_target
+        )
         return f"{self.task_type}-{obj}-{self.mrecep_target or 'None'}-{last}-{self.scene_num}"
 
 
@@ -120,40 +140,61 @@ def scene_pool(task_type: str, split: Optional[str]) -> List[int]:
     raise ValueError(f"unknown split {split!r}; expected one of {C.SPLITS}")
 
 
-def demo_rng(seed: int, index: int, attempt: int = 0, split: Optional[str] = None) -> np.random.Generator:
+def demo_rng(
+    seed: int, index: int, attempt: int = 0, split: Optional[str] = None
+) -> np.random.Generator:
     digest = hashlib.sha256(f"alfred-gen:{seed}:{split or ''}:{index}:{attempt}".encode()).digest()
     return np.random.default_rng(int.from_bytes(digest[:8], "little"))
 
 
 def trial_id(seed: int, index: int, split: Optional[str] = None) -> str:
     """ALFRED's ``trial_T<YYYYMMDD_HHMMSS_ffffff>`` shape, derived from (seed, split, index) only."""
-    h = int.from_bytes(hashlib.sha256(f"trial:{seed}:{split or ''}:{index}".encode()).digest()[:8], "little")
-    return f"trial_T2026{1 + h % 12:02d}{1 + (h >> 4) % 28:02d}_{(h >> 9) % 24:02d}{(h >> 14) % 60:02d}" \
-           f"{(h >> 20) % 60:02d}_{(h >> 26) % 1000000:06d}"
+    h = int.from_bytes(
+        hashlib.sha256(f"trial:{seed}:{split or ''}:{index}".encode()).digest()[:8], "little"
+    )
+    return (
+        f"trial_T2026{1 + h % 12:02d}{1 + (h >> 4) % 28:02d}_{(h >> 9) % 24:02d}{(h >> 14) % 60:02d}"
+        f"{(h >> 20) % 60:02d}_{(h >> 26) % 1000000:06d}"
+    )
 
 
 # --- task sampling ---------------------------------------------------------------------------
 def _types_present(objects: Sequence[Mapping]) -> Tuple[set, set, set]:
     pick = {o["objectType"] for o in objects if o.get("pickupable") and not o.get("receptacle")}
-    mrec = {o["objectType"] for o in objects if o.get("pickupable") and o.get("receptacle")
-            and o["objectType"] in C.MOVABLE_RECEPTACLES}
-    fixed = {o["objectType"] for o in objects if o.get("receptacle") and not o.get("pickupable")
-             and o["objectType"] in C.RECEPTACLE_CLASS_SET}
+    mrec = {
+        o["objectType"]
+        for o in objects
+        if o.get("pickupable") and o.get("receptacle") and o["objectType"] in C.MOVABLE_RECEPTACLES
+    }
+    fixed = {
+        o["objectType"]
+        for o in objects
+        if o.get("receptacle")
+        and not o.get("pickupable")
+        and o["objectType"] in C.RECEPTACLE_CLASS_SET
+    }
     return pick, mrec, fixed
 
 
-def sample_task(task_type: str, objects: Sequence[Mapping], scene_num: int,
-                rng: np.random.Generator) -> Optional[TaskSpec]:
+def sample_task(
+    task_type: str, objects: Sequence[Mapping], scene_num: int, rng: np.random.Generator
+) -> Optional[TaskSpec]:
     """A task of `task_type` that the scene's object types allow, or None."""
     pick, mrec, fixed = _types_present(objects)
     all_types = {o["objectType"] for o in objects}
     has_knife = bool(all_types & C.KNIVES)
     parents = sorted(fixed - {"Toaster"} - set(C.FORBIDDEN_GOAL_RECEPTACLES.get(task_type, ())))
     objs = sorted(pick | (mrec if task_type != "pick_and_place_with_movable_recep" else set()))
-    state_table = {"pick_clean_then_place_in_recep": C.CLEANABLE, "pick_heat_then_place_in_recep": C.HEATABLE,
-                   "pick_cool_then_place_in_recep": C.COOLABLE}
-    need = {"pick_clean_then_place_in_recep": "SinkBasin", "pick_heat_then_place_in_recep": "Microwave",
-            "pick_cool_then_place_in_recep": "Fridge"}
+    state_table = {
+        "pick_clean_then_place_in_recep": C.CLEANABLE,
+        "pick_heat_then_place_in_recep": C.HEATABLE,
+        "pick_cool_then_place_in_recep": C.COOLABLE,
+    }
+    need = {
+        "pick_clean_then_place_in_recep": "SinkBasin",
+        "pick_heat_then_place_in_recep": "Microwave",
+        "pick_cool_then_place_in_recep": "Fridge",
+    }
     if task_type in need and need[task_type] not in fixed:
         return None
     if task_type in state_table:
@@ -163,7 +204,16 @@ def sample_task(task_type: str, objects: Sequence[Mapping], scene_num: int,
         if not lamps or not objs:
             return None
         obj = str(rng.choice(objs))
-        return TaskSpec(task_type, scene_num, obj, False, "", str(rng.choice(lamps)), "", int(rng.integers(2**31)))
+        return TaskSpec(
+            task_type,
+            scene_num,
+            obj,
+            False,
+            "",
+            str(rng.choice(lamps)),
+            "",
+            int(rng.integers(2**31)),
+        )
     if not objs or not parents:
         return None
     obj = str(rng.choice(objs))
@@ -177,12 +227,23 @@ def sample_task(task_type: str, objects: Sequence[Mapping], scene_num: int,
         mrecep = str(rng.choice(holders))
         parents = [p for p in parents if placement_allowed(mrecep, p)]
     else:
-        parents = [p for p in parents if placement_allowed(goal_obj, p)
-                   and C.receptacle_accepts(p, goal_obj) is not False]
+        parents = [
+            p
+            for p in parents
+            if placement_allowed(goal_obj, p) and C.receptacle_accepts(p, goal_obj) is not False
+        ]
     if not parents:
         return None
-    return TaskSpec(task_type, scene_num, obj, sliced, str(rng.choice(parents)), "", mrecep,
-                    int(rng.integers(2**31)))
+    return TaskSpec(
+        task_type,
+        scene_num,
+        obj,
+        sliced,
+        str(rng.choice(parents)),
+        "",
+        mrecep,
+        int(rng.integers(2**31)),
+    )
 
 
 # --- one demonstration -------------------------------------------------------------------------
@@ -192,32 +253,63 @@ def _scene_record(env: AlfredEnv, spec: TaskSpec, rng: np.random.Generator) -> D
     env.reset(f"FloorPlan{spec.scene_num}")
     present = {o["objectType"] for o in env.last_event.metadata["objects"]}
     dup = []
-    if spec.task_type == "pick_two_obj_and_place":  # ALFRED spawns 2-4 instances of the target class
+    if (
+        spec.task_type == "pick_two_obj_and_place"
+    ):  # ALFRED spawns 2-4 instances of the target class
         dup = [{"objectType": spec.object_target, "count": int(rng.integers(2, 5))}]
-    ev = c.step("InitialRandomSpawn", randomSeed=spec.spawn_seed, forceVisible=False, numPlacementAttempts=5,
-                placeStationary=True, excludedReceptacles=sorted({"Toaster"} & present),
-                numDuplicatesOfType=dup)
+    ev = c.step(
+        "InitialRandomSpawn",
+        randomSeed=spec.spawn_seed,
+        forceVisible=False,
+        numPlacementAttempts=5,
+        placeStationary=True,
+        excludedReceptacles=sorted({"Toaster"} & present),
+        numDuplicatesOfType=dup,
+    )
     if not ev.metadata["lastActionSuccess"]:
         raise GenerationError(f"InitialRandomSpawn failed: {ev.metadata['errorMessage']}")
     objects = ev.metadata["objects"]
-    poses = [{"objectName": o["name"], "position": dict(o["position"]), "rotation": dict(o["rotation"])}
-             for o in objects if o.get("pickupable")]
+    poses = [
+        {"objectName": o["name"], "position": dict(o["position"]), "rotation": dict(o["rotation"])}
+        for o in objects
+        if o.get("pickupable")
+    ]
     toggles = []
     if spec.task_type == "look_at_obj_in_light":
         toggles = [{"objectType": spec.toggle_target, "isOn": False}]
     cells = c.step("GetReachablePositions").metadata["actionReturn"]
     start = cells[int(rng.integers(len(cells)))]
-    init = {"action": "TeleportFull", "x": start["x"], "y": start["y"], "z": start["z"],
-            "rotation": int(90 * rng.integers(4)), "horizon": 30, "rotateOnTeleport": True}
-    return {"floor_plan": f"FloorPlan{spec.scene_num}", "scene_num": spec.scene_num,
-            "random_seed": spec.spawn_seed, "init_action": init, "object_poses": poses,
-            "object_toggles": toggles, "dirty_and_empty": spec.task_type == "pick_clean_then_place_in_recep"}
+    init = {
+        "action": "TeleportFull",
+        "x": start["x"],
+        "y": start["y"],
+        "z": start["z"],
+        "rotation": int(90 * rng.integers(4)),
+        "horizon": 30,
+        "rotateOnTeleport": True,
+    }
+    return {
+        "floor_plan": f"FloorPlan{spec.scene_num}",
+        "scene_num": spec.scene_num,
+        "random_seed": spec.spawn_seed,
+        "init_action": init,
+        "object_poses": poses,
+        "object_toggles": toggles,
+        "dirty_and_empty": spec.task_type == "pick_clean_then_place_in_recep",
+    }
 
 
 def _goal_holds(env: AlfredEnv, spec: TaskSpec) -> bool:
     md = env.last_event.metadata
-    return goal_satisfied(spec.task_type, spec.pddl_params, md["objects"], env.cleaned_objects,
-                          env.heated_objects, env.cooled_objects, md["inventoryObjects"])
+    return goal_satisfied(
+        spec.task_type,
+        spec.pddl_params,
+        md["objects"],
+        env.cleaned_objects,
+        env.heated_objects,
+        env.cooled_objects,
+        md["inventoryObjects"],
+    )
 
 
 def _landmarks(env: AlfredEnv, exclude: Sequence[str], k: int = 3) -> Tuple[str, ...]:
@@ -226,7 +318,12 @@ def _landmarks(env: AlfredEnv, exclude: Sequence[str], k: int = 3) -> Tuple[str,
     a = md["agent"]["position"]
     skip = {e.lower() for e in exclude} | {"floor", "wall"}
     vis = [o for o in md["objects"] if o.get("visible") and o["objectType"].lower() not in skip]
-    vis.sort(key=lambda o: ((o["position"]["x"] - a["x"]) ** 2 + (o["position"]["z"] - a["z"]) ** 2, o["objectId"]))
+    vis.sort(
+        key=lambda o: (
+            (o["position"]["x"] - a["x"]) ** 2 + (o["position"]["z"] - a["z"]) ** 2,
+            o["objectId"],
+        )
+    )
     out: List[str] = []
     for o in vis:
         if o["objectType"] not in out:
@@ -236,8 +333,12 @@ def _landmarks(env: AlfredEnv, exclude: Sequence[str], k: int = 3) -> Tuple[str,
     return tuple(out)
 
 
-def run_expert(env: AlfredEnv, spec: TaskSpec, frames: Optional[List[np.ndarray]] = None,
-               planner: str = "fast_downward") -> Tuple[List[dict], List[dict], List[SubgoalContext]]:
+def run_expert(
+    env: AlfredEnv,
+    spec: TaskSpec,
+    frames: Optional[List[np.ndarray]] = None,
+    planner: str = "fast_downward",
+) -> Tuple[List[dict], List[dict], List[SubgoalContext]]:
     """Execute the expert from the env's current state: (high_pddl, low_actions, contexts)."""
     expert = AlfredExpert(env, spec.task_type, spec.pddl_params, planner=planner)
     low: List[dict] = []
@@ -253,8 +354,13 @@ def run_expert(env: AlfredEnv, spec: TaskSpec, frames: Optional[List[np.ndarray]
         if len(low) >= MAX_LOW_ACTIONS:
             raise GenerationError(f"more than {MAX_LOW_ACTIONS} low-level actions")
         if act.action == "PickupObject" and act.high_idx not in where:
-            meta = next((o for o in env.last_event.metadata["objects"] if o["objectId"] == act.object_id), None)
-            parents = [p for p in (meta or {}).get("parentReceptacles") or [] if not p.startswith("Floor|")]
+            meta = next(
+                (o for o in env.last_event.metadata["objects"] if o["objectId"] == act.object_id),
+                None,
+            )
+            parents = [
+                p for p in (meta or {}).get("parentReceptacles") or [] if not p.startswith("Floor|")
+            ]
             where[act.high_idx] = parents[0].split("|")[0] if parents else None
         ok, _, target, err, api = env.va_interact(act.action, act.mask)
         if not ok:
@@ -262,8 +368,13 @@ def run_expert(env: AlfredEnv, spec: TaskSpec, frames: Optional[List[np.ndarray]
         args: Dict[str, Any] = {}
         if act.mask is not None:
             args = _mask_args(act.mask)
-        low.append({"api_action": api, "discrete_action": {"action": act.action, "args": args},
-                     "high_idx": act.high_idx})
+        low.append(
+            {
+                "api_action": api,
+                "discrete_action": {"action": act.action, "args": args},
+                "high_idx": act.high_idx,
+            }
+        )
         if act.action in C.NAV_ACTION_SET:
             nav.setdefault(act.high_idx, []).append(act.action)
             goto = expert.plan[act.high_idx]
@@ -271,8 +382,11 @@ def run_expert(env: AlfredEnv, spec: TaskSpec, frames: Optional[List[np.ndarray]
     if expert.replans != 1:
         raise GenerationError("the expert had to replan; demonstrations must follow one plan")
     high = expert.high_pddl()
-    contexts = [SubgoalContext(i, tuple(nav.get(i, ())), landmarks.get(i, ()), where.get(i))
-                for i, h in enumerate(high) if h["discrete_action"]["action"] != "NoOp"]
+    contexts = [
+        SubgoalContext(i, tuple(nav.get(i, ())), landmarks.get(i, ()), where.get(i))
+        for i, h in enumerate(high)
+        if h["discrete_action"]["action"] != "NoOp"
+    ]
     return high, low, contexts
 
 
@@ -301,13 +415,25 @@ def replay(env: AlfredEnv, traj: Mapping) -> Tuple[bool, int]:
             return False, n_ok
         n_ok += 1
     md = env.last_event.metadata
-    return goal_satisfied(traj["task_type"], traj["pddl_params"], md["objects"], env.cleaned_objects,
-                          env.heated_objects, env.cooled_objects, md["inventoryObjects"]), n_ok
+    return goal_satisfied(
+        traj["task_type"],
+        traj["pddl_params"],
+        md["objects"],
+        env.cleaned_objects,
+        env.heated_objects,
+        env.cooled_objects,
+        md["inventoryObjects"],
+    ), n_ok
 
 
-def generate_one(env: AlfredEnv, seed: int, index: int, want_frames: bool = False,
-                 planner: str = "fast_downward", split: Optional[str] = None
-                 ) -> Tuple[str, Dict[str, Any], Optional[List[np.ndarray]]]:
+def generate_one(
+    env: AlfredEnv,
+    seed: int,
+    index: int,
+    want_frames: bool = False,
+    planner: str = "fast_downward",
+    split: Optional[str] = None,
+) -> Tuple[str, Dict[str, Any], Optional[List[np.ndarray]]]:
     """(split, traj_data dict, frames) of demonstration `index`; raises GenerationError."""
     task_type = C.TASK_TYPES[_balanced_type(seed, index)]
     last = "no attempt"
@@ -325,8 +451,12 @@ def generate_one(env: AlfredEnv, seed: int, index: int, want_frames: bool = Fals
             continue
         try:
             scene = _scene_record(env, spec, rng)
-            traj = {"task_id": trial_id(seed, index, split), "task_type": spec.task_type,
-                    "pddl_params": spec.pddl_params, "scene": scene}
+            traj = {
+                "task_id": trial_id(seed, index, split),
+                "task_type": spec.task_type,
+                "pddl_params": spec.pddl_params,
+                "scene": scene,
+            }
             env.init_episode(traj)
             if _goal_holds(env, spec):
                 raise GenerationError("goal already satisfied at the start")
@@ -339,8 +469,11 @@ def generate_one(env: AlfredEnv, seed: int, index: int, want_frames: bool = Fals
             continue
         traj["plan"] = {"high_pddl": high, "low_actions": low}
         traj["images"] = _image_entries(low)
-        traj["turk_annotations"] = {"anns": make_annotations(spec.task_type, spec.pddl_params, high, contexts,
-                                                             seed=int(rng.integers(2**31)))}
+        traj["turk_annotations"] = {
+            "anns": make_annotations(
+                spec.task_type, spec.pddl_params, high, contexts, seed=int(rng.integers(2**31))
+            )
+        }
         ok, n = replay(env, traj)
         if not ok:
             last = f"{spec.task_dir}: replay check failed after {n} of {len(low)} steps"
@@ -349,21 +482,27 @@ def generate_one(env: AlfredEnv, seed: int, index: int, want_frames: bool = Fals
             split = split_for_scene(scene_num, rng)
         traj["_task_dir"] = spec.task_dir
         return split, traj, frames
-    raise GenerationError(f"demonstration {index}: no valid {task_type} task in {ATTEMPTS_PER_DEMO} attempts "
-                          f"(last: {last})")
+    raise GenerationError(
+        f"demonstration {index}: no valid {task_type} task in {ATTEMPTS_PER_DEMO} attempts "
+        f"(last: {last})"
+    )
 
 
 def _balanced_type(seed: int, index: int) -> int:
     """Each block of 7 consecutive indices covers every task type once, in a seeded order."""
-    block = np.random.default_rng(int.from_bytes(hashlib.sha256(f"types:{seed}:{index // 7}".encode())
-                                                 .digest()[:8], "little")).permutation(7)
+    block = np.random.default_rng(
+        int.from_bytes(hashlib.sha256(f"types:{seed}:{index // 7}".encode()).digest()[:8], "little")
+    ).permutation(7)
     return int(block[index % 7])
 
 
 def _image_entries(low: Sequence[Mapping]) -> List[dict]:
     """One frame per low action (the observation before it). As in ALFRED, the final frame is
     written to disk (and featurised as the stop frame) but not listed."""
-    return [{"high_idx": la["high_idx"], "low_idx": i, "image_name": f"{i:09d}.png"} for i, la in enumerate(low)]
+    return [
+        {"high_idx": la["high_idx"], "low_idx": i, "image_name": f"{i:09d}.png"}
+        for i, la in enumerate(low)
+    ]
 
 
 # --- writing ------------------------------------------------------------------------------------
@@ -371,9 +510,15 @@ def public_view(split: str, traj: Mapping) -> Dict[str, Any]:
     """What the split releases: tests keep only task_id, scene and annotations without votes."""
     traj = {k: v for k, v in traj.items() if not k.startswith("_")}
     if split in C.TEST_SPLITS:
-        anns = [{"task_desc": a["task_desc"], "high_descs": a["high_descs"]}
-                for a in traj["turk_annotations"]["anns"]]
-        return {"task_id": traj["task_id"], "scene": traj["scene"], "turk_annotations": {"anns": anns}}
+        anns = [
+            {"task_desc": a["task_desc"], "high_descs": a["high_descs"]}
+            for a in traj["turk_annotations"]["anns"]
+        ]
+        return {
+            "task_id": traj["task_id"],
+            "scene": traj["scene"],
+            "turk_annotations": {"anns": anns},
+        }
     return traj
 
 
@@ -381,14 +526,21 @@ def rel_task_path(split: str, traj: Mapping) -> str:
     return traj["task_id"] if split in C.TEST_SPLITS else f"{traj['_task_dir']}/{traj['task_id']}"
 
 
-def write_demo(out: Path, split: str, traj: Mapping, frames: Optional[List[np.ndarray]],
-               features: Optional[Any] = None) -> Path:
+def write_demo(
+    out: Path,
+    split: str,
+    traj: Mapping,
+    frames: Optional[List[np.ndarray]],
+    features: Optional[Any] = None,
+) -> Path:
     """Write one trajectory directory atomically (temp dir, then rename)."""
     final = out / split / rel_task_path(split, traj)
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".tmp_", dir=final.parent))
     try:
-        write_json_atomic(tmp / "traj_data.json", public_view(split, traj), indent=None, separators=(",", ":"))
+        write_json_atomic(
+            tmp / "traj_data.json", public_view(split, traj), indent=None, separators=(",", ":")
+        )
         if frames is not None:
             import imageio.v3 as iio
 
@@ -412,8 +564,14 @@ def write_demo(out: Path, split: str, traj: Mapping, frames: Optional[List[np.nd
 _WORKER: Dict[str, Any] = {}
 
 
-def _worker_init(backend: str, want_frames: bool, features: Optional[str], planner: str,
-                 encoder_seed: int = 0, torch_threads: int = 0) -> None:
+def _worker_init(
+    backend: str,
+    want_frames: bool,
+    features: Optional[str],
+    planner: str,
+    encoder_seed: int = 0,
+    torch_threads: int = 0,
+) -> None:
     if torch_threads > 0:  # several workers on few cores: one BLAS thread each, no oversubscription
         import torch
 
@@ -432,23 +590,40 @@ def _work(job: Tuple[int, int, str, bool, Optional[str]]) -> Dict[str, Any]:
     seed, index, out, save_frames, want_split = job
     env: AlfredEnv = _WORKER["env"]
     try:
-        split, traj, frames = generate_one(env, seed, index, _WORKER["frames"], _WORKER["planner"], want_split)
+        split, traj, frames = generate_one(
+            env, seed, index, _WORKER["frames"], _WORKER["planner"], want_split
+        )
     except GenerationError as e:
         return {"index": index, "error": str(e)}
     feats = _WORKER["features"](frames) if _WORKER["features"] is not None else None
     write_demo(Path(out), split, traj, frames if save_frames else None, feats)
-    return {"index": index, "split": split, "task": rel_task_path(split, traj),
-            "n_anns": len(traj["turk_annotations"]["anns"]), "n_low": len(traj["plan"]["low_actions"])}
+    return {
+        "index": index,
+        "split": split,
+        "task": rel_task_path(split, traj),
+        "n_anns": len(traj["turk_annotations"]["anns"]),
+        "n_low": len(traj["plan"]["low_actions"]),
+    }
 
 
 def _done_marker(out: Path, index: int, split: Optional[str] = None) -> Path:
     return out / ".progress" / (split or "any") / f"{index:06d}.json"
 
 
-def generate(out: Path, num: int, seed: int = 0, workers: int = 1, backend: str = DEFAULT_BACKEND,
-             save_frames: bool = False, features: Optional[str] = None, start: int = 0,
-             planner: str = "fast_downward", split: Optional[str] = None, encoder_seed: int = 0,
-             torch_threads: int = 1) -> Dict[str, Any]:
+def generate(
+    out: Path,
+    num: int,
+    seed: int = 0,
+    workers: int = 1,
+    backend: str = DEFAULT_BACKEND,
+    save_frames: bool = False,
+    features: Optional[str] = None,
+    start: int = 0,
+    planner: str = "fast_downward",
+    split: Optional[str] = None,
+    encoder_seed: int = 0,
+    torch_threads: int = 1,
+) -> Dict[str, Any]:
     """Generate demonstrations [start, start+num) into `out` (resumable) and write splits.json.
 
     `features`: None (no feat_conv.pt), "imagenet", "random_resnet18" (seeded by
@@ -483,8 +658,14 @@ def generate(out: Path, num: int, seed: int = 0, workers: int = 1, backend: str 
             import torch
 
             restore_threads = torch.get_num_threads()
-        _worker_init(backend, save_frames, features, planner, encoder_seed,
-                     torch_threads if features is not None else 0)
+        _worker_init(
+            backend,
+            save_frames,
+            features,
+            planner,
+            encoder_seed,
+            torch_threads if features is not None else 0,
+        )
         it = map(_work, jobs)
         pool = None
     else:
@@ -493,9 +674,12 @@ def generate(out: Path, num: int, seed: int = 0, workers: int = 1, backend: str 
 
         # ProcessPoolExecutor, not mp.Pool: a worker that cannot start breaks the pool (an
         # error here) instead of being respawned forever. map() keeps the input order.
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("forkserver"),
-                                   initializer=_worker_init,
-                                   initargs=(backend, save_frames, features, planner, encoder_seed, torch_threads))
+        pool = ProcessPoolExecutor(
+            max_workers=workers,
+            mp_context=mp.get_context("forkserver"),
+            initializer=_worker_init,
+            initargs=(backend, save_frames, features, planner, encoder_seed, torch_threads),
+        )
         it = pool.map(_work, jobs)
     try:
         for r in tqdm(it, total=len(jobs), desc="demonstrations", unit="demo"):
@@ -505,7 +689,9 @@ def generate(out: Path, num: int, seed: int = 0, workers: int = 1, backend: str 
         from concurrent.futures.process import BrokenProcessPool
 
         if isinstance(e, BrokenProcessPool):
-            raise RuntimeError(f"a generation worker died or could not start its simulator: {e}") from None
+            raise RuntimeError(
+                f"a generation worker died or could not start its simulator: {e}"
+            ) from None
         raise
     finally:
         if pool is not None:
@@ -552,27 +738,52 @@ def write_splits(out: Path) -> Dict[str, Any]:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    ap = OneLineArgumentParser(prog="python -m alfred_task.gen", description=__doc__,
-                               formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", type=Path, required=True, help="dataset root (json_2.1.0-style layout)")
-    ap.add_argument("--num", type=int, default=70, help="number of demonstration indices to generate")
+    ap = OneLineArgumentParser(
+        prog="python -m alfred_task.gen",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument(
+        "--out", type=Path, required=True, help="dataset root (json_2.1.0-style layout)"
+    )
+    ap.add_argument(
+        "--num", type=int, default=70, help="number of demonstration indices to generate"
+    )
     ap.add_argument("--start", type=int, default=0, help="first demonstration index")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--split", default=None, choices=C.SPLITS,
-                    help="generate only in this split's floor plans (default: any floor plan; the split "
-                         "follows from it as in ALFRED)")
+    ap.add_argument(
+        "--split",
+        default=None,
+        choices=C.SPLITS,
+        help="generate only in this split's floor plans (default: any floor plan; the split "
+        "follows from it as in ALFRED)",
+    )
     ap.add_argument("--workers", type=int, default=max(1, min(os.cpu_count() or 1, 8)))
     ap.add_argument("--backend", default=DEFAULT_BACKEND, choices=BACKENDS)
-    ap.add_argument("--planner", default="fast_downward", choices=("fast_downward", "template"),
-                    help="high-level planner: Fast Downward on the PDDL problem (as ALFRED used a real "
-                         "planner) or the millisecond template planner")
+    ap.add_argument(
+        "--planner",
+        default="fast_downward",
+        choices=("fast_downward", "template"),
+        help="high-level planner: Fast Downward on the PDDL problem (as ALFRED used a real "
+        "planner) or the millisecond template planner",
+    )
     ap.add_argument("--save-frames", action="store_true", help="write raw_images/*.png")
-    ap.add_argument("--features", "--visual-encoder", dest="features", default=None, metavar="ENCODER",
-                    help="write feat_conv.pt with ResNet-18 conv features; ENCODER = 'imagenet' (torchvision's "
-                         "cached weights; fails at once naming the file when absent), 'random_resnet18' (seeded "
-                         "by --encoder-seed) or a path to a resnet18 state_dict; recorded in dataset_meta.json")
-    ap.add_argument("--encoder-seed", type=int, default=0, help="seed of the random_resnet18 encoder")
-    ap.add_argument("--torch-threads", type=int, default=1, help="torch intra-op threads per worker (default 1)")
+    ap.add_argument(
+        "--features",
+        "--visual-encoder",
+        dest="features",
+        default=None,
+        metavar="ENCODER",
+        help="write feat_conv.pt with ResNet-18 conv features; ENCODER = 'imagenet' (torchvision's "
+        "cached weights; fails at once naming the file when absent), 'random_resnet18' (seeded "
+        "by --encoder-seed) or a path to a resnet18 state_dict; recorded in dataset_meta.json",
+    )
+    ap.add_argument(
+        "--encoder-seed", type=int, default=0, help="seed of the random_resnet18 encoder"
+    )
+    ap.add_argument(
+        "--torch-threads", type=int, default=1, help="torch intra-op threads per worker (default 1)"
+    )
     args = ap.parse_args(argv)
     try:
         check_int("--num", args.num, 1)
@@ -588,9 +799,20 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return print_error(ap.prog, e)
     try:
         with stop_children_on_signals(ap.prog):
-            summary = generate(args.out, args.num, args.seed, args.workers, args.backend, args.save_frames,
-                               args.features, args.start, args.planner, args.split, args.encoder_seed,
-                               args.torch_threads)
+            summary = generate(
+                args.out,
+                args.num,
+                args.seed,
+                args.workers,
+                args.backend,
+                args.save_frames,
+                args.features,
+                args.start,
+                args.planner,
+                args.split,
+                args.encoder_seed,
+                args.torch_threads,
+            )
     except (ThorUnavailableError, RuntimeError, FileNotFoundError, ValueError) as e:
         return print_error(ap.prog, e)
     print(json.dumps(summary, indent=2))

@@ -8,6 +8,7 @@ walking path taken, landmarks near the destination and where an object lies.  Al
 is our own, and the only randomness is a per-annotation ``random.Random`` so identical
 inputs always give identical text.
 """
+
 from __future__ import annotations
 
 import random
@@ -34,36 +35,119 @@ class SubgoalContext:
 # Object types that the constants' receptacle/affordance sets do not already cover; only
 # needed so lower-case planner args ("spraybottle") map back to a CamelCase type.
 _EXTRA_TYPES = (
-    "AlarmClock", "AluminumFoil", "BaseballBat", "BasketBall", "Bathtub", "Blinds", "Book",
-    "Boots", "Bottle", "Candle", "CD", "CellPhone", "Chair", "CreditCard", "Curtains",
-    "DeskLamp", "Dumbbell", "Faucet", "FloorLamp", "Footstool", "GarbageBag", "Glassbottle",
-    "HandTowel", "HousePlant", "KeyChain", "Lamp", "Laptop", "LightSwitch", "Newspaper",
-    "Painting", "PaperTowelRoll", "Pen", "Pencil", "PepperShaker", "Pillow", "Plunger",
-    "Poster", "RemoteControl", "RoomDecor", "SaltShaker", "ScrubBrush", "ShowerCurtain",
-    "ShowerDoor", "ShowerGlass", "ShowerHead", "Sink", "SoapBottle", "SprayBottle",
-    "Statue", "Stool", "TableTopDecor", "TeddyBear", "Television", "TennisRacket",
-    "TissueBox", "ToiletPaper", "ToiletPaperRoll", "Towel", "Vase", "Watch", "WateringCan",
-    "Window", "WineBottle",
+    "AlarmClock",
+    "AluminumFoil",
+    "BaseballBat",
+    "BasketBall",
+    "Bathtub",
+    "Blinds",
+    "Book",
+    "Boots",
+    "Bottle",
+    "Candle",
+    "CD",
+    "CellPhone",
+    "Chair",
+    "CreditCard",
+    "Curtains",
+    "DeskLamp",
+    "Dumbbell",
+    "Faucet",
+    "FloorLamp",
+    "Footstool",
+    "GarbageBag",
+    "Glassbottle",
+    "HandTowel",
+    "HousePlant",
+    "KeyChain",
+    "Lamp",
+    "Laptop",
+    "LightSwitch",
+    "Newspaper",
+    "Painting",
+    "PaperTowelRoll",
+    "Pen",
+    "Pencil",
+    "PepperShaker",
+    "Pillow",
+    "Plunger",
+    "Poster",
+    "RemoteControl",
+    "RoomDecor",
+    "SaltShaker",
+    "ScrubBrush",
+    "ShowerCurtain",
+    "ShowerDoor",
+    "ShowerGlass",
+    "ShowerHead",
+    "Sink",
+    "SoapBottle",
+    "SprayBottle",
+    "Statue",
+    "Stool",
+    "TableTopDecor",
+    "TeddyBear",
+    "Television",
+    "TennisRacket",
+    "TissueBox",
+    "ToiletPaper",
+    "ToiletPaperRoll",
+    "Towel",
+    "Vase",
+    "Watch",
+    "WateringCan",
+    "Window",
+    "WineBottle",
 )
 _KNOWN_TYPES = frozenset(_EXTRA_TYPES).union(
-    C.RECEPTACLE_CLASSES, C.COOLABLE, C.CLEANABLE, C.TOGGLEABLE, C.SLICEABLE, C.KNIVES,
-    C.OPENABLE_CLASS_LIST, C.MOVABLE_RECEPTACLES,
+    C.RECEPTACLE_CLASSES,
+    C.COOLABLE,
+    C.CLEANABLE,
+    C.TOGGLEABLE,
+    C.SLICEABLE,
+    C.KNIVES,
+    C.OPENABLE_CLASS_LIST,
+    C.MOVABLE_RECEPTACLES,
     *C.VAL_RECEPTACLE_OBJECTS_KNOWN.values(),
 )
 _LOWER_TO_TYPE = {t.lower(): t for t in _KNOWN_TYPES}
 
 # Types whose generic CamelCase split reads badly.
 _NAME_OVERRIDES = {
-    "CounterTop": "counter", "SinkBasin": "sink", "BathtubBasin": "bathtub",
-    "StoveBurner": "stove", "ToiletPaperHanger": "toilet paper holder", "ArmChair": "armchair",
-    "GarbageCan": "trash can", "EggCracked": "cracked egg", "Glassbottle": "glass bottle",
-    "TVStand": "tv stand", "BasketBall": "basketball",
+    "CounterTop": "counter",
+    "SinkBasin": "sink",
+    "BathtubBasin": "bathtub",
+    "StoveBurner": "stove",
+    "ToiletPaperHanger": "toilet paper holder",
+    "ArmChair": "armchair",
+    "GarbageCan": "trash can",
+    "EggCracked": "cracked egg",
+    "Glassbottle": "glass bottle",
+    "TVStand": "tv stand",
+    "BasketBall": "basketball",
 }
 _MASS_NOUNS = frozenset({"bread", "lettuce"})  # read better with "some" than "a"
 _IN_TYPES = frozenset(
-    {"Fridge", "Microwave", "Drawer", "Cabinet", "Box", "Safe", "GarbageCan", "SinkBasin",
-     "Sink", "BathtubBasin", "Bathtub", "Bowl", "Cup", "Mug", "Pot", "Pan", "LaundryHamper",
-     "Toaster"}
+    {
+        "Fridge",
+        "Microwave",
+        "Drawer",
+        "Cabinet",
+        "Box",
+        "Safe",
+        "GarbageCan",
+        "SinkBasin",
+        "Sink",
+        "BathtubBasin",
+        "Bathtub",
+        "Bowl",
+        "Cup",
+        "Mug",
+        "Pot",
+        "Pan",
+        "LaundryHamper",
+        "Toaster",
+    }
 )
 _SKIP_LANDMARKS = frozenset({"Floor", "Wall", "Ceiling"})
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z]|[^A-Za-z]|$)|[A-Z]?[a-z]+|\d+")
@@ -116,8 +200,19 @@ def _sentence(text: str) -> str:
 
 
 # --------------------------------------------------------------------------- paths
-_NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight",
-                 "nine", "ten")
+_NUMBER_WORDS = (
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+)
 
 
 def _distance(moves: int) -> str:
@@ -180,30 +275,40 @@ def describe_path(nav_actions: Sequence[str]) -> str:
 # Placeholders: a_obj/the_obj/objs (object), recep/a_recep + prep, a_mrecep/mprep, lamp/a_lamp.
 _GOALS: dict[str, tuple[str, ...]] = {
     "pick_and_place_simple": (
-        "Put {a_obj} {prep} the {recep}", "Place {a_obj} {prep} {a_recep}",
-        "Move {a_obj} to the {recep}", "Get {a_obj} and leave it {prep} the {recep}",
+        "Put {a_obj} {prep} the {recep}",
+        "Place {a_obj} {prep} {a_recep}",
+        "Move {a_obj} to the {recep}",
+        "Get {a_obj} and leave it {prep} the {recep}",
     ),
     "look_at_obj_in_light": (
-        "Examine {a_obj} under the light of {a_lamp}", "Look at {the_obj} by the {lamp}'s light",
-        "Pick up {a_obj} and switch on the {lamp}", "Inspect {a_obj} with {a_lamp} switched on",
+        "Examine {a_obj} under the light of {a_lamp}",
+        "Look at {the_obj} by the {lamp}'s light",
+        "Pick up {a_obj} and switch on the {lamp}",
+        "Inspect {a_obj} with {a_lamp} switched on",
     ),
     "pick_clean_then_place_in_recep": (
-        "Put a clean {obj} {prep} the {recep}", "Wash {a_obj} and place it {prep} the {recep}",
-        "Rinse off {a_obj}, then put it {prep} {a_recep}", "Place a washed {obj} {prep} the {recep}",
+        "Put a clean {obj} {prep} the {recep}",
+        "Wash {a_obj} and place it {prep} the {recep}",
+        "Rinse off {a_obj}, then put it {prep} {a_recep}",
+        "Place a washed {obj} {prep} the {recep}",
     ),
     "pick_heat_then_place_in_recep": (
-        "Put a heated {obj} {prep} the {recep}", "Heat up {a_obj}, then place it {prep} the {recep}",
+        "Put a heated {obj} {prep} the {recep}",
+        "Heat up {a_obj}, then place it {prep} the {recep}",
         "Warm {a_obj} in the microwave and put it {prep} the {recep}",
         "Place a hot {obj} {prep} {a_recep}",
     ),
     "pick_cool_then_place_in_recep": (
-        "Put a chilled {obj} {prep} the {recep}", "Place a cold {obj} {prep} {a_recep}",
+        "Put a chilled {obj} {prep} the {recep}",
+        "Place a cold {obj} {prep} {a_recep}",
         "Cool {a_obj} in the fridge and place it {prep} the {recep}",
         "Chill {a_obj}, then set it {prep} the {recep}",
     ),
     "pick_two_obj_and_place": (
-        "Put two {objs} {prep} the {recep}", "Place a pair of {objs} {prep} {a_recep}",
-        "Find two {objs} and put them {prep} the {recep}", "Move two {objs} to the {recep}",
+        "Put two {objs} {prep} the {recep}",
+        "Place a pair of {objs} {prep} {a_recep}",
+        "Find two {objs} and put them {prep} the {recep}",
+        "Move two {objs} to the {recep}",
     ),
     "pick_and_place_with_movable_recep": (
         "Put {a_obj} {mprep} {a_mrecep} and move it to the {recep}",
@@ -223,7 +328,10 @@ def _object_phrases(target: str, sliced: bool) -> list[tuple[str, str]]:
     """(singular, plural) phrasings of the goal object; slices get two wordings."""
     base = humanize(target)
     if sliced:
-        return [(f"slice of {base}", f"slices of {base}"), (f"sliced {base}", f"pieces of sliced {base}")]
+        return [
+            (f"slice of {base}", f"slices of {base}"),
+            (f"sliced {base}", f"pieces of sliced {base}"),
+        ]
     return [(base, _plural(base))]
 
 
@@ -236,14 +344,23 @@ def _goal_candidates(task_type: str, params: Mapping) -> list[str]:
     for key in _NEEDS.get(task_type, ("object_target", "parent_target")):
         if not params.get(key):
             raise ValueError(f"pddl_params[{key!r}] is required for task type {task_type!r}")
-    recep, mrecep, lamp = (str(params.get(k) or "") for k in ("parent_target", "mrecep_target", "toggle_target"))
+    recep, mrecep, lamp = (
+        str(params.get(k) or "") for k in ("parent_target", "mrecep_target", "toggle_target")
+    )
     out = []
     for obj, objs in _object_phrases(target, sliced):
         fields = dict(
-            obj=obj, a_obj=_a(obj), the_obj=f"the {obj}", objs=objs,
-            recep=humanize(recep), a_recep=_a(humanize(recep)), prep=_prep(recep),
-            a_mrecep=_a(humanize(mrecep)), mprep=_prep(mrecep),
-            lamp=humanize(lamp), a_lamp=_a(humanize(lamp)),
+            obj=obj,
+            a_obj=_a(obj),
+            the_obj=f"the {obj}",
+            objs=objs,
+            recep=humanize(recep),
+            a_recep=_a(humanize(recep)),
+            prep=_prep(recep),
+            a_mrecep=_a(humanize(mrecep)),
+            mprep=_prep(mrecep),
+            lamp=humanize(lamp),
+            a_lamp=_a(humanize(lamp)),
         )
         out.extend(_sentence(t.format(**fields)) for t in _GOALS[task_type])
     return out
@@ -267,8 +384,13 @@ def _resolve(arg: str, lookup: Mapping[str, str]) -> str | None:
     return lookup.get(arg.lower()) or (arg if arg[:1].isupper() else None)
 
 
-def _steps(task_type: str, params: Mapping, subgoals: Sequence[Mapping],
-           contexts: Sequence[SubgoalContext], rng: random.Random) -> list[str]:
+def _steps(
+    task_type: str,
+    params: Mapping,
+    subgoals: Sequence[Mapping],
+    contexts: Sequence[SubgoalContext],
+    rng: random.Random,
+) -> list[str]:
     """One instruction per non-End subgoal, phrasing picked with `rng`."""
     lookup = dict(_LOWER_TO_TYPE)
     for key in ("object_target", "parent_target", "toggle_target", "mrecep_target"):
@@ -276,11 +398,19 @@ def _steps(task_type: str, params: Mapping, subgoals: Sequence[Mapping],
             lookup[str(params[key]).lower()] = str(params[key])
     target = str(params.get("object_target") or "")
     slice_style = rng.choice(("{} slice", "slice of {}"))
-    st = _State(target=target.lower(), sliced_target=False, mrecep=str(params.get("mrecep_target") or ""),
-                obj_in_mrecep=False, slice_word=slice_style.format)
+    st = _State(
+        target=target.lower(),
+        sliced_target=False,
+        mrecep=str(params.get("mrecep_target") or ""),
+        obj_in_mrecep=False,
+        slice_word=slice_style.format,
+    )
     # Movable-receptacle demos whose plan never picks the object start with it already inside.
-    picks = {(s["discrete_action"].get("args") or [""])[0] for s in subgoals
-             if s["discrete_action"]["action"] == "PickupObject"}
+    picks = {
+        (s["discrete_action"].get("args") or [""])[0]
+        for s in subgoals
+        if s["discrete_action"]["action"] == "PickupObject"
+    }
     st.obj_in_mrecep = task_type == "pick_and_place_with_movable_recep" and st.target not in picks
 
     def noun(i: int, pos: int = 0) -> tuple[str | None, str]:
@@ -303,16 +433,34 @@ def _steps(task_type: str, params: Mapping, subgoals: Sequence[Mapping],
                 nxt = subgoals[i + 1]["discrete_action"]
                 t, w = noun(i + 1, 1 if nxt["action"] == "PutObject" else 0)
             st.last_goto = w
-            marks = [m for m in ctx.landmarks if m not in _SKIP_LANDMARKS and m.lower() != (t or w).lower()
-                     and humanize(m) != w]
-            near = f", {rng.choice(('near', 'next to', 'by'))} the {humanize(marks[0])}" if marks else ""
+            marks = [
+                m
+                for m in ctx.landmarks
+                if m not in _SKIP_LANDMARKS and m.lower() != (t or w).lower() and humanize(m) != w
+            ]
+            near = (
+                f", {rng.choice(('near', 'next to', 'by'))} the {humanize(marks[0])}"
+                if marks
+                else ""
+            )
             path = describe_path(ctx.nav_actions)
             if path:
-                tmpl = rng.choice(("{path} to reach the {dest}{near}", "{path}, ending up at the {dest}{near}",
-                                   "Head for the {dest}{near}: {path}", "{path} and stop at the {dest}{near}"))
+                tmpl = rng.choice(
+                    (
+                        "{path} to reach the {dest}{near}",
+                        "{path}, ending up at the {dest}{near}",
+                        "Head for the {dest}{near}: {path}",
+                        "{path} and stop at the {dest}{near}",
+                    )
+                )
             else:
-                tmpl = rng.choice(("Face the {dest}{near}", "Go to the {dest}{near}",
-                                   "Stay put and look at the {dest}{near}"))
+                tmpl = rng.choice(
+                    (
+                        "Face the {dest}{near}",
+                        "Go to the {dest}{near}",
+                        "Stay put and look at the {dest}{near}",
+                    )
+                )
             out.append(tmpl.format(path=path, dest=w, near=near))
         elif action == "PickupObject":
             extra = ""
@@ -320,7 +468,9 @@ def _steps(task_type: str, params: Mapping, subgoals: Sequence[Mapping],
                 extra = f" with the {humanize(lookup.get(st.target, st.target))} {_prep(t)} it"
             elif ctx.target_receptacle and ctx.target_receptacle.lower() != (t or w).lower():
                 r = ctx.target_receptacle
-                extra = rng.choice((f" from the {humanize(r)}", f" that is {_prep(r)} the {humanize(r)}"))
+                extra = rng.choice(
+                    (f" from the {humanize(r)}", f" that is {_prep(r)} the {humanize(r)}")
+                )
             if t in C.KNIVES:
                 st.knife = w
             verb = rng.choice(("Pick up", "Grab", "Take"))
@@ -329,41 +479,72 @@ def _steps(task_type: str, params: Mapping, subgoals: Sequence[Mapping],
             rt, rw = noun(i, 1)
             if st.mrecep and t == st.mrecep and st.obj_in_mrecep:
                 w = f"{w} {rng.choice(('holding', 'with'))} the {humanize(lookup.get(st.target, st.target))}"
-            elif st.mrecep and rt == st.mrecep and sub["discrete_action"]["args"][0].lower() == st.target:
+            elif (
+                st.mrecep
+                and rt == st.mrecep
+                and sub["discrete_action"]["args"][0].lower() == st.target
+            ):
                 st.obj_in_mrecep = True
-            verb = rng.choice(("Put the {o} {p} the {r}", "Place the {o} {p} the {r}",
-                               "Set the {o} {p} the {r}"))
+            verb = rng.choice(
+                ("Put the {o} {p} the {r}", "Place the {o} {p} the {r}", "Set the {o} {p} the {r}")
+            )
             out.append(verb.format(o=w, p=_prep(rt), r=rw))
         elif action == "OpenObject":
             out.append(rng.choice(("Open the {}", "Pull the {} open", "Open up the {}")).format(w))
         elif action == "CloseObject":
             out.append(rng.choice(("Close the {}", "Shut the {}", "Push the {} closed")).format(w))
         elif action == "ToggleObject":
-            out.append(rng.choice(("Switch on the {}", "Switch the {} on", "Turn on the {}")).format(w))
+            out.append(
+                rng.choice(("Switch on the {}", "Switch the {} on", "Turn on the {}")).format(w)
+            )
         elif action == "SliceObject":
-            out.append(rng.choice(("Slice the {w}", "Cut the {w} into slices",
-                                   "Use the {k} to slice the {w}")).format(w=w, k=st.knife))
+            out.append(
+                rng.choice(
+                    ("Slice the {w}", "Cut the {w} into slices", "Use the {k} to slice the {w}")
+                ).format(w=w, k=st.knife)
+            )
             if (sub["discrete_action"].get("args") or [""])[0].lower() == st.target:
                 st.sliced_target = True
         elif action in ("CleanObject", "HeatObject", "CoolObject"):
-            default = {"CleanObject": "sink", "HeatObject": "microwave", "CoolObject": "fridge"}[action]
+            default = {"CleanObject": "sink", "HeatObject": "microwave", "CoolObject": "fridge"}[
+                action
+            ]
             loc = st.last_goto or default
-            out.append(rng.choice({
-                "CleanObject": ("Rinse the {w} in the {l}", "Wash the {w} in the {l} and take it out",
-                                "Clean the {w} under the faucet of the {l}"),
-                "HeatObject": ("Heat the {w} in the {l}", "Warm the {w} up in the {l}, then take it out",
-                               "Cook the {w} in the {l} and remove it"),
-                "CoolObject": ("Chill the {w} in the {l}", "Cool the {w} in the {l}, then take it out",
-                               "Leave the {w} in the {l} to cool, then remove it"),
-            }[action]).format(w=w, l=loc))
+            out.append(
+                rng.choice(
+                    {
+                        "CleanObject": (
+                            "Rinse the {w} in the {l}",
+                            "Wash the {w} in the {l} and take it out",
+                            "Clean the {w} under the faucet of the {l}",
+                        ),
+                        "HeatObject": (
+                            "Heat the {w} in the {l}",
+                            "Warm the {w} up in the {l}, then take it out",
+                            "Cook the {w} in the {l} and remove it",
+                        ),
+                        "CoolObject": (
+                            "Chill the {w} in the {l}",
+                            "Cool the {w} in the {l}, then take it out",
+                            "Leave the {w} in the {l} to cool, then remove it",
+                        ),
+                    }[action]
+                ).format(w=w, l=loc)
+            )
         else:  # validated by the caller; kept so a new action cannot pass silently
             raise ValueError(f"unknown high-level action {action!r}")
     return [_sentence(s) for s in out]
 
 
 # --------------------------------------------------------------------------- public
-def make_annotations(task_type: str, pddl_params: Mapping, high_pddl: Sequence[Mapping],
-                     contexts: Sequence[SubgoalContext], seed: int, n: int = 3) -> list[dict]:
+def make_annotations(
+    task_type: str,
+    pddl_params: Mapping,
+    high_pddl: Sequence[Mapping],
+    contexts: Sequence[SubgoalContext],
+    seed: int,
+    n: int = 3,
+) -> list[dict]:
     """Build `n` distinct turk_annotations-shaped dicts for one demonstration.
 
     One high_desc per subgoal except a trailing End (NoOp), matching real ALFRED.  The k-th
@@ -381,12 +562,16 @@ def make_annotations(task_type: str, pddl_params: Mapping, high_pddl: Sequence[M
     if any(s["discrete_action"]["action"] == C.END_HIGH_ACTION for s in subgoals):
         raise ValueError("a NoOp (End) subgoal may only appear last in high_pddl")
     if not contexts:
-        contexts = [SubgoalContext(high_idx=int(s.get("high_idx", i))) for i, s in enumerate(subgoals)]
+        contexts = [
+            SubgoalContext(high_idx=int(s.get("high_idx", i))) for i, s in enumerate(subgoals)
+        ]
     if len(contexts) != len(subgoals):
         raise ValueError(f"got {len(contexts)} contexts for {len(subgoals)} non-End subgoals")
     for i, (s, ctx) in enumerate(zip(subgoals, contexts)):
         if ctx.high_idx != int(s.get("high_idx", i)):
-            raise ValueError(f"context {i} has high_idx {ctx.high_idx}, subgoal has {s.get('high_idx', i)}")
+            raise ValueError(
+                f"context {i} has high_idx {ctx.high_idx}, subgoal has {s.get('high_idx', i)}"
+            )
     if n < 0:
         raise ValueError(f"n must be >= 0, got {n}")
 
@@ -404,6 +589,12 @@ def make_annotations(task_type: str, pddl_params: Mapping, high_pddl: Sequence[M
                 break
             steps = _steps(task_type, pddl_params, subgoals, contexts, rng)
         seen.add((goal, tuple(steps)))
-        anns.append({"task_desc": goal, "high_descs": steps, "votes": [1, 1, 1],
-                     "assignment_id": f"synthetic_{seed}_{k}"})
+        anns.append(
+            {
+                "task_desc": goal,
+                "high_descs": steps,
+                "votes": [1, 1, 1],
+                "assignment_id": f"synthetic_{seed}_{k}",
+            }
+        )
     return anns

@@ -27,6 +27,7 @@ otherwise plain integers and the task would have to pick a mask itself (`alfred_
 
 ``state_dict`` keys are ALFRED's with the prefix ``seq2seq.`` (`STATE_PREFIX`).
 """
+
 from __future__ import annotations
 
 from collections import OrderedDict
@@ -43,7 +44,13 @@ from alfred_task import constants as C
 from .observations import EXPERT_ACTION_UUID, LANG_GOAL_UUID, LANG_INSTR_UUID, RESNET_UUID
 from .seq2seq import Seq2Seq, ablation_flags
 
-__all__ = ["PREV_ACTION_INPUTS", "STATE_PREFIX", "ActionAndMaskDistr", "AlfredSeq2SeqActorCritic", "build_actor_critic"]
+__all__ = [
+    "PREV_ACTION_INPUTS",
+    "STATE_PREFIX",
+    "ActionAndMaskDistr",
+    "AlfredSeq2SeqActorCritic",
+    "build_actor_critic",
+]
 
 STATE_PREFIX = "seq2seq."
 #: previous-action input: the model's own argmax (ALFRED's default) or the action taken (--dec_teacher_forcing)
@@ -86,32 +93,60 @@ class ActionAndMaskDistr(Distr):
 class AlfredSeq2SeqActorCritic(ActorCriticModel[CategoricalDistr]):
     """ALFRED Seq2Seq(+PM) as an AllenAct policy; see the module doc."""
 
-    def __init__(self, action_space: gym.spaces.Discrete, observation_space: gym.spaces.Dict, num_words: int,
-                 action_names: Sequence[str] = C.AGENT_ACTIONS, action_vocab: Sequence[str] = C.ACTION_LOW_VOCAB,
-                 prev_action_input: str = "argmax", ablation: str = "none", mask_lang_padding: bool = True,
-                 freeze_batchnorm: bool = False, emit_masks: bool = False, **seq2seq_kwargs) -> None:
+    def __init__(
+        self,
+        action_space: gym.spaces.Discrete,
+        observation_space: gym.spaces.Dict,
+        num_words: int,
+        action_names: Sequence[str] = C.AGENT_ACTIONS,
+        action_vocab: Sequence[str] = C.ACTION_LOW_VOCAB,
+        prev_action_input: str = "argmax",
+        ablation: str = "none",
+        mask_lang_padding: bool = True,
+        freeze_batchnorm: bool = False,
+        emit_masks: bool = False,
+        **seq2seq_kwargs,
+    ) -> None:
         if not isinstance(action_space, gym.spaces.Discrete) or action_space.n != len(action_names):
-            raise ValueError(f"action_space must be Discrete({len(action_names)}) for {len(action_names)} action names, "
-                             f"got {action_space}")
+            raise ValueError(
+                f"action_space must be Discrete({len(action_names)}) for {len(action_names)} action names, "
+                f"got {action_space}"
+            )
         super().__init__(action_space=action_space, observation_space=observation_space)
-        missing = [u for u in (LANG_GOAL_UUID, LANG_INSTR_UUID, RESNET_UUID) if u not in observation_space.spaces]
+        missing = [
+            u
+            for u in (LANG_GOAL_UUID, LANG_INSTR_UUID, RESNET_UUID)
+            if u not in observation_space.spaces
+        ]
         if missing:
             raise ValueError(f"observation space lacks {missing}")
         unknown = [a for a in action_names if a not in action_vocab]
         if unknown:
-            raise ValueError(f"actions {unknown} are not in the action_low vocabulary {list(action_vocab)}")
+            raise ValueError(
+                f"actions {unknown} are not in the action_low vocabulary {list(action_vocab)}"
+            )
         if prev_action_input not in PREV_ACTION_INPUTS:
-            raise ValueError(f"prev_action_input must be one of {PREV_ACTION_INPUTS}, got {prev_action_input!r}")
+            raise ValueError(
+                f"prev_action_input must be one of {PREV_ACTION_INPUTS}, got {prev_action_input!r}"
+            )
         self.action_names, self.action_vocab = tuple(action_names), tuple(action_vocab)
         self.prev_action_input, self.ablation = prev_action_input, ablation
         self.freeze_batchnorm = bool(freeze_batchnorm)
-        self.seq2seq = Seq2Seq(num_words, len(action_vocab), mask_lang_padding=mask_lang_padding,
-                               **{**ablation_flags(ablation), **seq2seq_kwargs})
+        self.seq2seq = Seq2Seq(
+            num_words,
+            len(action_vocab),
+            mask_lang_padding=mask_lang_padding,
+            **{**ablation_flags(ablation), **seq2seq_kwargs},
+        )
         self.emit_masks = bool(emit_masks)
         if self.emit_masks:
             side = self.seq2seq.pframe
-            self.action_space = gym.spaces.Dict(OrderedDict(
-                action=action_space, mask=gym.spaces.Box(-np.inf, np.inf, (side * side,), np.float32)))
+            self.action_space = gym.spaces.Dict(
+                OrderedDict(
+                    action=action_space,
+                    mask=gym.spaces.Box(-np.inf, np.inf, (side * side,), np.float32),
+                )
+            )
         ids = torch.tensor([self.action_vocab.index(a) for a in action_names], dtype=torch.long)
         self.register_buffer("task_to_vocab", ids, persistent=False)
         interact = torch.tensor([C.has_interaction(a) for a in action_names], dtype=torch.bool)
@@ -151,10 +186,18 @@ class AlfredSeq2SeqActorCritic(ActorCriticModel[CategoricalDistr]):
         if torch.is_grad_enabled() or (self.training and s.lang_dropout.p > 0):
             self._lang_cache = None
             return self._encode(goal, instr)
-        weights = tuple((id(p), p._version) for m in (s.emb_word, s.enc, s.enc_att) for p in m.parameters())
+        weights = tuple(
+            (id(p), p._version) for m in (s.emb_word, s.enc, s.enc_att) for p in m.parameters()
+        )
         hit = self._lang_cache
-        if (hit is not None and hit[0] == weights and hit[1].shape == goal.shape and hit[2].shape == instr.shape
-                and torch.equal(hit[1], goal) and torch.equal(hit[2], instr)):
+        if (
+            hit is not None
+            and hit[0] == weights
+            and hit[1].shape == goal.shape
+            and hit[2].shape == instr.shape
+            and torch.equal(hit[1], goal)
+            and torch.equal(hit[2], instr)
+        ):
             return hit[3]
         lang = self._encode(goal, instr)
         self._lang_cache = (weights, goal.clone(), instr.clone(), lang)
@@ -174,7 +217,9 @@ class AlfredSeq2SeqActorCritic(ActorCriticModel[CategoricalDistr]):
             valid[rows] = _pad_to(new_valid, length)
         return enc, cont_lang, valid
 
-    def forward(self, observations, memory: Memory, prev_actions: torch.Tensor, masks: torch.FloatTensor):
+    def forward(
+        self, observations, memory: Memory, prev_actions: torch.Tensor, masks: torch.FloatTensor
+    ):
         """[T, B] observations -> (distribution over `action_names`, memory after the last step).
 
         Extras: ``alfred_cont`` [T, B, cont_dim] (what the mask head reads; losses decode masks
@@ -215,14 +260,18 @@ class AlfredSeq2SeqActorCritic(ActorCriticModel[CategoricalDistr]):
         if self.training and EXPERT_ACTION_UUID in observations:
             sel = self.task_interacts[observations[EXPERT_ACTION_UUID][..., 0].long()]
             extras["alfred_mask_steps"] = sel
-            extras["alfred_mask_logits"] = self.decode_masks(extras["alfred_cont"][sel], frames[sel])
+            extras["alfred_mask_logits"] = self.decode_masks(
+                extras["alfred_cont"][sel], frames[sel]
+            )
         memory = memory.set_tensor("h", h.unsqueeze(0)).set_tensor("c", c.unsqueeze(0))
         memory = memory.set_tensor("prev_action", prev.float().view(1, n_b, 1))
         distr = CategoricalDistr(logits=vocab_logits[..., self.task_to_vocab])
         if self.emit_masks:
             flat = self.decode_masks(extras["alfred_cont"].flatten(0, 1), frames.flatten(0, 1))
             distr = ActionAndMaskDistr(distr, flat.reshape(n_t, n_b, -1))
-        out = ActorCriticOutput(distributions=distr, values=vocab_logits.new_zeros(n_t, n_b, 1), extras=extras)
+        out = ActorCriticOutput(
+            distributions=distr, values=vocab_logits.new_zeros(n_t, n_b, 1), extras=extras
+        )
         return out, memory
 
     def decode_masks(self, cont: torch.Tensor, frames: torch.Tensor) -> torch.Tensor:
@@ -233,7 +282,7 @@ class AlfredSeq2SeqActorCritic(ActorCriticModel[CategoricalDistr]):
     @staticmethod
     def alfred_state_dict(state: dict) -> dict:
         """This wrapper's state_dict -> ALFRED's key names (prefix removed)."""
-        return {k[len(STATE_PREFIX):]: v for k, v in state.items() if k.startswith(STATE_PREFIX)}
+        return {k[len(STATE_PREFIX) :]: v for k, v in state.items() if k.startswith(STATE_PREFIX)}
 
     @staticmethod
     def from_alfred_state_dict(state: dict) -> dict:
@@ -247,7 +296,11 @@ def build_actor_critic(model_kwargs: dict) -> AlfredSeq2SeqActorCritic:
     import numpy as np
 
     words = int(model_kwargs["num_words"])
-    obs = gym.spaces.Dict({LANG_GOAL_UUID: gym.spaces.Box(0, words, (1,), np.int64),
-                           LANG_INSTR_UUID: gym.spaces.Box(0, words, (1,), np.int64),
-                           RESNET_UUID: gym.spaces.Box(-np.inf, np.inf, (512, 7, 7), np.float32)})
+    obs = gym.spaces.Dict(
+        {
+            LANG_GOAL_UUID: gym.spaces.Box(0, words, (1,), np.int64),
+            LANG_INSTR_UUID: gym.spaces.Box(0, words, (1,), np.int64),
+            RESNET_UUID: gym.spaces.Box(-np.inf, np.inf, (512, 7, 7), np.float32),
+        }
+    )
     return AlfredSeq2SeqActorCritic(gym.spaces.Discrete(len(C.AGENT_ACTIONS)), obs, **model_kwargs)

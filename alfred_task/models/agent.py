@@ -26,6 +26,7 @@ from a separately trained head; `_mask_logits` is the one method it overrides.
 `teacher_force` feeds the expert's step (subgoal evaluation): the
 decoder reads the frame before the expert action and the expert action becomes the previous action.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -53,26 +54,50 @@ FEATURE_CACHE_SIZE = 512
 class Seq2SeqAgent(Agent):
     """See the module doc. `vocab` is an `AlfredVocab.to_record()` dict."""
 
-    def __init__(self, model_kwargs: dict, vocab: dict, visual_encoder: str = "imagenet",
-                 mask_rule: str = DEFAULT_MASK_RULE, obstruction_evasion: bool = False,
-                 interaction_retry: int = 0, retry_actions: Optional[list[str]] = None) -> None:
+    def __init__(
+        self,
+        model_kwargs: dict,
+        vocab: dict,
+        visual_encoder: str = "imagenet",
+        mask_rule: str = DEFAULT_MASK_RULE,
+        obstruction_evasion: bool = False,
+        interaction_retry: int = 0,
+        retry_actions: Optional[list[str]] = None,
+    ) -> None:
         from alfred_task.data.features import ResnetFeatures
         from .actor_critic import build_actor_critic
 
         self.mask_rule = parse_mask_rule(mask_rule)
         if not isinstance(obstruction_evasion, bool):
-            raise ValueError(f"obstruction_evasion must be true or false, got {obstruction_evasion!r}")
+            raise ValueError(
+                f"obstruction_evasion must be true or false, got {obstruction_evasion!r}"
+            )
         self.obstruction_evasion = obstruction_evasion
-        if isinstance(interaction_retry, bool) or not isinstance(interaction_retry, int) or interaction_retry < 0:
-            raise ValueError(f"interaction_retry must be an integer >= 0, got {interaction_retry!r}")
+        if (
+            isinstance(interaction_retry, bool)
+            or not isinstance(interaction_retry, int)
+            or interaction_retry < 0
+        ):
+            raise ValueError(
+                f"interaction_retry must be an integer >= 0, got {interaction_retry!r}"
+            )
         self.interaction_retry = interaction_retry
-        if retry_actions is not None and (not isinstance(retry_actions, list) or not retry_actions
-                                          or any(a not in C.INTERACT_ACTIONS for a in retry_actions)):
-            raise ValueError(f"retry_actions must be a non-empty list of interaction actions, got {retry_actions!r}")
+        if retry_actions is not None and (
+            not isinstance(retry_actions, list)
+            or not retry_actions
+            or any(a not in C.INTERACT_ACTIONS for a in retry_actions)
+        ):
+            raise ValueError(
+                f"retry_actions must be a non-empty list of interaction actions, got {retry_actions!r}"
+            )
         self.retry_actions = frozenset(retry_actions or C.INTERACT_ACTIONS)
-        self._tried: Optional[np.ndarray] = None  # pixels sent by the current run of one interaction
+        self._tried: Optional[np.ndarray] = (
+            None  # pixels sent by the current run of one interaction
+        )
         self._retries = 0  # retries in that run
-        self._prev_action: Optional[str] = None  # what this agent's last step sent (own or teacher-forced)
+        self._prev_action: Optional[str] = (
+            None  # what this agent's last step sent (own or teacher-forced)
+        )
         self.vocab = AlfredVocab.from_record(vocab, "checkpoint vocab")
         self.policy = build_actor_critic(dict(model_kwargs)).eval()
         self.model = self.policy.seq2seq
@@ -119,7 +144,9 @@ class Seq2SeqAgent(Agent):
         """ResNet features of one frame, memoised by the frame's bytes (identical frames give
         identical features, so results do not change; only repeated work is skipped)."""
         frame = np.ascontiguousarray(frame)
-        key = hashlib.blake2b(frame.tobytes(), digest_size=16, person=repr(frame.shape).encode()[:16]).digest()
+        key = hashlib.blake2b(
+            frame.tobytes(), digest_size=16, person=repr(frame.shape).encode()[:16]
+        ).digest()
         feat = self._cache.get(key)
         if feat is None:
             feat = self.features([frame])
@@ -132,8 +159,9 @@ class Seq2SeqAgent(Agent):
 
     def _decode(self, frame: np.ndarray):
         feat = self.model.prepare_frames(self._featurize(frame))  # zeros for the no-vision ablation
-        lo, cont, (h, c), _, _ = self.model.dec.step(self.state.enc, feat, self.state.e_prev,
-                                                    (self.state.h, self.state.c), self.state.valid)
+        lo, cont, (h, c), _, _ = self.model.dec.step(
+            self.state.enc, feat, self.state.e_prev, (self.state.h, self.state.c), self.state.valid
+        )
         return lo, cont, h, c, feat
 
     @torch.no_grad()
@@ -155,20 +183,31 @@ class Seq2SeqAgent(Agent):
         self._prev_action = action
         return action, mask
 
-    def _mask_logits(self, cont: torch.Tensor, feat: torch.Tensor, frame: np.ndarray, action: str) -> torch.Tensor:
+    def _mask_logits(
+        self, cont: torch.Tensor, feat: torch.Tensor, frame: np.ndarray, action: str
+    ) -> torch.Tensor:
         """The mask decoder's logits at 300×300 (`frame` and `action` are for subclasses)."""
         return frame_logits(self.model.dec.decode_mask(cont, feat), C.MASK_SHAPE)[0]
 
-    def _retry(self, env, cont: torch.Tensor, feat: torch.Tensor) -> tuple[Optional[str], Optional[np.ndarray]]:
+    def _retry(
+        self, env, cont: torch.Tensor, feat: torch.Tensor
+    ) -> tuple[Optional[str], Optional[np.ndarray]]:
         """(the failed interaction again, a mask of untried pixels) when interaction retry applies,
         else (None, None)."""
         action = self._prev_action
-        if (self.interaction_retry == 0 or action not in self.retry_actions
-                or self._tried is None or self._retries >= self.interaction_retry
-                or env.last_event.metadata.get("lastActionSuccess", True)):
+        if (
+            self.interaction_retry == 0
+            or action not in self.retry_actions
+            or self._tried is None
+            or self._retries >= self.interaction_retry
+            or env.last_event.metadata.get("lastActionSuccess", True)
+        ):
             return None, None
-        mask = self.mask_rule(self._mask_logits(cont, feat, np.asarray(env.last_event.frame), action), action,
-                              exclude=self._tried)
+        mask = self.mask_rule(
+            self._mask_logits(cont, feat, np.asarray(env.last_event.frame), action),
+            action,
+            exclude=self._tried,
+        )
         if not mask.any():
             return None, None
         self._tried, self._retries = self._tried | mask, self._retries + 1

@@ -10,29 +10,48 @@
 
 Steps where the expert failed (``expert_action[..., 1] == 0``) are left out, like padding.
 """
+
 from __future__ import annotations
 
 from typing import Sequence
 
 import torch
 from allenact.algorithms.onpolicy_sync.losses.abstract_loss import AbstractActorCriticLoss
-from allenact.base_abstractions.misc import ActorCriticOutput, GenericAbstractLoss, LossOutput, Memory
+from allenact.base_abstractions.misc import (
+    ActorCriticOutput,
+    GenericAbstractLoss,
+    LossOutput,
+    Memory,
+)
 
 from alfred_task import constants as C
 from .losses import LossWeights, seq2seq_losses
-from .observations import EXPERT_ACTION_UUID, EXPERT_HIGH_IDX_UUID, EXPERT_MASK_UUID, EXPERT_PROGRESS_UUID
+from .observations import (
+    EXPERT_ACTION_UUID,
+    EXPERT_HIGH_IDX_UUID,
+    EXPERT_MASK_UUID,
+    EXPERT_PROGRESS_UUID,
+)
 
 __all__ = ["alfred_rollout_losses", "AlfredSeq2SeqLoss", "AlfredSeq2SeqOfflineLoss"]
 
 
-def alfred_rollout_losses(observations: dict, extras: dict, weights: LossWeights,
-                          action_names: Sequence[str] = C.AGENT_ACTIONS,
-                          action_vocab: Sequence[str] = C.ACTION_LOW_VOCAB) -> tuple[torch.Tensor, dict[str, float]]:
+def alfred_rollout_losses(
+    observations: dict,
+    extras: dict,
+    weights: LossWeights,
+    action_names: Sequence[str] = C.AGENT_ACTIONS,
+    action_vocab: Sequence[str] = C.ACTION_LOW_VOCAB,
+) -> tuple[torch.Tensor, dict[str, float]]:
     """Loss terms of one [T, B] batch from the wrapper's `extras` and the expert observations."""
     expert = observations[EXPERT_ACTION_UUID].long()
-    to_vocab = torch.tensor([list(action_vocab).index(a) for a in action_names], device=expert.device)
+    to_vocab = torch.tensor(
+        [list(action_vocab).index(a) for a in action_names], device=expert.device
+    )
     ok = expert[..., 1] > 0
-    targets = torch.where(ok, to_vocab[expert[..., 0]], torch.zeros_like(expert[..., 0]))  # 0 = <<pad>>: ignored
+    targets = torch.where(
+        ok, to_vocab[expert[..., 0]], torch.zeros_like(expert[..., 0])
+    )  # 0 = <<pad>>: ignored
     kw = {}
     if "alfred_mask_logits" in extras and EXPERT_MASK_UUID in observations:
         sel = extras["alfred_mask_steps"]
@@ -51,30 +70,47 @@ def alfred_rollout_losses(observations: dict, extras: dict, weights: LossWeights
 class AlfredSeq2SeqLoss(AbstractActorCriticLoss):
     """ALFRED's action CE + balanced mask BCE (+ PM MSE) on rollouts labelled by the expert."""
 
-    def __init__(self, weights: LossWeights = LossWeights(), action_names: Sequence[str] = C.AGENT_ACTIONS) -> None:
+    def __init__(
+        self, weights: LossWeights = LossWeights(), action_names: Sequence[str] = C.AGENT_ACTIONS
+    ) -> None:
         super().__init__()
         self.weights, self.action_names = weights, tuple(action_names)
 
     def loss(self, step_count: int, batch, actor_critic_output: ActorCriticOutput, *args, **kwargs):
-        total, info = alfred_rollout_losses(batch["observations"], actor_critic_output.extras, self.weights,
-                                            self.action_names)
+        total, info = alfred_rollout_losses(
+            batch["observations"], actor_critic_output.extras, self.weights, self.action_names
+        )
         return total, info
 
 
 class AlfredSeq2SeqOfflineLoss(GenericAbstractLoss):
     """The same terms on batches of an offline storage (runs the model itself)."""
 
-    def __init__(self, weights: LossWeights = LossWeights(), action_names: Sequence[str] = C.AGENT_ACTIONS) -> None:
+    def __init__(
+        self, weights: LossWeights = LossWeights(), action_names: Sequence[str] = C.AGENT_ACTIONS
+    ) -> None:
         super().__init__()
         self.weights, self.action_names = weights, tuple(action_names)
 
     def loss(self, *, model, batch, batch_memory: Memory, stream_memory: Memory) -> LossOutput:  # type: ignore
         n_t, n_b = batch["masks"].shape[:2]
-        out, memory = model(observations=batch["observations"], memory=_memory_for(model, stream_memory, n_b),
-                            prev_actions=batch.get("prev_actions"), masks=batch["masks"])
-        total, info = alfred_rollout_losses(batch["observations"], out.extras, self.weights, self.action_names)
-        return LossOutput(value=total, info=info, per_epoch_info={}, batch_memory=batch_memory,
-                          stream_memory=_detached(memory), bsize=n_t * n_b)
+        out, memory = model(
+            observations=batch["observations"],
+            memory=_memory_for(model, stream_memory, n_b),
+            prev_actions=batch.get("prev_actions"),
+            masks=batch["masks"],
+        )
+        total, info = alfred_rollout_losses(
+            batch["observations"], out.extras, self.weights, self.action_names
+        )
+        return LossOutput(
+            value=total,
+            info=info,
+            per_epoch_info={},
+            batch_memory=batch_memory,
+            stream_memory=_detached(memory),
+            bsize=n_t * n_b,
+        )
 
 
 def _memory_for(model, stream_memory: Memory, n_b: int) -> Memory:

@@ -11,6 +11,7 @@ others: the IoU rule favours a mask of the target's own size, and pickup targets
 while Put/Open/Toggle targets are receptacles and appliances (a small mask on a counter resolves to
 whatever small object lies there).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -31,8 +32,9 @@ def frame_logits(logits, shape: tuple[int, int]):
     logits = torch.as_tensor(logits)
     if tuple(logits.shape[-2:]) == tuple(shape):
         return logits
-    return torch.nn.functional.interpolate(logits.unsqueeze(1), size=tuple(shape), mode="bilinear",
-                                           align_corners=False)[:, 0]
+    return torch.nn.functional.interpolate(
+        logits.unsqueeze(1), size=tuple(shape), mode="bilinear", align_corners=False
+    )[:, 0]
 
 
 @dataclass(frozen=True)
@@ -49,7 +51,9 @@ class MaskRule:
             return DEFAULT_MASK_RULE
         return f"top_k:{self.top_k}" + ("@" + "+".join(self.actions) if self.actions else "")
 
-    def __call__(self, logits, action: str | None = None, exclude: np.ndarray | None = None) -> np.ndarray:
+    def __call__(
+        self, logits, action: str | None = None, exclude: np.ndarray | None = None
+    ) -> np.ndarray:
         """Boolean mask from a 2-D logit map (tensor or array) for `action`; pixels set in
         `exclude` (same shape) are never chosen (an agent retrying a failed interaction)."""
         import torch
@@ -65,7 +69,7 @@ class MaskRule:
         if exclude is not None:
             order = order[~np.asarray(exclude, dtype=bool).reshape(-1)[order]]
         keep = np.zeros(flat.size, dtype=bool)
-        keep[order[:self.top_k]] = True
+        keep[order[: self.top_k]] = True
         return keep.reshape(logits.shape)
 
 
@@ -83,5 +87,7 @@ def parse_mask_rule(spec: str) -> MaskRule:
     bad = [a for a in actions if a not in INTERACT_ACTIONS]
     if name == "top_k" and arg.isdigit() and int(arg) >= 1 and not bad and (actions or not at):
         return MaskRule(top_k=int(arg), actions=actions)
-    raise ValueError(f"mask rule {spec!r}: expected 'threshold', 'top_k:N' or 'top_k:N@Action+Action' with N >= 1"
-                     + (f" (not interaction actions: {bad})" if bad else ""))
+    raise ValueError(
+        f"mask rule {spec!r}: expected 'threshold', 'top_k:N' or 'top_k:N@Action+Action' with N >= 1"
+        + (f" (not interaction actions: {bad})" if bad else "")
+    )

@@ -3,6 +3,7 @@
 Attribute names (and their definition order) are those of ALFRED's ``models/nn/vnn.py``, so
 the composed model's ``state_dict`` keys equal the official ones; the code is our own.
 """
+
 from __future__ import annotations
 
 from typing import Optional
@@ -45,8 +46,9 @@ def _masked(scores: torch.Tensor, valid: Optional[torch.Tensor]) -> torch.Tensor
     return scores.masked_fill(~valid.unsqueeze(2), float("-inf"))
 
 
-def dot_attn(inp: torch.Tensor, h: torch.Tensor,
-             valid: Optional[torch.Tensor] = None) -> tuple[torch.Tensor, torch.Tensor]:
+def dot_attn(
+    inp: torch.Tensor, h: torch.Tensor, valid: Optional[torch.Tensor] = None
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Dot-product attention of query h [B, D] over inp [B, L, D] -> (weighted [B, D], weights [B, L, 1])."""
     score = F.softmax(_masked(inp.bmm(h.unsqueeze(2)), valid), dim=1)
     return (score * inp).sum(1), score
@@ -94,7 +96,9 @@ class MaskDecoder(nn.Module):
     encoder was trained to answer (a 28×28 object-type lattice from the same 7×7 map).
     """
 
-    def __init__(self, dhid: int, pframe: int = 300, spatial: bool = False, subcell: bool = False) -> None:
+    def __init__(
+        self, dhid: int, pframe: int = 300, spatial: bool = False, subcell: bool = False
+    ) -> None:
         super().__init__()
         self.pframe = pframe
         self.d1 = nn.Linear(dhid, MASK_HSHAPE[0] * MASK_HSHAPE[1] * MASK_HSHAPE[2])
@@ -121,24 +125,36 @@ class MaskDecoder(nn.Module):
     def forward(self, state: torch.Tensor, frame: Optional[torch.Tensor] = None) -> torch.Tensor:
         """state [B, dhid] (and, when `reads_frame`, the frame's features [B, 512, 7, 7]) -> logits [B, pframe, pframe]."""
         x = self.d1(state).view(-1, *MASK_HSHAPE)
-        if self.reads_frame and (frame is None or frame.shape[1:] != FEAT_SHAPE or len(frame) != len(x)):
-            raise ValueError(f"a frame-reading mask decoder needs the frames [{len(x)}, 512, 7, 7], got "
-                             f"{None if frame is None else list(frame.shape)}")
+        if self.reads_frame and (
+            frame is None or frame.shape[1:] != FEAT_SHAPE or len(frame) != len(x)
+        ):
+            raise ValueError(
+                f"a frame-reading mask decoder needs the frames [{len(x)}, 512, 7, 7], got "
+                f"{None if frame is None else list(frame.shape)}"
+            )
         if self.spatial:
             gamma, beta = self.vis_film(state).unsqueeze(-1).unsqueeze(-1).chunk(2, dim=1)
             x = x + self.vis_conv(frame) * (1.0 + gamma) + beta
         x = F.relu(x)
         x = F.relu(self.bn2(self.dconv3(self.upsample(x))))
         x = F.relu(self.bn1(self.dconv2(self.upsample(x))))
-        x = F.interpolate(self.dconv1(x), size=(self.pframe, self.pframe), mode="bilinear", align_corners=False)
+        x = F.interpolate(
+            self.dconv1(x), size=(self.pframe, self.pframe), mode="bilinear", align_corners=False
+        )
         if self.subcell:
-            x = x + F.interpolate(self._subcell_logits(state, frame), size=(self.pframe, self.pframe),
-                                  mode="bilinear", align_corners=False)
+            x = x + F.interpolate(
+                self._subcell_logits(state, frame),
+                size=(self.pframe, self.pframe),
+                mode="bilinear",
+                align_corners=False,
+            )
         return x[:, 0]
 
     def _subcell_logits(self, state: torch.Tensor, frame: torch.Tensor) -> torch.Tensor:
         """[B, 1, 28, 28]: per 7×7 cell and sub-cell position, key · query / sqrt(d)."""
         keys = self.sub_key(frame)  # [B, D, 7, 7]
-        queries = self.sub_query(state).view(len(state), SUBCELL * SUBCELL, SUBCELL_DKEY)  # [B, 16, D]
-        cells = torch.einsum("bsd,bdhw->bshw", queries, keys) / SUBCELL_DKEY ** 0.5  # [B, 16, 7, 7]
+        queries = self.sub_query(state).view(
+            len(state), SUBCELL * SUBCELL, SUBCELL_DKEY
+        )  # [B, 16, D]
+        cells = torch.einsum("bsd,bdhw->bshw", queries, keys) / SUBCELL_DKEY**0.5  # [B, 16, 7, 7]
         return F.pixel_shuffle(cells, SUBCELL)

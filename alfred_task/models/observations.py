@@ -1,5 +1,6 @@
 """Observation uuids the ALFRED Seq2Seq AllenAct wrapper reads (one source of truth for sensors,
 datasets and losses). Shapes are per step and sampler; AllenAct adds [T, B] in front."""
+
 from __future__ import annotations
 
 #: int64 [Lg]: word ids of the goal ending with <<goal>>, right-padded with 0 (<<pad>>)
@@ -22,5 +23,14 @@ PREV_ACTION_UUID = "alfred_prev_action"
 #: uint8 [S, S, 3]: the raw frame, for `alfred_task.alfred_sensors.ResnetFeaturePreprocessor` (features on the trainer's device)
 RGB_UUID = "alfred_rgb"
 
-__all__ = ["PREV_ACTION_UUID", "RGB_UUID", "LANG_GOAL_UUID", "LANG_INSTR_UUID", "RESNET_UUID", "EXPERT_ACTION_UUID", "EXPERT_MASK_UUID",
-           "EXPERT_HIGH_IDX_UUID", "EXPERT_PROGRESS_UUID"]
+__all__ = [
+    "PREV_ACTION_UUID",
+    "RGB_UUID",
+    "LANG_GOAL_UUID",
+    "LANG_INSTR_UUID",
+    "RESNET_UUID",
+    "EXPERT_ACTION_UUID",
+    "EXPERT_MASK_UUID",
+    "EXPERT_HIGH_IDX_UUID",
+    "EXPERT_PROGRESS_UUID",
+]

@@ -19,6 +19,7 @@ ALFRED's batch-of-one inference for every batch (the AllenAct wrapper uses it).
 the mask decoder read the frame's 7×7 features directly (`modules.MaskDecoder`);
 ``subcell_mask=True`` (likewise) adds its 28×28 sub-cell head.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -30,8 +31,16 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from .modules import FEAT_SHAPE, MaskDecoder, ResnetVisualEncoder, SelfAttn, dot_attn
 
-__all__ = ["ABLATIONS", "ablation_flags", "Decoder", "Seq2Seq", "Seq2SeqOutput", "StepState", "StepOutput",
-           "seq_lengths"]
+__all__ = [
+    "ABLATIONS",
+    "ablation_flags",
+    "Decoder",
+    "Seq2Seq",
+    "Seq2SeqOutput",
+    "StepState",
+    "StepOutput",
+    "seq_lengths",
+]
 
 #: paper ablation name -> (zero_goal, zero_instr, zero_vis)
 ABLATIONS = {
@@ -60,7 +69,9 @@ def seq_lengths(tokens: torch.Tensor) -> torch.Tensor:
 def _zero_keep_end(tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     """Pad out every token but each row's last real one (ALFRED's ``zero_input``)."""
     pos = torch.arange(tokens.shape[1], device=tokens.device).unsqueeze(0)
-    return torch.where(pos == (lengths - 1).clamp(min=0).unsqueeze(1), tokens, torch.zeros_like(tokens))
+    return torch.where(
+        pos == (lengths - 1).clamp(min=0).unsqueeze(1), tokens, torch.zeros_like(tokens)
+    )
 
 
 @dataclass
@@ -98,9 +109,20 @@ class StepOutput:
 class Decoder(nn.Module):
     """One LSTMCell step over [frame ; attended language ; previous action] plus the heads."""
 
-    def __init__(self, emb: nn.Embedding, dframe: int, dhid: int, pframe: int, progress_monitor: bool,
-                 attn_dropout: float = 0.0, hstate_dropout: float = 0.3, actor_dropout: float = 0.0,
-                 input_dropout: float = 0.0, spatial_mask: bool = False, subcell_mask: bool = False) -> None:
+    def __init__(
+        self,
+        emb: nn.Embedding,
+        dframe: int,
+        dhid: int,
+        pframe: int,
+        progress_monitor: bool,
+        attn_dropout: float = 0.0,
+        hstate_dropout: float = 0.3,
+        actor_dropout: float = 0.0,
+        input_dropout: float = 0.0,
+        spatial_mask: bool = False,
+        subcell_mask: bool = False,
+    ) -> None:
         super().__init__()
         demb = emb.weight.size(1)
         self.emb = emb  # shared with the model's emb_action_low (both keys appear, as ALFRED)
@@ -115,7 +137,9 @@ class Decoder(nn.Module):
         cont_dim = dhid + dhid + dframe + demb
         self.cont_dim = cont_dim
         self.actor = nn.Linear(cont_dim, demb)
-        self.mask_dec = MaskDecoder(dhid=cont_dim, pframe=pframe, spatial=spatial_mask, subcell=subcell_mask)
+        self.mask_dec = MaskDecoder(
+            dhid=cont_dim, pframe=pframe, spatial=spatial_mask, subcell=subcell_mask
+        )
         self.h_tm1_fc = nn.Linear(dhid, dhid)
         self.progress_monitor = progress_monitor
         if progress_monitor:
@@ -127,8 +151,14 @@ class Decoder(nn.Module):
         [N, 512, 7, 7] they were computed on (only a spatial mask decoder reads the frames)."""
         return self.mask_dec(cont, frame if self.mask_dec.reads_frame else None)
 
-    def step(self, enc: torch.Tensor, frame: torch.Tensor, e_t: torch.Tensor,
-             state: tuple[torch.Tensor, torch.Tensor], valid: Optional[torch.Tensor] = None):
+    def step(
+        self,
+        enc: torch.Tensor,
+        frame: torch.Tensor,
+        e_t: torch.Tensor,
+        state: tuple[torch.Tensor, torch.Tensor],
+        valid: Optional[torch.Tensor] = None,
+    ):
         """-> (action logits [B, V], cont [B, cont_dim], (h, c), subgoal [B] | None, progress [B] | None)."""
         return self.step_encoded(enc, self.vis_encoder(frame), e_t, state, valid)
 
@@ -143,8 +173,14 @@ class Decoder(nn.Module):
         n_t, n_b = frames.shape[:2]
         return self.vis_encoder(frames.reshape(n_t * n_b, *frames.shape[2:])).view(n_t, n_b, -1)
 
-    def step_encoded(self, enc: torch.Tensor, vis_t: torch.Tensor, e_t: torch.Tensor,
-                     state: tuple[torch.Tensor, torch.Tensor], valid: Optional[torch.Tensor] = None):
+    def step_encoded(
+        self,
+        enc: torch.Tensor,
+        vis_t: torch.Tensor,
+        e_t: torch.Tensor,
+        state: tuple[torch.Tensor, torch.Tensor],
+        valid: Optional[torch.Tensor] = None,
+    ):
         """`step` on an already encoded frame [B, dframe] (see `encode_frames`)."""
         lang_t, _ = dot_attn(self.attn_dropout(enc), self.h_tm1_fc(state[0]), valid)
         inp_t = self.input_dropout(torch.cat([vis_t, lang_t, e_t], dim=1))
@@ -162,13 +198,29 @@ class Decoder(nn.Module):
 class Seq2Seq(nn.Module):
     """ALFRED's Seq2Seq(+PM). Dimensions are arguments; defaults are the official ones."""
 
-    def __init__(self, num_words: int, num_actions: int = 15, demb: int = 100, dhid: int = 512,
-                 dframe: int = 2500, pframe: int = 300, progress_monitor: bool = True,
-                 vis_dropout: float = 0.3, hstate_dropout: float = 0.3, lang_dropout: float = 0.0,
-                 input_dropout: float = 0.0, attn_dropout: float = 0.0, actor_dropout: float = 0.0,
-                 zero_goal: bool = False, zero_instr: bool = False, zero_vis: bool = False,
-                 dec_teacher_forcing: bool = False, mask_lang_padding: bool = False,
-                 spatial_mask: bool = False, subcell_mask: bool = False) -> None:
+    def __init__(
+        self,
+        num_words: int,
+        num_actions: int = 15,
+        demb: int = 100,
+        dhid: int = 512,
+        dframe: int = 2500,
+        pframe: int = 300,
+        progress_monitor: bool = True,
+        vis_dropout: float = 0.3,
+        hstate_dropout: float = 0.3,
+        lang_dropout: float = 0.0,
+        input_dropout: float = 0.0,
+        attn_dropout: float = 0.0,
+        actor_dropout: float = 0.0,
+        zero_goal: bool = False,
+        zero_instr: bool = False,
+        zero_vis: bool = False,
+        dec_teacher_forcing: bool = False,
+        mask_lang_padding: bool = False,
+        spatial_mask: bool = False,
+        subcell_mask: bool = False,
+    ) -> None:
         super().__init__()
         self.num_words, self.num_actions = int(num_words), int(num_actions)
         self.demb, self.dhid, self.dframe, self.pframe = demb, dhid, dframe, pframe
@@ -178,10 +230,19 @@ class Seq2Seq(nn.Module):
         self.emb_action_low = nn.Embedding(self.num_actions, demb)
         self.enc = nn.LSTM(demb, dhid, bidirectional=True, batch_first=True)
         self.enc_att = SelfAttn(dhid * 2)
-        self.dec = Decoder(self.emb_action_low, dframe, 2 * dhid, pframe, progress_monitor,
-                           attn_dropout=attn_dropout, hstate_dropout=hstate_dropout,
-                           actor_dropout=actor_dropout, input_dropout=input_dropout, spatial_mask=spatial_mask,
-                           subcell_mask=subcell_mask)
+        self.dec = Decoder(
+            self.emb_action_low,
+            dframe,
+            2 * dhid,
+            pframe,
+            progress_monitor,
+            attn_dropout=attn_dropout,
+            hstate_dropout=hstate_dropout,
+            actor_dropout=actor_dropout,
+            input_dropout=input_dropout,
+            spatial_mask=spatial_mask,
+            subcell_mask=subcell_mask,
+        )
         self.vis_dropout = nn.Dropout(vis_dropout)
         self.lang_dropout = nn.Dropout(lang_dropout, inplace=False)
 
@@ -190,7 +251,9 @@ class Seq2Seq(nn.Module):
         return self.dec.progress_monitor
 
     # ------------------------------------------------------------------ language
-    def join_language(self, goal: torch.Tensor, instr: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def join_language(
+        self, goal: torch.Tensor, instr: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Right-padded goal [B, Lg] and flattened instructions [B, Li] -> the joined sequence
         [B, L] and its lengths, after the ablation zeroing."""
         lg, li = seq_lengths(goal), seq_lengths(instr)
@@ -203,19 +266,23 @@ class Seq2Seq(nn.Module):
         for b in range(goal.shape[0]):  # ragged concatenation; B is small
             n_g, n_i = int(lg[b]), int(li[b])
             out[b, :n_g] = goal[b, :n_g]
-            out[b, n_g:n_g + n_i] = instr[b, :n_i]
+            out[b, n_g : n_g + n_i] = instr[b, :n_i]
         return out, lengths
 
     def encode_lang(self, tokens: torch.Tensor, lengths: torch.Tensor):
         """Joined tokens [B, L] -> (encoder outputs [B, L', 2*dhid], pooled [B, 2*dhid],
         valid [B, L'] bool or None when padding is attended as in ALFRED)."""
         emb = self.emb_word(tokens)
-        packed = pack_padded_sequence(emb, lengths.clamp(min=1).cpu(), batch_first=True, enforce_sorted=False)
+        packed = pack_padded_sequence(
+            emb, lengths.clamp(min=1).cpu(), batch_first=True, enforce_sorted=False
+        )
         enc, _ = pad_packed_sequence(self.enc(packed)[0], batch_first=True)
         enc = self.lang_dropout(enc)
         valid = None
         if self.mask_lang_padding:
-            valid = torch.arange(enc.shape[1], device=enc.device).unsqueeze(0) < lengths.clamp(min=1).unsqueeze(1)
+            valid = torch.arange(enc.shape[1], device=enc.device).unsqueeze(0) < lengths.clamp(
+                min=1
+            ).unsqueeze(1)
         return enc, self.enc_att(enc, valid), valid
 
     def prepare_frames(self, frames: torch.Tensor) -> torch.Tensor:
@@ -223,8 +290,14 @@ class Seq2Seq(nn.Module):
         return torch.zeros_like(frames) if self.zero_vis else self.vis_dropout(frames)
 
     # ------------------------------------------------------------------ teacher-forced unroll
-    def forward(self, goal: torch.Tensor, instr: torch.Tensor, frames: torch.Tensor,
-                actions: Optional[torch.Tensor] = None, mask_steps: Optional[torch.Tensor] = None) -> Seq2SeqOutput:
+    def forward(
+        self,
+        goal: torch.Tensor,
+        instr: torch.Tensor,
+        frames: torch.Tensor,
+        actions: Optional[torch.Tensor] = None,
+        mask_steps: Optional[torch.Tensor] = None,
+    ) -> Seq2SeqOutput:
         """Unroll over the expert's frames [B, T, 512, 7, 7] (T = gold length), as ALFRED's forward.
 
         The previous-action input is the model's own argmax (ALFRED's default) or, with
@@ -232,7 +305,9 @@ class Seq2Seq(nn.Module):
         only at those steps (returned flattened, row-major over (b, t)); None decodes all steps.
         """
         if frames.shape[2:] != FEAT_SHAPE:
-            raise ValueError(f"frames must be [B, T, {', '.join(map(str, FEAT_SHAPE))}], got {list(frames.shape)}")
+            raise ValueError(
+                f"frames must be [B, T, {', '.join(map(str, FEAT_SHAPE))}], got {list(frames.shape)}"
+            )
         if self.dec_teacher_forcing and actions is None:
             raise ValueError("dec_teacher_forcing needs the gold actions")
         enc, cont_lang, valid = self.encode_lang(*self.join_language(goal, instr))
@@ -249,7 +324,9 @@ class Seq2Seq(nn.Module):
             e_t = self.dec.emb(nxt)
         cont = torch.stack(conts, 1)
         if mask_steps is None:
-            masks = self.dec.decode_mask(cont.reshape(b * t_max, -1), frames.reshape(b * t_max, *FEAT_SHAPE))
+            masks = self.dec.decode_mask(
+                cont.reshape(b * t_max, -1), frames.reshape(b * t_max, *FEAT_SHAPE)
+            )
             masks = masks.view(b, t_max, self.pframe, self.pframe)
         elif mask_steps.any():
             sel = mask_steps.bool()
@@ -257,8 +334,13 @@ class Seq2Seq(nn.Module):
         else:
             masks = cont.new_zeros(0, self.pframe, self.pframe)
         pm = self.progress_monitor
-        return Seq2SeqOutput(torch.stack(logits, 1), cont, masks,
-                             torch.stack(subs, 1) if pm else None, torch.stack(progs, 1) if pm else None)
+        return Seq2SeqOutput(
+            torch.stack(logits, 1),
+            cont,
+            masks,
+            torch.stack(subs, 1) if pm else None,
+            torch.stack(progs, 1) if pm else None,
+        )
 
     # ------------------------------------------------------------------ step-by-step inference
     def start(self, goal: torch.Tensor, instr: torch.Tensor) -> StepState:
@@ -270,7 +352,9 @@ class Seq2Seq(nn.Module):
     def step(self, frame: torch.Tensor, state: StepState) -> tuple[StepOutput, StepState]:
         """One action and its 300×300 mask from the current frame [B, 512, 7, 7]."""
         frame = self.prepare_frames(frame)
-        lo, cont, (h, c), sub, prog = self.dec.step(state.enc, frame, state.e_prev, (state.h, state.c), state.valid)
+        lo, cont, (h, c), sub, prog = self.dec.step(
+            state.enc, frame, state.e_prev, (state.h, state.c), state.valid
+        )
         action = lo.argmax(1)
         mask_logits = self.dec.decode_mask(cont, frame)
         out = StepOutput(action, lo, mask_logits, torch.sigmoid(mask_logits) > 0.5, sub, prog)

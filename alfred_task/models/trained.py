@@ -7,6 +7,7 @@ encoder that ``python -m alfred_task.evaluation --agent checkpoint`` must rebuil
 ``torch.load(weights_only=True)``), so a checkpoint straight out of a run evaluates without a
 conversion step; `agent_fields` turns it into `CheckpointAgent`'s fields.
 """
+
 from __future__ import annotations
 
 from typing import Any, Dict, Optional
@@ -22,7 +23,9 @@ class AlfredSeq2SeqTrainedPolicy(AlfredSeq2SeqActorCritic):
     """`AlfredSeq2SeqActorCritic` whose state_dict also holds `eval_record`:
     ``{"agent": "pkg.mod:Class", "kwargs": {model_kwargs, vocab, visual_encoder}}``."""
 
-    def __init__(self, *args: Any, eval_record: Optional[Dict[str, Any]] = None, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, eval_record: Optional[Dict[str, Any]] = None, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.eval_record: Dict[str, Any] = dict(eval_record or {})
 

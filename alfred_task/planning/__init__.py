@@ -22,6 +22,7 @@ Modules: :mod:`.state` (scene objects, problem state, task parsing and pruning),
 :mod:`.fast_downward` (running the planner), :mod:`.template` (template planner),
 :mod:`.executor` (symbolic executor and goal test), :mod:`.errors`.
 """
+
 from __future__ import annotations
 
 from .actions import ACTION_COSTS, HighLevelAction, arg_name, high_pddl

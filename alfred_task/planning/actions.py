@@ -4,6 +4,7 @@ Both planners (Fast Downward and the template planner) and the executor produce 
 :class:`HighLevelAction`; the dataset conventions for its ``discrete_action`` arguments live
 here so every planner writes them the same way.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -14,9 +15,16 @@ __all__ = ["ACTION_COSTS", "HighLevelAction", "high_pddl", "arg_name", "fill_got
 # Action costs (alfred.md §3.2): goto = distance; open/close/pick/put = 1;
 # clean/heat/cool/toggle/slice = 5.
 ACTION_COSTS = {
-    "OpenObject": 1, "CloseObject": 1, "PickupObject": 1, "PutObject": 1,
-    "CleanObject": 5, "HeatObject": 5, "CoolObject": 5, "ToggleObject": 5,
-    "SliceObject": 5, "NoOp": 0,
+    "OpenObject": 1,
+    "CloseObject": 1,
+    "PickupObject": 1,
+    "PutObject": 1,
+    "CleanObject": 5,
+    "HeatObject": 5,
+    "CoolObject": 5,
+    "ToggleObject": 5,
+    "SliceObject": 5,
+    "NoOp": 0,
 }
 
 
@@ -72,8 +80,11 @@ class HighLevelAction:
         return d
 
     def to_high_pddl(self, high_idx: int) -> dict:
-        return {"high_idx": high_idx, "discrete_action": self.discrete_action,
-                "planner_action": self.planner_action}
+        return {
+            "high_idx": high_idx,
+            "discrete_action": self.discrete_action,
+            "planner_action": self.planner_action,
+        }
 
     def key(self) -> tuple:
         return (self.action, tuple(self.args))
@@ -101,9 +112,14 @@ def fill_goto_args(plan: list[HighLevelAction], types: Mapping[str, str]) -> Non
         nxt = plan[i + 1] if i + 1 < len(plan) else None
         target = None
         if nxt is not None:
-            if nxt.action in ("PickupObject", "PutObject", "CleanObject", "HeatObject", "CoolObject"):
+            if nxt.action in (
+                "PickupObject",
+                "PutObject",
+                "CleanObject",
+                "HeatObject",
+                "CoolObject",
+            ):
                 target = nxt.receptacle_id or nxt.object_id
             elif nxt.action in ("ToggleObject", "SliceObject", "OpenObject", "CloseObject"):
                 target = nxt.object_id
         a.args = [arg_name(types[target])] if target is not None and target in types else []
-

@@ -1,8 +1,14 @@
 """Planning failures, in one module so every planner and the executor raise the same types."""
+
 from __future__ import annotations
 
-__all__ = ["PlanningError", "UnsolvableError", "PlannerTimeoutError", "PlannerNotFoundError",
-           "PlanExecutionError"]
+__all__ = [
+    "PlanningError",
+    "UnsolvableError",
+    "PlannerTimeoutError",
+    "PlannerNotFoundError",
+    "PlanExecutionError",
+]
 
 
 class PlanningError(RuntimeError):

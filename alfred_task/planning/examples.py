@@ -3,6 +3,7 @@
 A known scene for the planner tests (tests/test_alfred_planning.py) and for timing the
 planners (benchmarks/alfred_planner_time.py): one definition, so both see the same problems.
 """
+
 from __future__ import annotations
 
 from .state import ProblemState, SceneObject as O, distances_from_coords
@@ -10,9 +11,17 @@ from .state import ProblemState, SceneObject as O, distances_from_coords
 __all__ = ["COORDS", "CASES", "kitchen", "P"]
 
 COORDS = {
-    "start": (0, 0), "counter1": (2, 0), "counter2": (6, 4), "fridge": (8, 0),
-    "microwave": (4, 6), "sink": (0, 6), "cabinet1": (3, 3), "table": (5, 1),
-    "desk": (9, 8), "lamp": (9, 9), "shelf": (1, 9),
+    "start": (0, 0),
+    "counter1": (2, 0),
+    "counter2": (6, 4),
+    "fridge": (8, 0),
+    "microwave": (4, 6),
+    "sink": (0, 6),
+    "cabinet1": (3, 3),
+    "table": (5, 1),
+    "desk": (9, 8),
+    "lamp": (9, 9),
+    "shelf": (1, 9),
 }
 
 
@@ -47,8 +56,13 @@ def kitchen(**overrides) -> ProblemState:
 
 def P(obj: str, parent: str = "", toggle: str = "", mrecep: str = "", sliced: bool = False) -> dict:
     """ALFRED pddl_params."""
-    return {"object_target": obj, "object_sliced": sliced, "parent_target": parent,
-            "toggle_target": toggle, "mrecep_target": mrecep}
+    return {
+        "object_target": obj,
+        "object_sliced": sliced,
+        "parent_target": parent,
+        "toggle_target": toggle,
+        "mrecep_target": mrecep,
+    }
 
 
 CASES = {
@@ -63,6 +77,8 @@ CASES = {
     "simple_sliced": ("pick_and_place_simple", P("Apple", "Fridge", sliced=True)),
     "two_sliced": ("pick_two_obj_and_place", P("Apple", "Fridge", sliced=True)),
     "cool_sliced": ("pick_cool_then_place_in_recep", P("Apple", "Cabinet", sliced=True)),
-    "movable_sliced": ("pick_and_place_with_movable_recep",
-                       P("Apple", "CounterTop", mrecep="Cup", sliced=True)),
+    "movable_sliced": (
+        "pick_and_place_with_movable_recep",
+        P("Apple", "CounterTop", mrecep="Cup", sliced=True),
+    ),
 }

@@ -4,6 +4,7 @@ It validates plans from either planner, drives the template planner's search, an
 plan costs. Each high-level action has one handler that checks the domain's preconditions
 on a copy of the state and applies the effects.
 """
+
 from __future__ import annotations
 
 from typing import Callable, Iterable, Mapping
@@ -84,7 +85,9 @@ def _pickup(s: ProblemState, action: HighLevelAction) -> int:
         raise PlanExecutionError(f"PickupObject: {o.object_id} not pickupable")
     loc = s.reach_location(o.object_id)
     if loc is None or loc != s.agent_location:
-        raise PlanExecutionError(f"PickupObject: {o.object_id} not reachable from {s.agent_location}")
+        raise PlanExecutionError(
+            f"PickupObject: {o.object_id} not reachable from {s.agent_location}"
+        )
     s.update_object(o.object_id, parent=None, location=None)
     s.held = o.object_id
     return ACTION_COSTS["PickupObject"]
@@ -154,8 +157,14 @@ def _slice(s: ProblemState, action: HighLevelAction) -> int:
     s.update_object(o.object_id, is_sliced=True, pickupable=False)
     for k in range(s.slices_per_object):
         sid = slice_id(o.object_id, o.object_type, k)
-        s.objects[sid] = SceneObject(sid, sliced_type(o.object_type), location=o.location,
-                                     parent=o.parent, pickupable=True, slice_of=o.object_id)
+        s.objects[sid] = SceneObject(
+            sid,
+            sliced_type(o.object_type),
+            location=o.location,
+            parent=o.parent,
+            pickupable=True,
+            slice_of=o.object_id,
+        )
     return ACTION_COSTS["SliceObject"]
 
 
@@ -196,21 +205,31 @@ def goal_reached(state: ProblemState, task_type: str, pddl_params: Mapping) -> b
     """The PDDL goal of :func:`make_problem`, evaluated on a symbolic state."""
     task = parse_task(task_type, pddl_params)
     objs = state.objects
-    targets = [k for k, o in objs.items() if o.object_type == task.goal_class
-               and not o.is_fixed_receptacle]
+    targets = [
+        k for k, o in objs.items() if o.object_type == task.goal_class and not o.is_fixed_receptacle
+    ]
 
     def in_parent(oid: str) -> bool:
         p = objs[oid].parent
-        return (p is not None and state.held != oid and p in objs
-                and objs[p].is_fixed_receptacle and objs[p].object_type == task.parent)
+        return (
+            p is not None
+            and state.held != oid
+            and p in objs
+            and objs[p].is_fixed_receptacle
+            and objs[p].object_type == task.parent
+        )
 
     tt = task.task_type
     if tt == "look_at_obj_in_light":
         if state.held not in targets:
             return False
-        return any(o.object_type == task.toggle and o.can("toggleable") and o.is_toggled
-                   and state.object_location(k) == state.agent_location
-                   for k, o in objs.items())
+        return any(
+            o.object_type == task.toggle
+            and o.can("toggleable")
+            and o.is_toggled
+            and state.object_location(k) == state.agent_location
+            for k, o in objs.items()
+        )
     if not state.all_closed():
         return False
     if tt == "pick_and_place_simple":
@@ -230,10 +249,14 @@ def goal_reached(state: ProblemState, task_type: str, pddl_params: Mapping) -> b
             if m is None or m not in objs or state.held == o:
                 continue
             mo = objs[m]
-            if (mo.object_type == task.mrecep and mo.is_movable_receptacle and state.held != m
-                    and mo.parent in objs and objs[mo.parent].is_fixed_receptacle
-                    and objs[mo.parent].object_type == task.parent):
+            if (
+                mo.object_type == task.mrecep
+                and mo.is_movable_receptacle
+                and state.held != m
+                and mo.parent in objs
+                and objs[mo.parent].is_fixed_receptacle
+                and objs[mo.parent].object_type == task.parent
+            ):
                 return True
         return False
     raise ValueError(tt)  # pragma: no cover
-

@@ -17,6 +17,7 @@ ALFRED's sequences (open/close parents, Put→ToggleOn→ToggleOff→Pickup at t
 Open→Put→Close→On→Off→Open→Pickup→Close at the microwave, ... ). Masks are the target's
 instance mask in the current frame, which ``AlfredEnv.mask_to_object`` maps back to it.
 """
+
 from __future__ import annotations
 
 from collections import deque
@@ -28,16 +29,32 @@ import numpy as np
 from alfred_task import constants as C
 from alfred_task.agent_api import Agent
 from alfred_task.env.environment import AlfredEnv
-from alfred_task.env.navigation import (FORWARD, NAV_HORIZON, GridNavigator, Node, agent_node, location_string, look_actions,
-                         parse_location)
-from alfred_task.planning import HighLevelAction, PlanningError, ProblemState, arg_name, template_plan
+from alfred_task.env.navigation import (
+    FORWARD,
+    NAV_HORIZON,
+    GridNavigator,
+    Node,
+    agent_node,
+    location_string,
+    look_actions,
+    parse_location,
+)
+from alfred_task.planning import (
+    HighLevelAction,
+    PlanningError,
+    ProblemState,
+    arg_name,
+    template_plan,
+)
 from alfred_task.planning.scene_state import LocationIndex, build_problem_state
 
 
 MAX_SPOT_TRIES = 8  # interaction spots tried per object before the expert gives up on seeing it
 MAX_FAILED_TRIES = 3  # failed interactions per object before it is given up (ALFRED's budget is 10)
 HELD_FAR_AFTER = 2  # spots rejected while holding something before farther spots are tried first
-MAX_SPOT_TRIES_NO_ALTERNATIVE = 24  # spots tried when no plan avoids the object (nothing else to do)
+MAX_SPOT_TRIES_NO_ALTERNATIVE = (
+    24  # spots tried when no plan avoids the object (nothing else to do)
+)
 
 
 class ExpertError(RuntimeError):
@@ -74,8 +91,14 @@ class ExpertAction:
 class AlfredExpert:
     """Plans with the template planner (or Fast Downward) and expands the plan online."""
 
-    def __init__(self, env: AlfredEnv, task_type: str, pddl_params: Mapping, planner: str = "template",
-                 min_visible_pixels: int = C.MIN_VISIBLE_PIXELS) -> None:
+    def __init__(
+        self,
+        env: AlfredEnv,
+        task_type: str,
+        pddl_params: Mapping,
+        planner: str = "template",
+        min_visible_pixels: int = C.MIN_VISIBLE_PIXELS,
+    ) -> None:
         if planner not in ("template", "fast_downward"):
             raise ValueError(f"planner must be 'template' or 'fast_downward', not {planner!r}")
         self.env = env
@@ -93,7 +116,9 @@ class AlfredExpert:
         self._plan_start: Optional[str] = None
         self._unseen: Optional[str] = None  # why an object was given up (see _drop_pose)
         self._failed: Dict[str, int] = {}  # failed interactions per target object
-        self._last_dropped: Optional[Tuple[str, int]] = None  # (object, spots rejected) of the last drop
+        self._last_dropped: Optional[Tuple[str, int]] = (
+            None  # (object, spots rejected) of the last drop
+        )
         self._replan()
 
     # --- public -----------------------------------------------------------------------------
@@ -122,8 +147,10 @@ class AlfredExpert:
                 self._emitted = (self.env.num_actions, step)
                 return ExpertAction(step.action, mask, step.object_id, step.high_idx)
             self._look_elsewhere(step.action, step.object_id)
-        raise ExpertError(f"{step.action}: {step.object_id} is not visible with >= "
-                          f"{self.min_visible_pixels} pixels from the interaction spot")
+        raise ExpertError(
+            f"{step.action}: {step.object_id} is not visible with >= "
+            f"{self.min_visible_pixels} pixels from the interaction spot"
+        )
 
     def high_pddl(self) -> List[dict]:
         return [a.to_high_pddl(i) for i, a in enumerate(self.plan)]
@@ -174,7 +201,9 @@ class AlfredExpert:
         """`action` on the target cannot work from this pose (too few pixels, or it failed): drop
         the pose for the target and for every object whose spot it is, so the next plan uses
         the next-ranked spots; after MAX_SPOT_TRIES the target is given up."""
-        here = location_string(*self._node(), self.env.last_event.metadata["agent"]["cameraHorizon"])
+        here = location_string(
+            *self._node(), self.env.last_event.metadata["agent"]["cameraHorizon"]
+        )
         owners = {object_id} | {k for k, o in self._state.objects.items() if o.location == here}
         tried = self.index.reject(object_id, here)
         self._last_dropped = (object_id, tried)
@@ -183,8 +212,10 @@ class AlfredExpert:
         if tried >= MAX_SPOT_TRIES or self._failed.get(object_id, 0) >= MAX_FAILED_TRIES:
             # seen from nowhere: plan without it (another instance of its class, if any)
             self.index.abandon(object_id)
-            self._unseen = (f"{action}: {object_id} is not visible with >= {self.min_visible_pixels} "
-                            f"pixels, or {action} fails, from each of {tried} interaction spots")
+            self._unseen = (
+                f"{action}: {object_id} is not visible with >= {self.min_visible_pixels} "
+                f"pixels, or {action} fails, from each of {tried} interaction spots"
+            )
         for oid in sorted(owners - {object_id}):
             self.index.reject(oid, here)
 
@@ -198,7 +229,11 @@ class AlfredExpert:
     def _reroute(self, step: LowStep) -> None:
         hi = step.high_idx
         if step.action in C.NAV_ACTION_SET:
-            while self.queue and self.queue[0].action in C.NAV_ACTION_SET and self.queue[0].high_idx == hi:
+            while (
+                self.queue
+                and self.queue[0].action in C.NAV_ACTION_SET
+                and self.queue[0].high_idx == hi
+            ):
                 self.queue.popleft()
         else:
             self.queue.appendleft(step)  # not done yet: do it once back at the spot
@@ -209,8 +244,15 @@ class AlfredExpert:
 
     def _replan(self) -> None:
         ev = self.env.last_event
-        state = build_problem_state(ev.metadata, self.index, self.task_type, self.pddl_params,
-                                    self.env.cleaned_objects, self.env.heated_objects, self.env.cooled_objects)
+        state = build_problem_state(
+            ev.metadata,
+            self.index,
+            self.task_type,
+            self.pddl_params,
+            self.env.cleaned_objects,
+            self.env.heated_objects,
+            self.env.cooled_objects,
+        )
         self._state = state
         start = state.agent_location
         prefix = self._close_open_receptacles(state)
@@ -243,8 +285,12 @@ class AlfredExpert:
         given up (more tries would only spend the episode's failures)."""
         oid, tried = self._last_dropped or (None, 0)
         self._last_dropped = None
-        if (oid is None or oid not in self.index.abandoned or tried >= MAX_SPOT_TRIES_NO_ALTERNATIVE
-                or self._failed.get(oid, 0) >= MAX_FAILED_TRIES):
+        if (
+            oid is None
+            or oid not in self.index.abandoned
+            or tried >= MAX_SPOT_TRIES_NO_ALTERNATIVE
+            or self._failed.get(oid, 0) >= MAX_FAILED_TRIES
+        ):
             return False
         self.index.restore(oid)
         self._unseen = None
@@ -258,7 +304,9 @@ class AlfredExpert:
             if r.location is None:
                 raise ExpertError(f"{rid} is open and has no reachable spot to close it from")
             if r.location != state.agent_location:
-                prefix.append(HighLevelAction("GotoLocation", [arg_name(r.object_type)], location=r.location))
+                prefix.append(
+                    HighLevelAction("GotoLocation", [arg_name(r.object_type)], location=r.location)
+                )
                 state.agent_location = r.location
             prefix.append(HighLevelAction("CloseObject", [arg_name(r.object_type)], object_id=rid))
             state.update_object(rid, is_open=False)
@@ -319,17 +367,34 @@ class AlfredExpert:
             return out
         if a.action == "CleanObject":
             faucet = self._faucet_for(a.receptacle_id, meta)
-            return [s("PutObject", a.receptacle_id), s("ToggleObjectOn", faucet),
-                    s("ToggleObjectOff", faucet), s("PickupObject", held or a.object_id)]
+            return [
+                s("PutObject", a.receptacle_id),
+                s("ToggleObjectOn", faucet),
+                s("ToggleObjectOff", faucet),
+                s("PickupObject", held or a.object_id),
+            ]
         if a.action == "HeatObject":
             mw = a.receptacle_id
-            return [s("OpenObject", mw), s("PutObject", mw), s("CloseObject", mw), s("ToggleObjectOn", mw),
-                    s("ToggleObjectOff", mw), s("OpenObject", mw), s("PickupObject", held or a.object_id),
-                    s("CloseObject", mw)]
+            return [
+                s("OpenObject", mw),
+                s("PutObject", mw),
+                s("CloseObject", mw),
+                s("ToggleObjectOn", mw),
+                s("ToggleObjectOff", mw),
+                s("OpenObject", mw),
+                s("PickupObject", held or a.object_id),
+                s("CloseObject", mw),
+            ]
         if a.action == "CoolObject":
             fr = a.receptacle_id
-            return [s("OpenObject", fr), s("PutObject", fr), s("CloseObject", fr), s("OpenObject", fr),
-                    s("PickupObject", held or a.object_id), s("CloseObject", fr)]
+            return [
+                s("OpenObject", fr),
+                s("PutObject", fr),
+                s("CloseObject", fr),
+                s("OpenObject", fr),
+                s("PickupObject", held or a.object_id),
+                s("CloseObject", fr),
+            ]
         if a.action == "ToggleObject":
             on = bool(meta.get(a.object_id, {}).get("isToggled"))
             return [s("ToggleObjectOff" if on else "ToggleObjectOn", a.object_id)]
@@ -377,12 +442,23 @@ class AlfredExpert:
         stype = piece.split("_")[0]
         ag = self.env.last_event.metadata["agent"]["position"]
         masks = self.env.last_event.instance_masks
-        cands = [o for o in meta.values() if o["objectType"] == stype and o["objectId"].startswith(whole + "|")
-                 and o["objectId"] in masks and int(masks[o["objectId"]].sum()) >= self.min_visible_pixels]
+        cands = [
+            o
+            for o in meta.values()
+            if o["objectType"] == stype
+            and o["objectId"].startswith(whole + "|")
+            and o["objectId"] in masks
+            and int(masks[o["objectId"]].sum()) >= self.min_visible_pixels
+        ]
         if not cands:
             raise ExpertError(f"no visible slice of {whole}")
-        best = min(cands, key=lambda o: ((o["position"]["x"] - ag["x"]) ** 2 + (o["position"]["z"] - ag["z"]) ** 2,
-                                         o["objectId"]))
+        best = min(
+            cands,
+            key=lambda o: (
+                (o["position"]["x"] - ag["x"]) ** 2 + (o["position"]["z"] - ag["z"]) ** 2,
+                o["objectId"],
+            ),
+        )
         return best["objectId"]
 
     @staticmethod
@@ -392,8 +468,13 @@ class AlfredExpert:
         if b is None or not faucets:
             raise ExpertError(f"no faucet for {basin}")
         bp = b["position"]
-        return min(faucets, key=lambda f: ((f["position"]["x"] - bp["x"]) ** 2 + (f["position"]["z"] - bp["z"]) ** 2,
-                                           f["objectId"]))["objectId"]
+        return min(
+            faucets,
+            key=lambda f: (
+                (f["position"]["x"] - bp["x"]) ** 2 + (f["position"]["z"] - bp["z"]) ** 2,
+                f["objectId"],
+            ),
+        )["objectId"]
 
     def _mask(self, oid: str, action: str = "") -> Optional[np.ndarray]:
         """The target's mask, or None when this pose cannot work: too few pixels, or (for an
@@ -404,7 +485,9 @@ class AlfredExpert:
         if m is None or int(m.sum()) < self.min_visible_pixels:
             return None
         if action and not self._forced(action, oid):
-            o = next((o for o in self.env.last_event.metadata["objects"] if o["objectId"] == oid), None)
+            o = next(
+                (o for o in self.env.last_event.metadata["objects"] if o["objectId"] == oid), None
+            )
             if o is not None and not o.get("visible", True):
                 return None
         return m
@@ -435,8 +518,10 @@ class ExpertAgent(Agent):
 
     def reset(self, traj: dict, repeat_idx: int, env) -> None:
         if "task_type" not in traj or "pddl_params" not in traj:
-            raise ValueError(f"{traj.get('task_id', '?')}: the expert needs task_type and pddl_params "
-                             "(test splits do not have them)")
+            raise ValueError(
+                f"{traj.get('task_id', '?')}: the expert needs task_type and pddl_params "
+                "(test splits do not have them)"
+            )
         self.expert = None
         self._error = None
         self._traj = traj
@@ -445,7 +530,9 @@ class ExpertAgent(Agent):
     def act(self, env) -> Tuple[str, Optional[np.ndarray]]:
         try:
             if self.expert is None:
-                self.expert = AlfredExpert(env, self._traj["task_type"], self._traj["pddl_params"], self.planner)
+                self.expert = AlfredExpert(
+                    env, self._traj["task_type"], self._traj["pddl_params"], self.planner
+                )
             a = self.expert.next_action()
         except (ExpertError, PlanningError) as e:
             self.failures += 1

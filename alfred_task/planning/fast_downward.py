@@ -4,6 +4,7 @@ Fast Downward comes from the GPL ``up-fast-downward`` wheel and is only ever run
 separate program (see :func:`find_fast_downward`); none of its code is imported.
 :func:`solve` turns its plan back into :class:`HighLevelAction` steps.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -33,7 +34,7 @@ __all__ = ["DEFAULT_SEARCH", "EXISTS_SEARCH", "FALLBACK_SEARCH", "find_fast_down
 # several knives: on 300 such problems 10 took > 2.5 s, the worst 19.6 s, which is
 # why solve() falls back to weighted A* after ``timeout_s``.
 DEFAULT_SEARCH = "astar(landmark_cost_partitioning(lm_hm(m=1)))"
-EXISTS_SEARCH = "astar(hmax())"      # planning.md's config, for goal_style="exists"
+EXISTS_SEARCH = "astar(hmax())"  # planning.md's config, for goal_style="exists"
 FALLBACK_SEARCH = "eager_wastar([ff()],w=3)"  # planning.md §5 fallback on timeout
 
 
@@ -58,14 +59,16 @@ def find_fast_downward(driver: str | os.PathLike | None = None) -> tuple[Path, P
         if spec is None or not spec.submodule_search_locations:
             raise PlannerNotFoundError(
                 "Fast Downward not found: install the 'up-fast-downward' package "
-                "(pip install up-fast-downward==1.0.0) into this Python environment")
+                "(pip install up-fast-downward==1.0.0) into this Python environment"
+            )
         root = Path(list(spec.submodule_search_locations)[0]) / "downward"
         driver = root / "fast-downward.py"
         binary = root / "builds" / "release" / "bin" / "downward"
     if not driver.is_file() or not binary.is_file():
         raise PlannerNotFoundError(
             f"Fast Downward driver/binary missing ({driver}, {binary}); reinstall the "
-            "'up-fast-downward' package (it ships the 'downward' binary)")
+            "'up-fast-downward' package (it ships the 'downward' binary)"
+        )
     return driver, binary
 
 
@@ -74,8 +77,13 @@ _FD_TIMEOUT = {21, 23, 24}
 _FD_MEMORY = {20, 22}
 
 
-def _run_fd(domain_str: str, problem_str: str, search: str, timeout_s: float,
-            fd_driver: str | os.PathLike | None = None) -> tuple[list[str], str]:
+def _run_fd(
+    domain_str: str,
+    problem_str: str,
+    search: str,
+    timeout_s: float,
+    fd_driver: str | os.PathLike | None = None,
+) -> tuple[list[str], str]:
     """One Fast Downward run in a temporary folder: (plan lines, log); exit codes become errors."""
     driver, _ = find_fast_downward(fd_driver)
     with tempfile.TemporaryDirectory(prefix="alfred_fd_") as tmp:
@@ -83,12 +91,22 @@ def _run_fd(domain_str: str, problem_str: str, search: str, timeout_s: float,
         (d / "domain.pddl").write_text(domain_str)
         (d / "problem.pddl").write_text(problem_str)
         limit = max(1, int(math.ceil(timeout_s)))
-        cmd = [sys.executable, str(driver), "--plan-file", str(d / "plan"),
-               "--overall-time-limit", f"{limit}s",
-               str(d / "domain.pddl"), str(d / "problem.pddl"), "--search", search]
+        cmd = [
+            sys.executable,
+            str(driver),
+            "--plan-file",
+            str(d / "plan"),
+            "--overall-time-limit",
+            f"{limit}s",
+            str(d / "domain.pddl"),
+            str(d / "problem.pddl"),
+            "--search",
+            search,
+        ]
         try:
-            proc = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True,
-                                  timeout=timeout_s + 5.0)
+            proc = subprocess.run(
+                cmd, cwd=tmp, capture_output=True, text=True, timeout=timeout_s + 5.0
+            )
         except subprocess.TimeoutExpired as e:
             raise PlannerTimeoutError(f"Fast Downward ({search}) exceeded {timeout_s:.1f} s") from e
         log = proc.stdout + proc.stderr
@@ -100,9 +118,13 @@ def _run_fd(domain_str: str, problem_str: str, search: str, timeout_s: float,
             lines = [ln.strip() for ln in plan_path.read_text().splitlines()]
             return [ln for ln in lines if ln and not ln.startswith(";")], log
         if rc in _FD_UNSOLVABLE:
-            raise UnsolvableError(f"Fast Downward proved the problem unsolvable (exit {rc}, {search})")
+            raise UnsolvableError(
+                f"Fast Downward proved the problem unsolvable (exit {rc}, {search})"
+            )
         if rc in _FD_TIMEOUT:
-            raise PlannerTimeoutError(f"Fast Downward ({search}) exceeded {timeout_s:.1f} s (exit {rc})")
+            raise PlannerTimeoutError(
+                f"Fast Downward ({search}) exceeded {timeout_s:.1f} s (exit {rc})"
+            )
         if rc in _FD_MEMORY:
             raise PlanningError(f"Fast Downward ran out of memory (exit {rc})")
         if rc == 34:
@@ -110,7 +132,8 @@ def _run_fd(domain_str: str, problem_str: str, search: str, timeout_s: float,
                 f"Fast Downward: search '{search}' does not support this task (exit 34; "
                 "lmcut/landmark heuristics reject the axiom FD builds for a goal_style="
                 f"'exists' goal: use goal_style='action', or search '{EXISTS_SEARCH}'):"
-                f"\n{log[-1500:]}")
+                f"\n{log[-1500:]}"
+            )
         raise PlanningError(f"Fast Downward failed (exit {rc}):\n{log[-3000:]}")
 
 
@@ -118,9 +141,14 @@ _MAP_RE = re.compile(r"^;; @alfred-map (.*)$", re.M)
 _DIST_RE = re.compile(r"\(= \(distance (\S+) (\S+)\) (\d+)\)")
 
 
-def solve(domain_str: str, problem_str: str, search: str = DEFAULT_SEARCH,
-          timeout_s: float = 10.0, fallback_search: str | None = FALLBACK_SEARCH,
-          fd_driver: str | os.PathLike | None = None) -> list[HighLevelAction]:
+def solve(
+    domain_str: str,
+    problem_str: str,
+    search: str = DEFAULT_SEARCH,
+    timeout_s: float = 10.0,
+    fallback_search: str | None = FALLBACK_SEARCH,
+    fd_driver: str | os.PathLike | None = None,
+) -> list[HighLevelAction]:
     """Plan with Fast Downward and return the high-level plan (ending in NoOp).
 
     Runs the wheel's driver as a subprocess in a temporary directory (removed
@@ -161,8 +189,9 @@ def _plan_from_pddl(lines: list[str], mapping: dict, dist: dict) -> list[HighLev
     return merged
 
 
-def _action_from_line(line: str, mapping: dict, dist: dict, parents: dict,
-                      kinds: dict) -> HighLevelAction | None:
+def _action_from_line(
+    line: str, mapping: dict, dist: dict, parents: dict, kinds: dict
+) -> HighLevelAction | None:
     """One plan line as a high-level action (None for ReachGoal*); tracks ``parents`` so a
     pickup from a movable receptacle can name the fixed receptacle it stands in."""
 
@@ -175,14 +204,16 @@ def _action_from_line(line: str, mapping: dict, dist: dict, parents: dict,
     toks = line.strip("()").split()
     op, p = toks[0].lower(), toks[1:]
     if op == "gotolocation":
-        a = HighLevelAction("GotoLocation", location=ident(p[2]),
-                            cost=dist.get((p[1], p[2]), 0), pddl=line)
+        a = HighLevelAction(
+            "GotoLocation", location=ident(p[2]), cost=dist.get((p[1], p[2]), 0), pddl=line
+        )
         a._from = ident(p[1])  # type: ignore[attr-defined]
         return a
     if op in ("openobject", "closeobject"):
         name = "OpenObject" if op == "openobject" else "CloseObject"
-        return HighLevelAction(name, [arg_name(otype(p[2]))], object_id=ident(p[2]),
-                               cost=1, pddl=line)
+        return HighLevelAction(
+            name, [arg_name(otype(p[2]))], object_id=ident(p[2]), cost=1, pddl=line
+        )
     if op.startswith("pickupobject"):
         o = ident(p[2])
         rec = None
@@ -193,29 +224,57 @@ def _action_from_line(line: str, mapping: dict, dist: dict, parents: dict,
             mp = parents.get(m)
             rec = mp if (mp is not None and kinds.get(mp) == "receptacle") else m
         parents[o] = None
-        return HighLevelAction("PickupObject", [arg_name(otype(p[2]))], object_id=o,
-                               receptacle_id=rec, cost=1, pddl=line)
+        return HighLevelAction(
+            "PickupObject",
+            [arg_name(otype(p[2]))],
+            object_id=o,
+            receptacle_id=rec,
+            cost=1,
+            pddl=line,
+        )
     if op.startswith("putobject"):
         o, r = ident(p[2]), ident(p[3])
         parents[o] = r
-        return HighLevelAction("PutObject", [arg_name(otype(p[2])), arg_name(otype(p[3]))],
-                               object_id=o, receptacle_id=r, cost=1, pddl=line)
+        return HighLevelAction(
+            "PutObject",
+            [arg_name(otype(p[2])), arg_name(otype(p[3]))],
+            object_id=o,
+            receptacle_id=r,
+            cost=1,
+            pddl=line,
+        )
     if op in ("cleanobject", "heatobject", "coolobject"):
-        name = {"cleanobject": "CleanObject", "heatobject": "HeatObject",
-                "coolobject": "CoolObject"}[op]
-        return HighLevelAction(name, [arg_name(otype(p[3]))], object_id=ident(p[3]),
-                               receptacle_id=ident(p[2]), cost=5, pddl=line)
+        name = {
+            "cleanobject": "CleanObject",
+            "heatobject": "HeatObject",
+            "coolobject": "CoolObject",
+        }[op]
+        return HighLevelAction(
+            name,
+            [arg_name(otype(p[3]))],
+            object_id=ident(p[3]),
+            receptacle_id=ident(p[2]),
+            cost=5,
+            pddl=line,
+        )
     if op in ("toggleobjecton", "toggleobjectoff"):
-        return HighLevelAction("ToggleObject", [arg_name(otype(p[2]))], object_id=ident(p[2]),
-                               cost=5, pddl=line)
+        return HighLevelAction(
+            "ToggleObject", [arg_name(otype(p[2]))], object_id=ident(p[2]), cost=5, pddl=line
+        )
     if op in ("sliceobjectinreceptacle", "sliceobjectnoreceptacle"):
         co = ident(p[2])
         rec = ident(p[4]) if op == "sliceobjectinreceptacle" else None
         for sid in parents:
             if sid.startswith(co + "|"):
                 parents[sid] = rec
-        return HighLevelAction("SliceObject", [arg_name(otype(p[2]))], object_id=co,
-                               tool_id=ident(p[3]), cost=5, pddl=line)
+        return HighLevelAction(
+            "SliceObject",
+            [arg_name(otype(p[2]))],
+            object_id=co,
+            tool_id=ident(p[3]),
+            cost=5,
+            pddl=line,
+        )
     if op.startswith("reachgoal"):
         return None  # FF's REACH-GOAL: becomes the final NoOp/End
     raise PlanningError(f"unknown planner action in plan: {line}")
@@ -240,4 +299,3 @@ def _dist_lookup(dist: dict, mapping: dict, a: str, b: str, default: int) -> int
     if a == b:
         return 0
     return dist.get((rev.get(a, a), rev.get(b, b)), default)
-

@@ -4,6 +4,7 @@
 and a ``;; @alfred-map`` comment that lets :func:`alfred_task.planning.solve` map the
 planner's names back to object ids.
 """
+
 from __future__ import annotations
 
 import json
@@ -33,11 +34,15 @@ DEFAULT_GOAL_STYLE = "action"
 
 _AGENT = "agent1"
 # Task flag set in the init state for goal_style="action" (selects the ReachGoal* action).
-_TASK_FLAG = {"pick_and_place_simple": "taskPlace", "pick_clean_then_place_in_recep": "taskClean",
-              "pick_heat_then_place_in_recep": "taskHeat",
-              "pick_cool_then_place_in_recep": "taskCool", "pick_two_obj_and_place": "taskTwo",
-              "pick_and_place_with_movable_recep": "taskMovable",
-              "look_at_obj_in_light": "taskLook"}
+_TASK_FLAG = {
+    "pick_and_place_simple": "taskPlace",
+    "pick_clean_then_place_in_recep": "taskClean",
+    "pick_heat_then_place_in_recep": "taskHeat",
+    "pick_cool_then_place_in_recep": "taskCool",
+    "pick_two_obj_and_place": "taskTwo",
+    "pick_and_place_with_movable_recep": "taskMovable",
+    "look_at_obj_in_light": "taskLook",
+}
 
 
 def load_domain() -> str:
@@ -64,8 +69,14 @@ class _Names:
         key = (prefix, ident)
         if key in self.by_id:
             return self.by_id[key]
-        s = ident.lower().replace("|", "_bar_").replace("+", "_plus_").replace(
-            "-", "_minus_").replace(".", "_dot_").replace(",", "_comma_")
+        s = (
+            ident.lower()
+            .replace("|", "_bar_")
+            .replace("+", "_plus_")
+            .replace("-", "_minus_")
+            .replace(".", "_dot_")
+            .replace(",", "_comma_")
+        )
         s = prefix + "_" + _NAME_RE.sub("_", s)
         name, k = s, 1
         while name in self.used:
@@ -76,12 +87,16 @@ class _Names:
         return name
 
 
-_DOMAIN_CONSTANTS = {"sinkbasintype", "microwavetype", "fridgetype", "knifetype",
-                     "butterknifetype"}
+_DOMAIN_CONSTANTS = {"sinkbasintype", "microwavetype", "fridgetype", "knifetype", "butterknifetype"}
 
 
-def make_problem(state: ProblemState, task_type: str, pddl_params: Mapping,
-                 problem_name: str = "alfred_task", goal_style: str = DEFAULT_GOAL_STYLE) -> str:
+def make_problem(
+    state: ProblemState,
+    task_type: str,
+    pddl_params: Mapping,
+    problem_name: str = "alfred_task",
+    goal_style: str = DEFAULT_GOAL_STYLE,
+) -> str:
     """PDDL problem for ``domain.pddl`` with only task-relevant objects.
 
     The goal is the ALFRED goal template for ``task_type`` (§3.1: existential over
@@ -98,7 +113,8 @@ def make_problem(state: ProblemState, task_type: str, pddl_params: Mapping,
     if len(opened) > 1:
         raise ValueError(
             f"{len(opened)} receptacles are open ({opened}); ALFRED's domain lets at most "
-            "one be open at a time (GotoLocation/OpenObject require all closed)")
+            "one be open at a time (GotoLocation/OpenObject require all closed)"
+        )
     b = _ProblemBuilder(state, task)
     b.add_agent_facts(all_closed=not opened)
     b.add_receptacle_facts()
@@ -106,14 +122,22 @@ def make_problem(state: ProblemState, task_type: str, pddl_params: Mapping,
     b.add_goal_classes()
     loc_list = b.add_distance_facts()
     goal = b.goal(goal_style)
-    header = (f";; ALFRED task {task.task_type} {json.dumps(dict(pddl_params), sort_keys=True)}\n"
-              f";; @alfred-map {json.dumps(b.mapping, sort_keys=True)}\n")
-    return (header
-            + f"(define (problem {problem_name})\n  (:domain alfred_task)\n"
-            + "  (:objects\n" + "\n".join(b.object_lines(loc_list)) + ")\n"
-            + "  (:init\n    " + "\n    ".join(b.init) + ")\n"
-            + f"  (:goal {goal})\n"
-            + "  (:metric minimize (total-cost)))\n")
+    header = (
+        f";; ALFRED task {task.task_type} {json.dumps(dict(pddl_params), sort_keys=True)}\n"
+        f";; @alfred-map {json.dumps(b.mapping, sort_keys=True)}\n"
+    )
+    return (
+        header
+        + f"(define (problem {problem_name})\n  (:domain alfred_task)\n"
+        + "  (:objects\n"
+        + "\n".join(b.object_lines(loc_list))
+        + ")\n"
+        + "  (:init\n    "
+        + "\n    ".join(b.init)
+        + ")\n"
+        + f"  (:goal {goal})\n"
+        + "  (:metric minimize (total-cost)))\n"
+    )
 
 
 class _ProblemBuilder:
@@ -190,15 +214,23 @@ class _ProblemBuilder:
                 continue
             self._position_facts(oid, o, n)
             # Slice placeholders of a whole target object that is not sliced yet.
-            if n_ph and o.object_type == task.object_class and o.can("sliceable") and not o.is_sliced:
+            if (
+                n_ph
+                and o.object_type == task.object_class
+                and o.can("sliceable")
+                and not o.is_sliced
+            ):
                 self._slice_placeholders(oid, o, n, n_ph)
 
     def _type_and_placement_facts(self, oid: str, name: str, otype: str, o: SceneObject) -> None:
         init = self.init
         self.otypes.add(otype)
         init.append(f"(objectType {name} {otype}Type)")
-        for aff, pred in (("cleanable", "cleanable"), ("heatable", "heatable"),
-                          ("coolable", "coolable")):
+        for aff, pred in (
+            ("cleanable", "cleanable"),
+            ("heatable", "heatable"),
+            ("coolable", "coolable"),
+        ):
             if o.can(aff):
                 init.append(f"({pred} {name})")
         if o.is_movable_receptacle:
@@ -272,8 +304,10 @@ class _ProblemBuilder:
         for a in loc_list:
             for b in loc_list:
                 if a != b:
-                    self.init.append(f"(= (distance {self.loc_name(a)} {self.loc_name(b)}) "
-                                     f"{self.state.distance(a, b)})")
+                    self.init.append(
+                        f"(= (distance {self.loc_name(a)} {self.loc_name(b)}) "
+                        f"{self.state.distance(a, b)})"
+                    )
         self.init.append("(= (total-cost) 0)")
         return loc_list
 
@@ -295,10 +329,14 @@ class _ProblemBuilder:
 
     # ---- objects ----------------------------------------------------------------
     def object_lines(self, loc_list: list[str]) -> list[str]:
-        lines = [f"    {_AGENT} - agent",
-                 "    " + " ".join(self.loc_name(l) for l in loc_list) + " - location"]
+        lines = [
+            f"    {_AGENT} - agent",
+            "    " + " ".join(self.loc_name(l) for l in loc_list) + " - location",
+        ]
         if self.rec_names:
-            lines.append("    " + " ".join(self.rec_names[r] for r in self.receptacles) + " - receptacle")
+            lines.append(
+                "    " + " ".join(self.rec_names[r] for r in self.receptacles) + " - receptacle"
+            )
         all_items = [n for n, v in self.mapping.items() if v[0] == "item"]
         if all_items:
             lines.append("    " + " ".join(all_items) + " - item")
@@ -324,27 +362,37 @@ def _goal_pddl(task: PlanningTask, agent: str) -> str:
         return f"({pred} {o} {c})"
 
     if tt == "pick_and_place_simple":
-        body = (f"(exists (?o - item ?r - receptacle) (and (objectType ?o {O}) "
-                f"(receptacleType ?r {task.parent}Type) {inside('?o', '?r')}))")
+        body = (
+            f"(exists (?o - item ?r - receptacle) (and (objectType ?o {O}) "
+            f"(receptacleType ?r {task.parent}Type) {inside('?o', '?r')}))"
+        )
     elif tt in STATE_TASK_ACTION:
-        flag = {"CleanObject": "isClean", "HeatObject": "isHot",
-                "CoolObject": "isCool"}[STATE_TASK_ACTION[tt]]
-        body = (f"(exists (?o - item ?r - receptacle) (and (objectType ?o {O}) "
-                f"(receptacleType ?r {task.parent}Type) ({flag} ?o) (inReceptacle ?o ?r)))")
+        flag = {"CleanObject": "isClean", "HeatObject": "isHot", "CoolObject": "isCool"}[
+            STATE_TASK_ACTION[tt]
+        ]
+        body = (
+            f"(exists (?o - item ?r - receptacle) (and (objectType ?o {O}) "
+            f"(receptacleType ?r {task.parent}Type) ({flag} ?o) (inReceptacle ?o ?r)))"
+        )
     elif tt == "pick_two_obj_and_place":
-        body = (f"(exists (?o1 - item ?o2 - item ?r - receptacle) (and (objectType ?o1 {O}) "
-                f"(objectType ?o2 {O}) (not (= ?o1 ?o2)) (receptacleType ?r {task.parent}Type) "
-                f"{inside('?o1', '?r')} {inside('?o2', '?r')}))")
+        body = (
+            f"(exists (?o1 - item ?o2 - item ?r - receptacle) (and (objectType ?o1 {O}) "
+            f"(objectType ?o2 {O}) (not (= ?o1 ?o2)) (receptacleType ?r {task.parent}Type) "
+            f"{inside('?o1', '?r')} {inside('?o2', '?r')}))"
+        )
     elif tt == "pick_and_place_with_movable_recep":
-        body = (f"(exists (?o - item ?m - item ?r - receptacle) (and (objectType ?o {O}) "
-                f"(objectType ?m {task.mrecep}Type) (isReceptacleObject ?m) "
-                f"{inside('?o', '?m', 'inReceptacleObject')} (receptacleType ?r {task.parent}Type) "
-                f"(inReceptacle ?m ?r)))")
+        body = (
+            f"(exists (?o - item ?m - item ?r - receptacle) (and (objectType ?o {O}) "
+            f"(objectType ?m {task.mrecep}Type) (isReceptacleObject ?m) "
+            f"{inside('?o', '?m', 'inReceptacleObject')} (receptacleType ?r {task.parent}Type) "
+            f"(inReceptacle ?m ?r)))"
+        )
     elif tt == "look_at_obj_in_light":
-        return (f"(exists (?o - item ?t - item ?l - location) (and (objectType ?o {O}) "
-                f"(holds {agent} ?o) (objectType ?t {task.toggle}Type) (toggleable ?t) "
-                f"(isOn ?t) (objectAtLocation ?t ?l) (atLocation {agent} ?l)))")
+        return (
+            f"(exists (?o - item ?t - item ?l - location) (and (objectType ?o {O}) "
+            f"(holds {agent} ?o) (objectType ?t {task.toggle}Type) (toggleable ?t) "
+            f"(isOn ?t) (objectAtLocation ?t ?l) (atLocation {agent} ?l)))"
+        )
     else:  # pragma: no cover
         raise ValueError(tt)
     return f"(and {closed} {body})"
-

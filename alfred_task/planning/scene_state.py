@@ -6,21 +6,37 @@ controller API only (``GetReachablePositions``, ``GetInteractablePoses``), so it
 thor_lite and on real THOR. Interaction spots are the expensive part (a visibility query per
 object), so :class:`LocationIndex` caches them per object pose for a whole episode.
 """
+
 from __future__ import annotations
 
 import math
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from backends import (AGENT_Y_OFFSET, CAMERA_STANDING_OFFSET, OBJECT_SPECIFIC_RECEPTACLES, SLICED_TYPE,
-                      placement_allowed)
+from backends import (
+    AGENT_Y_OFFSET,
+    CAMERA_STANDING_OFFSET,
+    OBJECT_SPECIFIC_RECEPTACLES,
+    SLICED_TYPE,
+    placement_allowed,
+)
 
 from alfred_task import constants as C
 from alfred_task.env.environment import query
-from alfred_task.env.navigation import GridNavigator, Node, agent_node, ideal_horizon, location_string, parse_location
+from alfred_task.env.navigation import (
+    GridNavigator,
+    Node,
+    agent_node,
+    ideal_horizon,
+    location_string,
+    parse_location,
+)
 from alfred_task.planning import ProblemState, SceneObject, parse_task, relevant_objects
 
-APPLIANCE = {"pick_clean_then_place_in_recep": "SinkBasin", "pick_heat_then_place_in_recep": "Microwave",
-             "pick_cool_then_place_in_recep": "Fridge"}
+APPLIANCE = {
+    "pick_clean_then_place_in_recep": "SinkBasin",
+    "pick_heat_then_place_in_recep": "Microwave",
+    "pick_cool_then_place_in_recep": "Fridge",
+}
 HORIZONS = [-30.0, -15.0, 0.0, 15.0, 30.0, 45.0, 60.0]
 MIN_DISTANCE = 0.5  # metres: ALFRED steps back when closer than this (§3.2)
 
@@ -46,11 +62,17 @@ class LocationIndex:
         self._rejected: Dict[str, set] = {}
         self._abandoned: set = set()
         self._extended: set = set()  # keys whose ranking has the fallback poses appended
-        self._far_first: set = set()  # objects whose spots are tried farthest first (see prefer_far)
+        self._far_first: set = (
+            set()
+        )  # objects whose spots are tried farthest first (see prefer_far)
 
     @staticmethod
     def _key(obj: Mapping) -> tuple:
-        return obj["objectId"], tuple(round(v, 2) for v in _xyz(obj["position"])), bool(obj.get("isOpen"))
+        return (
+            obj["objectId"],
+            tuple(round(v, 2) for v in _xyz(obj["position"])),
+            bool(obj.get("isOpen")),
+        )
 
     def location(self, obj: Mapping, agent: Optional[Node] = None) -> Optional[str]:
         """The best spot not rejected; with `agent`, the best one a path from there reaches
@@ -70,8 +92,14 @@ class LocationIndex:
             ranked = self._ranked[key]
             if obj["objectId"] in self._far_first:
                 ranked = self._farthest_first(obj, ranked)
-            loc = next((loc for loc in ranked if loc not in bad
-                        and (reach is None or parse_location(loc)[:3] in reach)), None)
+            loc = next(
+                (
+                    loc
+                    for loc in ranked
+                    if loc not in bad and (reach is None or parse_location(loc)[:3] in reach)
+                ),
+                None,
+            )
             if loc is not None:
                 return loc
         return None
@@ -113,8 +141,14 @@ class LocationIndex:
 
     def _rank(self, obj: Mapping) -> List[str]:
         """Reachable queried interaction poses, best first (distance >= MIN_DISTANCE, facing, ideal tilt)."""
-        ev = query(self.controller, "GetInteractablePoses", objectId=obj["objectId"], horizons=HORIZONS,
-                   standings=[True], rotations=[0.0, 90.0, 180.0, 270.0])
+        ev = query(
+            self.controller,
+            "GetInteractablePoses",
+            objectId=obj["objectId"],
+            horizons=HORIZONS,
+            standings=[True],
+            rotations=[0.0, 90.0, 180.0, 270.0],
+        )
         if not ev.metadata["lastActionSuccess"]:
             return []
         reach = self.nav.distances_from(self.start)
@@ -131,8 +165,15 @@ class LocationIndex:
             cam_y = float(p.get("y", AGENT_Y_OFFSET)) + CAMERA_STANDING_OFFSET
             h = float(p["horizon"])
             h_ideal = ideal_horizon(cam_y, oy, d)
-            score = (round(d if d >= MIN_DISTANCE else 10.0 + MIN_DISTANCE - d, 2),
-                     round(turn / 45.0), abs(h - h_ideal), i, k, r, h)
+            score = (
+                round(d if d >= MIN_DISTANCE else 10.0 + MIN_DISTANCE - d, 2),
+                round(turn / 45.0),
+                abs(h - h_ideal),
+                i,
+                k,
+                r,
+                h,
+            )
             scored.append((score, location_string(i, k, r, h)))
         return [loc for _, loc in sorted(scored)]
 
@@ -147,7 +188,10 @@ class LocationIndex:
             return []
         cx, cy, cz = _xyz(centre)
         hx, hz = float(size["x"]) / 2, float(size["z"]) / 2
-        cam_y = float(self.controller.last_event.metadata["agent"]["position"]["y"]) + CAMERA_STANDING_OFFSET
+        cam_y = (
+            float(self.controller.last_event.metadata["agent"]["position"]["y"])
+            + CAMERA_STANDING_OFFSET
+        )
         g = self.nav.grid
         scored = []
         for i, k, r in self.nav.distances_from(self.start):
@@ -160,7 +204,9 @@ class LocationIndex:
             if turn > 45.0:
                 continue
             h = ideal_horizon(cam_y, cy, max(gap, MIN_DISTANCE))
-            scored.append(((round(gap, 2), round(turn / 45.0), i, k, r), location_string(i, k, r, h)))
+            scored.append(
+                ((round(gap, 2), round(turn / 45.0), i, k, r), location_string(i, k, r, h))
+            )
         return [loc for _, loc in sorted(scored)]
 
 
@@ -180,9 +226,16 @@ def placement_table(types: Iterable[str], receptacle_types: Iterable[str]) -> Di
     return {r: {t for t in types if placement_allowed(t, r)} for r in set(receptacle_types)}
 
 
-def build_problem_state(metadata: Mapping, index: LocationIndex, task_type: str, pddl_params: Mapping,
-                        cleaned: Iterable[str] = (), heated: Iterable[str] = (), cooled: Iterable[str] = (),
-                        agent_location: Optional[str] = None) -> ProblemState:
+def build_problem_state(
+    metadata: Mapping,
+    index: LocationIndex,
+    task_type: str,
+    pddl_params: Mapping,
+    cleaned: Iterable[str] = (),
+    heated: Iterable[str] = (),
+    cooled: Iterable[str] = (),
+    agent_location: Optional[str] = None,
+) -> ProblemState:
     """ProblemState of the current scene with spots for the task-relevant objects only."""
     objs = {o["objectId"]: o for o in metadata["objects"]}
     held = next((o["objectId"] for o in metadata.get("inventoryObjects") or []), None)
@@ -198,21 +251,36 @@ def build_problem_state(metadata: Mapping, index: LocationIndex, task_type: str,
         if not fixed and not o.get("pickupable") and t not in C.TOGGLEABLE:
             continue
         scene[oid] = SceneObject(
-            object_id=oid, object_type=t, parent=None if oid == held else _immediate_parent(o, objs),
-            receptacle=bool(o.get("receptacle")), pickupable=bool(o.get("pickupable")),
-            openable=bool(o.get("openable")), is_open=bool(o.get("isOpen")),
-            toggleable=bool(o.get("toggleable")), is_toggled=bool(o.get("isToggled")),
-            sliceable=bool(o.get("sliceable")), is_sliced=bool(o.get("isSliced")),
+            object_id=oid,
+            object_type=t,
+            parent=None if oid == held else _immediate_parent(o, objs),
+            receptacle=bool(o.get("receptacle")),
+            pickupable=bool(o.get("pickupable")),
+            openable=bool(o.get("openable")),
+            is_open=bool(o.get("isOpen")),
+            toggleable=bool(o.get("toggleable")),
+            is_toggled=bool(o.get("isToggled")),
+            sliceable=bool(o.get("sliceable")),
+            is_sliced=bool(o.get("isSliced")),
             slice_of=oid.rsplit("|", 1)[0] if t.endswith("Sliced") else None,
-            dirty=bool(o.get("isDirty")), cleaned=oid in cleaned, heated=oid in heated, cooled=oid in cooled)
+            dirty=bool(o.get("isDirty")),
+            cleaned=oid in cleaned,
+            heated=oid in heated,
+            cooled=oid in cooled,
+        )
     # parents outside the symbolic scene (e.g. non-ALFRED furniture) count as "no receptacle"
     for oid, so in list(scene.items()):
         if so.parent is not None and so.parent not in scene:
             scene[oid] = SceneObject(**{**so.__dict__, "parent": None})
-    agent = agent_location or location_string(*agent_node(metadata["agent"]),
-                                              metadata["agent"]["cameraHorizon"])
-    state = ProblemState(agent_location=agent, objects=scene, held=held,
-                         capacity={t: 1 for t in OBJECT_SPECIFIC_RECEPTACLES})
+    agent = agent_location or location_string(
+        *agent_node(metadata["agent"]), metadata["agent"]["cameraHorizon"]
+    )
+    state = ProblemState(
+        agent_location=agent,
+        objects=scene,
+        held=held,
+        capacity={t: 1 for t in OBJECT_SPECIFIC_RECEPTACLES},
+    )
     here = parse_location(agent)[:3]
     task = parse_task(task_type, pddl_params)
     items, _ = relevant_objects(state, task)
@@ -248,14 +316,20 @@ def build_problem_state(metadata: Mapping, index: LocationIndex, task_type: str,
         if so.is_movable_receptacle and so.location is None and oid != held:
             parent = scene.get(so.parent) if so.parent else None
             if parent is None or not (parent.openable and not parent.is_open):
-                scene[oid] = SceneObject(**{**so.__dict__, "location": index.location(objs[oid], here)})
-    state.distances = _distances(index.nav, [agent] + sorted({o.location for o in scene.values() if o.location}))
+                scene[oid] = SceneObject(
+                    **{**so.__dict__, "location": index.location(objs[oid], here)}
+                )
+    state.distances = _distances(
+        index.nav, [agent] + sorted({o.location for o in scene.values() if o.location})
+    )
     reach = {b for a, b in state.distances if a == agent} | {agent}  # reachable from the agent
     for oid, so in scene.items():  # unreachable spots are unknown spots
         if so.location is not None and so.location not in reach:
             scene[oid] = SceneObject(**{**so.__dict__, "location": None})
-    state.placement = placement_table([o.object_type for o in scene.values()],
-                                       [o.object_type for o in scene.values() if o.receptacle])
+    state.placement = placement_table(
+        [o.object_type for o in scene.values()],
+        [o.object_type for o in scene.values() if o.receptacle],
+    )
     _allow_task_placements(state.placement, task)
     return state
 
@@ -264,8 +338,12 @@ def _allow_task_placements(table: Dict[str, set], task) -> None:
     """ALFRED drew every task from its own placement table (VAL_RECEPTACLE_OBJECTS), so the
     placements the task needs are valid even where THOR 5's restrictions forbid them (e.g. a
     Pencil in a Mug); its PutObject runs with forceAction, which skips those restrictions."""
-    pairs = [(task.parent, task.goal_class), (task.mrecep, task.goal_class), (task.parent, task.mrecep),
-             (APPLIANCE.get(task.task_type, ""), task.goal_class)]
+    pairs = [
+        (task.parent, task.goal_class),
+        (task.mrecep, task.goal_class),
+        (task.parent, task.mrecep),
+        (APPLIANCE.get(task.task_type, ""), task.goal_class),
+    ]
     for rec, obj in pairs:
         if rec and obj and rec in table:
             table[rec].add(obj)

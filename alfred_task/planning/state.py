@@ -5,6 +5,7 @@ and what both planners and the symbolic executor read; :func:`parse_task` turns 
 ``task_type`` + ``pddl_params`` into a :class:`PlanningTask`, and :func:`relevant_objects`
 is ALFRED's pruning of the scene to the objects a task can involve (§3.3).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
@@ -14,9 +15,21 @@ from alfred_task import constants as _C
 from backends import SLICED_TYPE
 
 __all__ = [
-    "TASK_TYPES", "APPLIANCE_FOR", "STATE_TASK_ACTION", "ACTION_FLAG",
-    "SceneObject", "ProblemState", "PlanningTask", "can_place_static", "can_place_in_object_static",
-    "distances_from_coords", "parse_task", "slice_id", "sliced_type", "relevant_objects", "to_thor_metadata",
+    "TASK_TYPES",
+    "APPLIANCE_FOR",
+    "STATE_TASK_ACTION",
+    "ACTION_FLAG",
+    "SceneObject",
+    "ProblemState",
+    "PlanningTask",
+    "can_place_static",
+    "can_place_in_object_static",
+    "distances_from_coords",
+    "parse_task",
+    "slice_id",
+    "sliced_type",
+    "relevant_objects",
+    "to_thor_metadata",
 ]
 
 # One source of truth: the task types and class tables live in alfred_task.constants.
@@ -31,8 +44,13 @@ STATE_TASK_ACTION = {
 }
 ACTION_FLAG = {"CleanObject": "cleaned", "HeatObject": "heated", "CoolObject": "cooled"}
 # Class tables behind SceneObject.can() when an affordance flag is left as None.
-_AFFORDANCE_CLASSES = {"cleanable": _C.CLEANABLE, "heatable": _C.HEATABLE, "coolable": _C.COOLABLE,
-                       "toggleable": _C.TOGGLEABLE, "sliceable": _C.SLICEABLE}
+_AFFORDANCE_CLASSES = {
+    "cleanable": _C.CLEANABLE,
+    "heatable": _C.HEATABLE,
+    "coolable": _C.COOLABLE,
+    "toggleable": _C.TOGGLEABLE,
+    "sliceable": _C.SLICEABLE,
+}
 
 
 @dataclass
@@ -185,8 +203,11 @@ class ProblemState:
         p = self.objects[o.parent]
         if p.is_fixed_receptacle:
             return p.object_id
-        if p.parent is not None and p.parent in self.objects and \
-                self.objects[p.parent].is_fixed_receptacle:
+        if (
+            p.parent is not None
+            and p.parent in self.objects
+            and self.objects[p.parent].is_fixed_receptacle
+        ):
             return p.parent
         return p.object_id
 
@@ -244,7 +265,7 @@ class PlanningTask:
     """A dataset task (``task_type`` + ``pddl_params``) in the form the planners use."""
 
     task_type: str
-    object_class: str       # base class (pddl_params.object_target)
+    object_class: str  # base class (pddl_params.object_target)
     sliced: bool
     parent: str
     toggle: str
@@ -263,9 +284,14 @@ def parse_task(task_type: str, pddl_params: Mapping) -> PlanningTask:
     sliced = bool(pddl_params.get("object_sliced", False))
     if obj.endswith("Sliced"):  # tolerate "AppleSliced" spelling
         obj, sliced = obj[: -len("Sliced")], True
-    task = PlanningTask(task_type, obj, sliced, str(pddl_params.get("parent_target") or ""),
-                        str(pddl_params.get("toggle_target") or ""),
-                        str(pddl_params.get("mrecep_target") or ""))
+    task = PlanningTask(
+        task_type,
+        obj,
+        sliced,
+        str(pddl_params.get("parent_target") or ""),
+        str(pddl_params.get("toggle_target") or ""),
+        str(pddl_params.get("mrecep_target") or ""),
+    )
     if not task.object_class:
         raise ValueError("pddl_params.object_target is required")
     if task_type == "look_at_obj_in_light":
@@ -315,8 +341,9 @@ def relevant_objects(state: ProblemState, task: PlanningTask) -> tuple[list[str]
             items.add(p)
     if state.held is not None:
         items.add(state.held)
-    receptacles = sorted(k for k, o in objs.items()
-                         if o.is_fixed_receptacle and o.location is not None)
+    receptacles = sorted(
+        k for k, o in objs.items() if o.is_fixed_receptacle and o.location is not None
+    )
     return sorted(items), receptacles
 
 
@@ -338,27 +365,30 @@ def to_thor_metadata(state: ProblemState) -> dict:
             chain.append(p)
             p = objs[p].parent
         loc = state.reach_location(k) if not o.is_fixed_receptacle else o.location
-        out.append({
-            "objectId": k,
-            "objectType": o.object_type,
-            "pickupable": o.pickupable or (o.slice_of is not None),
-            "receptacle": o.receptacle,
-            "receptacleObjectIds": sorted(children.get(k, [])) if o.receptacle else None,
-            "parentReceptacles": chain or None,
-            "openable": o.openable,
-            "isOpen": o.is_open,
-            "toggleable": o.can("toggleable"),
-            "isToggled": o.is_toggled,
-            "sliceable": o.can("sliceable"),
-            "isSliced": o.is_sliced,
-            "isDirty": o.dirty,
-            "isPickedUp": state.held == k,
-            "visible": state.held == k or loc == state.agent_location,
-        })
+        out.append(
+            {
+                "objectId": k,
+                "objectType": o.object_type,
+                "pickupable": o.pickupable or (o.slice_of is not None),
+                "receptacle": o.receptacle,
+                "receptacleObjectIds": sorted(children.get(k, [])) if o.receptacle else None,
+                "parentReceptacles": chain or None,
+                "openable": o.openable,
+                "isOpen": o.is_open,
+                "toggleable": o.can("toggleable"),
+                "isToggled": o.is_toggled,
+                "sliceable": o.can("sliceable"),
+                "isSliced": o.is_sliced,
+                "isDirty": o.dirty,
+                "isPickedUp": state.held == k,
+                "visible": state.held == k or loc == state.agent_location,
+            }
+        )
     return {
         "objects": out,
         "inventory": [{"objectId": state.held, "objectType": objs[state.held].object_type}]
-        if state.held else [],
+        if state.held
+        else [],
         "cleaned": {k for k, o in objs.items() if o.cleaned},
         "heated": {k for k, o in objs.items() if o.heated},
         "cooled": {k for k, o in objs.items() if o.cooled},

@@ -4,6 +4,7 @@ It produces the same kind of high-level plan as Fast Downward by enumerating, pe
 type, the instance choices and orders ALFRED's scripts used, simulating each candidate
 with the symbolic executor and keeping the cheapest one that reaches the goal.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -73,15 +74,24 @@ class _Sim:
         r = s.objects[rid]
         self.goto(r.location if r.is_fixed_receptacle else s.object_location(rid))
         o = s.objects[s.held]
-        return self.do(HighLevelAction("PutObject", [arg_name(o.object_type), arg_name(r.object_type)],
-                                       object_id=o.object_id, receptacle_id=rid))
+        return self.do(
+            HighLevelAction(
+                "PutObject",
+                [arg_name(o.object_type), arg_name(r.object_type)],
+                object_id=o.object_id,
+                receptacle_id=rid,
+            )
+        )
 
     def use(self, action: str, rid: str) -> "_Sim":
         s = self.state
         self.goto(s.objects[rid].location)
         o = s.objects[s.held]
-        return self.do(HighLevelAction(action, [arg_name(o.object_type)], object_id=o.object_id,
-                                       receptacle_id=rid))
+        return self.do(
+            HighLevelAction(
+                action, [arg_name(o.object_type)], object_id=o.object_id, receptacle_id=rid
+            )
+        )
 
     def toggle(self, tid: str) -> "_Sim":
         self.goto(self.state.object_location(tid))
@@ -124,8 +134,9 @@ class _Sim:
         s = self.state
         self.goto(s.object_location(whole))
         wt = s.objects[whole].object_type
-        return self.do(HighLevelAction("SliceObject", [arg_name(wt)], object_id=whole,
-                                       tool_id=knife))
+        return self.do(
+            HighLevelAction("SliceObject", [arg_name(wt)], object_id=whole, tool_id=knife)
+        )
 
     def slice_and_take(self, whole: str, knife: str) -> "_Sim":
         """Fetch the knife, slice ``whole``, put the knife down, take a slice."""
@@ -138,7 +149,11 @@ class _Sim:
         for k in range(s.slices_per_object):
             sid = slice_id(whole, s.objects[whole].object_type, k)
             o = s.objects.get(sid)
-            if o is not None and s.reach_location(sid) == s.object_location(whole) and sid != s.held:
+            if (
+                o is not None
+                and s.reach_location(sid) == s.object_location(whole)
+                and sid != s.held
+            ):
                 if o.parent == s.objects[whole].parent and o.location == s.objects[whole].location:
                     return self.pickup(sid)
         raise PlanExecutionError(f"no slice of {whole} left")
@@ -146,15 +161,25 @@ class _Sim:
 
 def _knives(s: ProblemState) -> list[str]:
     """Knives the agent holds or can reach, by id (so Knife/ButterKnife choice is stable)."""
-    return [k for k, o in sorted(s.objects.items()) if o.object_type in _C.KNIVES
-            and o.pickupable and (s.held == k or s.reach_location(k) is not None)]
+    return [
+        k
+        for k, o in sorted(s.objects.items())
+        if o.object_type in _C.KNIVES
+        and o.pickupable
+        and (s.held == k or s.reach_location(k) is not None)
+    ]
 
 
 def _wholes(s: ProblemState, task: PlanningTask) -> list[str]:
     """Unsliced, reachable whole objects of the target class (for sliced tasks)."""
-    return [w for w, o in sorted(s.objects.items())
-            if o.object_type == task.object_class and o.can("sliceable") and not o.is_sliced
-            and (s.held == w or s.reach_location(w) is not None)]
+    return [
+        w
+        for w, o in sorted(s.objects.items())
+        if o.object_type == task.object_class
+        and o.can("sliceable")
+        and not o.is_sliced
+        and (s.held == w or s.reach_location(w) is not None)
+    ]
 
 
 def _slice_in_place(root: _Sim, task: PlanningTask, r: str) -> list[list[Callable]]:
@@ -166,20 +191,24 @@ def _slice_in_place(root: _Sim, task: PlanningTask, r: str) -> list[list[Callabl
     s = root.state
     for w in _wholes(s, task):
         for kn in _knives(s):
-            slice_it = (lambda sm, w=w, kn=kn: sm.slice(w, kn))
+            slice_it = lambda sm, w=w, kn=kn: sm.slice(w, kn)
             if s.objects[w].parent == r and s.held != w:
                 out.append([slice_it])
                 continue
             move_w = [lambda sm, w=w: sm.pickup(w), lambda sm, r=r: sm.put(r)]
             out.append(move_w + [slice_it])
             if s.can_place(kn, r) and s.held != kn:
-                out.append([lambda sm, kn=kn: sm.pickup(kn), lambda sm, r=r: sm.put(r)]
-                           + move_w + [slice_it])
+                out.append(
+                    [lambda sm, kn=kn: sm.pickup(kn), lambda sm, r=r: sm.put(r)]
+                    + move_w
+                    + [slice_it]
+                )
     return out
 
 
-def _acquisitions(sim: _Sim, task: PlanningTask, exclude: Iterable[str] = ()
-                  ) -> list[tuple[str | None, Callable]]:
+def _acquisitions(
+    sim: _Sim, task: PlanningTask, exclude: Iterable[str] = ()
+) -> list[tuple[str | None, Callable]]:
     """Ways to end up holding a target object: pick an existing one, or slice a whole
     one with one of the knives (where it lies, or after carrying it to the knife's
     receptacle) and take a slice.  Returns (spot where the target is picked up, fn)."""
@@ -198,11 +227,24 @@ def _acquisitions(sim: _Sim, task: PlanningTask, exclude: Iterable[str] = ()
             for kn in _knives(s):
                 out.append((wl, lambda sm, w=w, kn=kn: sm.slice_and_take(w, kn)))
                 kp = s.objects[kn].parent
-                if (kp is not None and kp in s.objects and s.objects[kp].is_fixed_receptacle
-                        and s.objects[w].pickupable and s.can_place(w, kp)
-                        and s.objects[kp].location != wl):
-                    out.append((s.objects[kp].location, lambda sm, w=w, kn=kn, kp=kp: (
-                        sm.pickup(w), sm.put(kp), sm.slice_and_take(w, kn))))
+                if (
+                    kp is not None
+                    and kp in s.objects
+                    and s.objects[kp].is_fixed_receptacle
+                    and s.objects[w].pickupable
+                    and s.can_place(w, kp)
+                    and s.objects[kp].location != wl
+                ):
+                    out.append(
+                        (
+                            s.objects[kp].location,
+                            lambda sm, w=w, kn=kn, kp=kp: (
+                                sm.pickup(w),
+                                sm.put(kp),
+                                sm.slice_and_take(w, kn),
+                            ),
+                        )
+                    )
     return out
 
 
@@ -211,8 +253,11 @@ def _load_and_carry(root: _Sim, task: PlanningTask, r: str, run: Callable) -> It
     spot, or after staging the container at a target's spot), carry it into ``r``
     and unload both."""
     s = root.state
-    targets = [k for k, o in sorted(s.objects.items()) if o.object_type == task.goal_class
-               and o.pickupable and s.reach_location(k) is not None]
+    targets = [
+        k
+        for k, o in sorted(s.objects.items())
+        if o.object_type == task.goal_class and o.pickupable and s.reach_location(k) is not None
+    ]
     for m, mo in sorted(s.objects.items()):
         mspot = s.reach_location(m)
         if not mo.is_movable_receptacle or mspot is None or mo.parent == r:
@@ -225,8 +270,11 @@ def _load_and_carry(root: _Sim, task: PlanningTask, r: str, run: Callable) -> It
             for x in dict.fromkeys(spots):
                 steps: list[Callable] = []
                 if x != mspot:
-                    stage = [k for k, o in sorted(s.objects.items()) if o.is_fixed_receptacle
-                             and o.location == x and s.can_place(m, k)]
+                    stage = [
+                        k
+                        for k, o in sorted(s.objects.items())
+                        if o.is_fixed_receptacle and o.location == x and s.can_place(m, k)
+                    ]
                     if not stage:
                         continue
                     steps += [lambda sm, m=m: sm.pickup(m), lambda sm, k=stage[0]: sm.put(k)]
@@ -253,8 +301,11 @@ class _CandidateSearch:
         self.root, self.task, self.bound = root, task, bound
         self.s0 = root.state
         self.objs = self.s0.objects
-        self.parents = [k for k, o in sorted(self.objs.items()) if o.is_fixed_receptacle
-                        and o.object_type == task.parent and o.location is not None]
+        self.parents = [
+            k
+            for k, o in sorted(self.objs.items())
+            if o.is_fixed_receptacle and o.object_type == task.parent and o.location is not None
+        ]
 
     def candidates(self) -> Iterator[_Sim]:
         tt = self.task.task_type
@@ -290,9 +341,14 @@ class _CandidateSearch:
         out = [root]
         for m, mo in sorted(objs.items()):
             reachable = self.s0.held == m or self.s0.reach_location(m) is not None
-            if (mo.is_movable_receptacle and mo.parent != r and reachable
-                    and any(o.parent == m and o.object_type == self.task.goal_class
-                            for o in objs.values())):
+            if (
+                mo.is_movable_receptacle
+                and mo.parent != r
+                and reachable
+                and any(
+                    o.parent == m and o.object_type == self.task.goal_class for o in objs.values()
+                )
+            ):
                 c = self.run(root, lambda sm, m=m: sm.pickup(m), lambda sm, r=r: sm.put(r))
                 if c:
                     out.append(c)
@@ -319,14 +375,19 @@ class _CandidateSearch:
         root = self.root
         act = STATE_TASK_ACTION[self.task.task_type]
         flag = ACTION_FLAG[act]
-        apps = [k for k, o in sorted(self.objs.items())
-                if o.is_fixed_receptacle and o.object_type == APPLIANCE_FOR[act] and o.location]
+        apps = [
+            k
+            for k, o in sorted(self.objs.items())
+            if o.is_fixed_receptacle and o.object_type == APPLIANCE_FOR[act] and o.location
+        ]
         for r in self.parents:
             for _, acq in _acquisitions(root, self.task):
                 for ap in apps:
+
                     def treat(sm, ap=ap):
                         if not getattr(sm.state.objects[sm.state.held], flag):
                             sm.use(act, ap)
+
                     c = self.run(root, acq, treat, lambda sm, r=r: sm.put(r))
                     if c:
                         yield c
@@ -336,8 +397,11 @@ class _CandidateSearch:
         for r in self.parents:
             for base in self.carried_roots(r):
                 bobjs = base.state.objects
-                placed = [k for k, o in bobjs.items()
-                          if o.parent == r and o.object_type == task.goal_class]
+                placed = [
+                    k
+                    for k, o in bobjs.items()
+                    if o.parent == r and o.object_type == task.goal_class
+                ]
                 first = _acquisitions(base, task, exclude=placed)
                 if placed:
                     for _, acq in first:
@@ -359,14 +423,21 @@ class _CandidateSearch:
 
     def _look(self) -> Iterator[_Sim]:
         root, task = self.root, self.task
-        lamps = [k for k, o in sorted(self.objs.items()) if o.object_type == task.toggle
-                 and o.can("toggleable") and self.s0.object_location(k) is not None]
+        lamps = [
+            k
+            for k, o in sorted(self.objs.items())
+            if o.object_type == task.toggle
+            and o.can("toggleable")
+            and self.s0.object_location(k) is not None
+        ]
         for t in lamps:
+
             def light(sm, t=t):
                 if not sm.state.objects[t].is_toggled:
                     sm.toggle(t)
                 else:
                     sm.goto(sm.state.object_location(t))
+
             for _, acq in _acquisitions(root, task):
                 # lamp first (ALFRED's order when object and lamp share a spot) ...
                 c = self.run(root, light, acq, lambda sm, t=t: sm.goto(sm.state.object_location(t)))
@@ -379,12 +450,16 @@ class _CandidateSearch:
 
     def _movable(self) -> Iterator[_Sim]:
         root, task, objs = self.root, self.task, self.objs
-        mreceps = [k for k, o in sorted(objs.items())
-                   if o.object_type == task.mrecep and o.is_movable_receptacle]
+        mreceps = [
+            k
+            for k, o in sorted(objs.items())
+            if o.object_type == task.mrecep and o.is_movable_receptacle
+        ]
         for r in self.parents:
             for m in mreceps:
-                inside = [k for k, o in objs.items()
-                          if o.parent == m and o.object_type == task.goal_class]
+                inside = [
+                    k for k, o in objs.items() if o.parent == m and o.object_type == task.goal_class
+                ]
                 if inside:  # container already holds a target: carry it
                     c = self.run(root, lambda sm, m=m: sm.pickup(m), lambda sm, r=r: sm.put(r))
                     if c:
@@ -396,33 +471,53 @@ class _CandidateSearch:
         """Three orders of getting object ``acq`` into container ``m`` inside ``r``."""
         root, objs = self.root, self.objs
         # A: object into container, then container to the receptacle
-        c = self.run(root, acq, lambda sm, m=m: sm.put(m), lambda sm, m=m: sm.pickup(m),
-                     lambda sm, r=r: sm.put(r))
+        c = self.run(
+            root,
+            acq,
+            lambda sm, m=m: sm.put(m),
+            lambda sm, m=m: sm.pickup(m),
+            lambda sm, r=r: sm.put(r),
+        )
         if c:
             yield c
         # B: container to the receptacle, then object into it
         if objs[m].parent == r:
             c = self.run(root, acq, lambda sm, m=m: sm.put(m))
         else:
-            c = self.run(root, lambda sm, m=m: sm.pickup(m), lambda sm, r=r: sm.put(r),
-                         acq, lambda sm, m=m: sm.put(m))
+            c = self.run(
+                root,
+                lambda sm, m=m: sm.pickup(m),
+                lambda sm, r=r: sm.put(r),
+                acq,
+                lambda sm, m=m: sm.put(m),
+            )
         if c:
             yield c
         # C: stage the container where the object is picked up
         if spot is None or self.s0.reach_location(m) == spot:
             return
-        stage = [k for k, o in sorted(objs.items()) if o.is_fixed_receptacle
-                 and o.location == spot and self.s0.can_place(m, k)]
+        stage = [
+            k
+            for k, o in sorted(objs.items())
+            if o.is_fixed_receptacle and o.location == spot and self.s0.can_place(m, k)
+        ]
         if stage:
-            c = self.run(root, lambda sm, m=m: sm.pickup(m),
-                         lambda sm, k=stage[0]: sm.put(k), acq,
-                         lambda sm, m=m: sm.put(m), lambda sm, m=m: sm.pickup(m),
-                         lambda sm, r=r: sm.put(r))
+            c = self.run(
+                root,
+                lambda sm, m=m: sm.pickup(m),
+                lambda sm, k=stage[0]: sm.put(k),
+                acq,
+                lambda sm, m=m: sm.put(m),
+                lambda sm, m=m: sm.pickup(m),
+                lambda sm, r=r: sm.put(r),
+            )
             if c:
                 yield c
 
 
-def template_plan(state: ProblemState, task_type: str, pddl_params: Mapping) -> list[HighLevelAction]:
+def template_plan(
+    state: ProblemState, task_type: str, pddl_params: Mapping
+) -> list[HighLevelAction]:
     """Fast task-specific planner (alfred.md §3.1 scripts, planning.md §4).
 
     Enumerates instance choices (which object / knife / appliance / receptacle /
@@ -451,7 +546,9 @@ def template_plan(state: ProblemState, task_type: str, pddl_params: Mapping) -> 
         best = None
         bound = [math.inf]
         for c in _CandidateSearch(root, task, bound).candidates():
-            if (best is None or c.cost < best.cost) and goal_reached(c.state, task_type, pddl_params):
+            if (best is None or c.cost < best.cost) and goal_reached(
+                c.state, task_type, pddl_params
+            ):
                 best = c
                 bound[0] = c.cost
     if best is None:
@@ -460,4 +557,3 @@ def template_plan(state: ProblemState, task_type: str, pddl_params: Mapping) -> 
     types = {k: o.object_type for k, o in best.state.objects.items()}
     fill_goto_args(plan, types)
     return plan
-

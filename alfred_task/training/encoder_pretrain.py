@@ -13,6 +13,7 @@ torchvision resnet18 ``state_dict`` (int8 conv weights, ~12 MB), accepted everyw
 
 Only train-split trajectories are read: valid_unseen floor plans stay unseen by the encoder.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,7 +35,14 @@ DEFAULT_GRID = 28
 DEFAULT_MIN_FRACTION = 0.05
 INPUT_SIZE = 224
 
-__all__ = ["TypeVocab", "cell_targets", "collect_frames", "EncoderPretrainNet", "train_encoder", "main"]
+__all__ = [
+    "TypeVocab",
+    "cell_targets",
+    "collect_frames",
+    "EncoderPretrainNet",
+    "train_encoder",
+    "main",
+]
 
 
 class TypeVocab:
@@ -56,8 +64,12 @@ class TypeVocab:
         return sorted(self.index, key=self.index.__getitem__)
 
 
-def cell_targets(masks: Mapping[str, np.ndarray], vocab: TypeVocab, grid: int = DEFAULT_GRID,
-                 min_fraction: float = DEFAULT_MIN_FRACTION) -> np.ndarray:
+def cell_targets(
+    masks: Mapping[str, np.ndarray],
+    vocab: TypeVocab,
+    grid: int = DEFAULT_GRID,
+    min_fraction: float = DEFAULT_MIN_FRACTION,
+) -> np.ndarray:
     """Sparse labels of one frame: int32 array [K, 2] of (cell index, type index) pairs.
 
     Cell index is row * grid + col of the lattice cell containing a pixel; a (cell, type) pair
@@ -68,7 +80,7 @@ def cell_targets(masks: Mapping[str, np.ndarray], vocab: TypeVocab, grid: int = 
     h, w = next(iter(masks.values())).shape
     rows = (np.arange(h) * grid) // h
     cols = (np.arange(w) * grid) // w
-    cell_of_pixel = (rows[:, None] * grid + cols[None, :])
+    cell_of_pixel = rows[:, None] * grid + cols[None, :]
     cell_area = np.bincount(cell_of_pixel.ravel(), minlength=grid * grid).astype(np.float64)
     pairs: Dict[Tuple[int, int], float] = {}
     for oid in sorted(masks):
@@ -88,7 +100,9 @@ def _resize_224(frame: np.ndarray) -> np.ndarray:
     import torch
 
     x = torch.from_numpy(np.ascontiguousarray(frame)).permute(2, 0, 1)[None].float()
-    x = torch.nn.functional.interpolate(x, size=(INPUT_SIZE, INPUT_SIZE), mode="bilinear", align_corners=False)
+    x = torch.nn.functional.interpolate(
+        x, size=(INPUT_SIZE, INPUT_SIZE), mode="bilinear", align_corners=False
+    )
     return x[0].permute(1, 2, 0).round().clamp(0, 255).to(torch.uint8).numpy()
 
 
@@ -96,16 +110,25 @@ def train_trajectories(data_root: Path, split: str = "train") -> List[Path]:
     """Every ``traj_data.json`` under ``data_root/split``, sorted (deterministic order)."""
     root = Path(data_root) / split
     if not root.is_dir():
-        raise FileNotFoundError(f"{root}: no such split folder (make one with python -m alfred_task.gen)")
-    files = sorted(p for p in root.glob("*/*/traj_data.json") if not p.parent.name.startswith(".tmp"))
+        raise FileNotFoundError(
+            f"{root}: no such split folder (make one with python -m alfred_task.gen)"
+        )
+    files = sorted(
+        p for p in root.glob("*/*/traj_data.json") if not p.parent.name.startswith(".tmp")
+    )
     if not files:
         raise FileNotFoundError(f"{root}: no */*/traj_data.json files")
     return files
 
 
-def collect_frames(files: Sequence[Path], every: int = 1, grid: int = DEFAULT_GRID,
-                   min_fraction: float = DEFAULT_MIN_FRACTION, backend: Optional[str] = None,
-                   progress: bool = True) -> Tuple[np.ndarray, List[np.ndarray], List[int], TypeVocab]:
+def collect_frames(
+    files: Sequence[Path],
+    every: int = 1,
+    grid: int = DEFAULT_GRID,
+    min_fraction: float = DEFAULT_MIN_FRACTION,
+    backend: Optional[str] = None,
+    progress: bool = True,
+) -> Tuple[np.ndarray, List[np.ndarray], List[int], TypeVocab]:
     """Replay each trajectory; keep every `every`-th frame (resized to 224²) with its labels.
 
     Returns (frames uint8 [N, 224, 224, 3], labels per frame, trajectory index per frame, vocab).
@@ -183,7 +206,9 @@ def _batch(frames: np.ndarray, idx: np.ndarray, flip: Optional[np.ndarray] = Non
     from alfred_task.data.features import IMAGENET_MEAN, IMAGENET_STD
 
     x = torch.from_numpy(frames[idx]).permute(0, 3, 1, 2).float() / 255.0
-    x = (x - torch.tensor(IMAGENET_MEAN).view(1, 3, 1, 1)) / torch.tensor(IMAGENET_STD).view(1, 3, 1, 1)
+    x = (x - torch.tensor(IMAGENET_MEAN).view(1, 3, 1, 1)) / torch.tensor(IMAGENET_STD).view(
+        1, 3, 1, 1
+    )
     if flip is not None and flip.any():
         x[torch.from_numpy(flip)] = x[torch.from_numpy(flip)].flip(-1)
     return x
@@ -195,14 +220,27 @@ def _scores(logits, target) -> Dict[str, float]:
 
     pred = logits > 0
     tp = float((pred & (target > 0.5)).sum())
-    return {"bce": float(torch.nn.functional.binary_cross_entropy_with_logits(logits, target)),
-            "precision": tp / max(1.0, float(pred.sum())), "recall": tp / max(1.0, float((target > 0.5).sum()))}
+    return {
+        "bce": float(torch.nn.functional.binary_cross_entropy_with_logits(logits, target)),
+        "precision": tp / max(1.0, float(pred.sum())),
+        "recall": tp / max(1.0, float((target > 0.5).sum())),
+    }
 
 
-def train_encoder(frames: np.ndarray, labels: Sequence[np.ndarray], owner: Sequence[int], num_types: int,
-                  epochs: float = 2.0, batch: int = 32, lr: float = 1e-3, seed: int = 0, grid: int = DEFAULT_GRID,
-                  held_out_fraction: float = 0.1, log_dir: Optional[Path] = None, progress: bool = True
-                  ) -> Tuple[Any, Dict[str, Any]]:
+def train_encoder(
+    frames: np.ndarray,
+    labels: Sequence[np.ndarray],
+    owner: Sequence[int],
+    num_types: int,
+    epochs: float = 2.0,
+    batch: int = 32,
+    lr: float = 1e-3,
+    seed: int = 0,
+    grid: int = DEFAULT_GRID,
+    held_out_fraction: float = 0.1,
+    log_dir: Optional[Path] = None,
+    progress: bool = True,
+) -> Tuple[Any, Dict[str, Any]]:
     """Train `EncoderPretrainNet`; held-out frames are whole trajectories (last `held_out_fraction`).
 
     Returns (net, record with per-evaluation train/held-out scores).
@@ -228,7 +266,11 @@ def train_encoder(frames: np.ndarray, labels: Sequence[np.ndarray], owner: Seque
         from torch.utils.tensorboard import SummaryWriter
 
         writer = SummaryWriter(str(log_dir))
-    held = held_idx[np.linspace(0, len(held_idx) - 1, min(256, len(held_idx))).astype(int)] if len(held_idx) else held_idx
+    held = (
+        held_idx[np.linspace(0, len(held_idx) - 1, min(256, len(held_idx))).astype(int)]
+        if len(held_idx)
+        else held_idx
+    )
     history: List[Dict[str, Any]] = []
 
     def evaluate(update: int, train_bce: float) -> None:
@@ -236,9 +278,11 @@ def train_encoder(frames: np.ndarray, labels: Sequence[np.ndarray], owner: Seque
         if len(held):
             net.eval()
             with torch.no_grad():
-                outs = [net(_batch(frames, held[i:i + 64])) for i in range(0, len(held), 64)]
+                outs = [net(_batch(frames, held[i : i + 64])) for i in range(0, len(held), 64)]
             net.train()
-            rec["held_out"] = _scores(torch.cat(outs), _dense([labels[i] for i in held], num_types, grid))
+            rec["held_out"] = _scores(
+                torch.cat(outs), _dense([labels[i] for i in held], num_types, grid)
+            )
         history.append(rec)
         if writer is not None:
             writer.add_scalar("train/bce", train_bce, update)
@@ -251,7 +295,7 @@ def train_encoder(frames: np.ndarray, labels: Sequence[np.ndarray], owner: Seque
     eval_every = max(1, total // 8)
     bar = tqdm(range(total), desc="encoder", unit="upd", disable=not progress)
     for u in bar:
-        idx = np.sort(order[u * batch:(u + 1) * batch])
+        idx = np.sort(order[u * batch : (u + 1) * batch])
         flip = rng.random(len(idx)) < 0.5
         x = _batch(frames, idx, flip)
         y = _dense([labels[i] for i in idx], num_types, grid)
@@ -269,9 +313,18 @@ def train_encoder(frames: np.ndarray, labels: Sequence[np.ndarray], owner: Seque
     if writer is not None:
         writer.close()
     net.eval()
-    record = {"updates": total, "batch": batch, "lr": lr, "epochs": epochs, "seed": seed, "grid": grid,
-              "train_frames": int(len(train_idx)), "held_out_frames": int(len(held_idx)),
-              "held_out_trajectories": int(n_traj - cut), "history": history}
+    record = {
+        "updates": total,
+        "batch": batch,
+        "lr": lr,
+        "epochs": epochs,
+        "seed": seed,
+        "grid": grid,
+        "train_frames": int(len(train_idx)),
+        "held_out_frames": int(len(held_idx)),
+        "held_out_trajectories": int(n_traj - cut),
+        "history": history,
+    }
     return net, record
 
 
@@ -288,7 +341,9 @@ def save_encoder(net: Any, out: Path, record: Mapping[str, Any]) -> Path:
     from alfred_task.data.features import quantize_state
 
     # the classifier (fc) is never used for features; int8 conv weights keep the file at ~12 MB
-    state = quantize_state({k: v.detach().cpu() for k, v in net.resnet.state_dict().items() if not k.startswith("fc.")})
+    state = quantize_state(
+        {k: v.detach().cpu() for k, v in net.resnet.state_dict().items() if not k.startswith("fc.")}
+    )
     torch.save(state, tmp)
     digest = hashlib.sha256(tmp.read_bytes()).hexdigest()
     tmp.replace(out)
@@ -298,19 +353,35 @@ def save_encoder(net: Any, out: Path, record: Mapping[str, Any]) -> Path:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    ap = OneLineArgumentParser(prog="python -m alfred_task.training.encoder_pretrain", description=__doc__,
-                               formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", type=Path, required=True, help="dataset root with a train/ split (alfred_task.gen.generate)")
-    ap.add_argument("--out", type=Path, required=True, help="where to write the resnet18 state_dict (.pt)")
-    ap.add_argument("--every", type=int, default=2, help="keep every n-th replayed frame (default 2)")
-    ap.add_argument("--max-trajectories", type=int, default=0, help="read at most this many (0: all)")
+    ap = OneLineArgumentParser(
+        prog="python -m alfred_task.training.encoder_pretrain",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument(
+        "--data",
+        type=Path,
+        required=True,
+        help="dataset root with a train/ split (alfred_task.gen.generate)",
+    )
+    ap.add_argument(
+        "--out", type=Path, required=True, help="where to write the resnet18 state_dict (.pt)"
+    )
+    ap.add_argument(
+        "--every", type=int, default=2, help="keep every n-th replayed frame (default 2)"
+    )
+    ap.add_argument(
+        "--max-trajectories", type=int, default=0, help="read at most this many (0: all)"
+    )
     ap.add_argument("--epochs", type=float, default=2.0)
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--grid", type=int, default=DEFAULT_GRID, help="label lattice (multiple of 7)")
     ap.add_argument("--min-fraction", type=float, default=DEFAULT_MIN_FRACTION)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--log-dir", type=Path, default=None, help="TensorBoard folder (default: <out>.tb)")
+    ap.add_argument(
+        "--log-dir", type=Path, default=None, help="TensorBoard folder (default: <out>.tb)"
+    )
     args = ap.parse_args(argv)
     try:
         check_int("--every", args.every, 1)
@@ -328,16 +399,37 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except (UsageError, FileNotFoundError) as e:
         return print_error(ap.prog, e)
     if args.max_trajectories:
-        files = files[:args.max_trajectories]
+        files = files[: args.max_trajectories]
     started = time.time()
     with stop_children_on_signals(ap.prog):
-        frames, labels, owner, vocab = collect_frames(files, args.every, args.grid, args.min_fraction)
-        net, record = train_encoder(frames, labels, owner, len(vocab), args.epochs, args.batch, args.lr,
-                                    args.seed, args.grid, log_dir=args.log_dir or args.out.with_name(args.out.name + ".tb"))
-        record.update({"data": str(args.data), "trajectories": len(files), "every": args.every,
-                       "min_fraction": args.min_fraction, "types": vocab.names(), "frames": int(len(frames)),
-                       "seconds": round(time.time() - started, 1),
-                       "command": "python -m alfred_task.training.encoder_pretrain " + " ".join(sys.argv[1:] if argv is None else argv)})
+        frames, labels, owner, vocab = collect_frames(
+            files, args.every, args.grid, args.min_fraction
+        )
+        net, record = train_encoder(
+            frames,
+            labels,
+            owner,
+            len(vocab),
+            args.epochs,
+            args.batch,
+            args.lr,
+            args.seed,
+            args.grid,
+            log_dir=args.log_dir or args.out.with_name(args.out.name + ".tb"),
+        )
+        record.update(
+            {
+                "data": str(args.data),
+                "trajectories": len(files),
+                "every": args.every,
+                "min_fraction": args.min_fraction,
+                "types": vocab.names(),
+                "frames": int(len(frames)),
+                "seconds": round(time.time() - started, 1),
+                "command": "python -m alfred_task.training.encoder_pretrain "
+                + " ".join(sys.argv[1:] if argv is None else argv),
+            }
+        )
         meta = save_encoder(net, args.out, record)
     last = record["history"][-1] if record["history"] else {}
     print(json.dumps({"encoder": str(args.out), "record": str(meta), "last": last}, indent=2))

@@ -23,6 +23,7 @@ Use in a config (see ``baseline_configs/alfred/alfred_seq2seq_il.py``)::
         StageComponent(uuid="il", storage_uuid="demos", loss_names=["seq2seq"],
                        training_settings=TrainingSettings(num_mini_batch=1, update_repeats=1))])]
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -32,16 +33,29 @@ import torch
 from allenact.algorithms.onpolicy_sync.storage import ExperienceStorage, StreamingStorageMixin
 
 from alfred_task.data.il_dataset import MAX_SUBGOALS, AlfredILDataset
-from alfred_task.models.observations import (EXPERT_ACTION_UUID, EXPERT_HIGH_IDX_UUID, EXPERT_MASK_UUID, EXPERT_PROGRESS_UUID,
-                                  LANG_GOAL_UUID, LANG_INSTR_UUID, RESNET_UUID)
+from alfred_task.models.observations import (
+    EXPERT_ACTION_UUID,
+    EXPERT_HIGH_IDX_UUID,
+    EXPERT_MASK_UUID,
+    EXPERT_PROGRESS_UUID,
+    LANG_GOAL_UUID,
+    LANG_INSTR_UUID,
+    RESNET_UUID,
+)
 
 __all__ = ["AlfredDemoStorage", "batch_to", "to_allenact_batch"]
 
 
 def batch_to(batch: Mapping[str, Any], device: torch.device) -> Dict[str, Any]:
     """Tensors of `batch` (nested dicts too) on `device` (lists stay as they are)."""
-    return {k: batch_to(v, device) if isinstance(v, Mapping) else v.to(device) if torch.is_tensor(v) else v
-            for k, v in batch.items()}
+    return {
+        k: batch_to(v, device)
+        if isinstance(v, Mapping)
+        else v.to(device)
+        if torch.is_tensor(v)
+        else v
+        for k, v in batch.items()
+    }
 
 
 def _time_major(x: torch.Tensor) -> torch.Tensor:
@@ -63,28 +77,55 @@ def to_allenact_batch(batch: Mapping[str, Any]) -> Dict[str, Any]:
     masks = torch.zeros(n_b, n_t, size, size, dtype=torch.uint8)
     masks[batch["action_low_valid_interact"]] = batch["action_low_mask"].to(torch.uint8)
     step = lambda x: x.unsqueeze(0).expand(n_t, *x.shape)  # noqa: E731 - language is constant per sequence
-    obs = {LANG_GOAL_UUID: step(batch["lang_goal"]), LANG_INSTR_UUID: step(batch["lang_instr"]),
-           EXPERT_ACTION_UUID: _time_major(torch.stack([actions, pad.long()], -1)),
-           EXPERT_MASK_UUID: _time_major(masks),
-           EXPERT_HIGH_IDX_UUID: _time_major((batch["subgoals_completed"] * MAX_SUBGOALS).round().long()[..., None]),
-           EXPERT_PROGRESS_UUID: _time_major(batch["subgoal_progress"][..., None])}
+    obs = {
+        LANG_GOAL_UUID: step(batch["lang_goal"]),
+        LANG_INSTR_UUID: step(batch["lang_instr"]),
+        EXPERT_ACTION_UUID: _time_major(torch.stack([actions, pad.long()], -1)),
+        EXPERT_MASK_UUID: _time_major(masks),
+        EXPERT_HIGH_IDX_UUID: _time_major(
+            (batch["subgoals_completed"] * MAX_SUBGOALS).round().long()[..., None]
+        ),
+        EXPERT_PROGRESS_UUID: _time_major(batch["subgoal_progress"][..., None]),
+    }
     if "frames" in batch:
         obs[RESNET_UUID] = _time_major(batch["frames"])
     seq_masks = torch.ones(n_t, n_b, 1)
     seq_masks[0] = 0.0
     prev = torch.cat([torch.zeros(1, n_b, dtype=torch.long), _time_major(actions)[:-1]], 0)
-    return {"observations": obs, "masks": seq_masks, "prev_actions": prev, "bsize": int(pad.sum()),
-            **{k: batch[k] for k in ("task", "repeat_idx", "seq_len")}}
+    return {
+        "observations": obs,
+        "masks": seq_masks,
+        "prev_actions": prev,
+        "bsize": int(pad.sum()),
+        **{k: batch[k] for k in ("task", "repeat_idx", "seq_len")},
+    }
 
 
 class AlfredDemoStorage(ExperienceStorage, StreamingStorageMixin):
     """Teacher-forced ALFRED batches for an offline AllenAct stage component."""
 
-    def __init__(self, data_root: str, splits: str, split: str = "train", batch_size: int = 8, seed: int = 123,
-                 load_features: bool = True, mask_size: int = 300, max_examples: Optional[int] = None,
-                 vocab: Any = None, dataset: Optional[AlfredILDataset] = None) -> None:
-        self.kwargs = dict(data_root=Path(data_root), splits=Path(splits), split=split, vocab=vocab,
-                           load_features=load_features, mask_size=mask_size, max_examples=max_examples)
+    def __init__(
+        self,
+        data_root: str,
+        splits: str,
+        split: str = "train",
+        batch_size: int = 8,
+        seed: int = 123,
+        load_features: bool = True,
+        mask_size: int = 300,
+        max_examples: Optional[int] = None,
+        vocab: Any = None,
+        dataset: Optional[AlfredILDataset] = None,
+    ) -> None:
+        self.kwargs = dict(
+            data_root=Path(data_root),
+            splits=Path(splits),
+            split=split,
+            vocab=vocab,
+            load_features=load_features,
+            mask_size=mask_size,
+            max_examples=max_examples,
+        )
         self.batch_size, self.seed = int(batch_size), int(seed)
         self._dataset = dataset
         self.device = torch.device("cpu")
@@ -104,8 +145,16 @@ class AlfredDemoStorage(ExperienceStorage, StreamingStorageMixin):
     def initialize(self, *, observations: Any, **kwargs: Any) -> None:
         pass
 
-    def add(self, observations: Any, memory: Any, actions: Any, action_log_probs: Any, value_preds: Any,
-            rewards: Any, masks: Any) -> None:
+    def add(
+        self,
+        observations: Any,
+        memory: Any,
+        actions: Any,
+        action_log_probs: Any,
+        value_preds: Any,
+        rewards: Any,
+        masks: Any,
+    ) -> None:
         pass
 
     def to(self, device: torch.device) -> None:
@@ -146,5 +195,9 @@ class AlfredDemoStorage(ExperienceStorage, StreamingStorageMixin):
 
     def updates_for_frames(self, frames: int) -> int:
         """Updates (batches) that serve about `frames` teacher-forced frames on one worker."""
-        per_batch = self.dataset.num_frames / max(len(self.dataset), 1) * min(self.batch_size, len(self.dataset))
+        per_batch = (
+            self.dataset.num_frames
+            / max(len(self.dataset), 1)
+            * min(self.batch_size, len(self.dataset))
+        )
         return max(1, round(frames / max(per_batch, 1.0)))

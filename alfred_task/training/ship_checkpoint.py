@@ -3,6 +3,7 @@
 Why a library module: `scripts/train_alfred_gpu.sh` writes the shipped checkpoints with it, and
 the comparison study (`experiments/alfred_seq2seq/compare.py`) ships its arms the same way.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -14,7 +15,9 @@ __all__ = ["SHIP_KEYS", "ship"]
 SHIP_KEYS = ("model_state_dict", "total_steps", "trainer_seed", "training_pipeline_state_dict")
 
 
-def ship(ckpt: Path, dest: Path, half: bool = False, agent_kwargs: Optional[Dict[str, Any]] = None) -> Path:
+def ship(
+    ckpt: Path, dest: Path, half: bool = False, agent_kwargs: Optional[Dict[str, Any]] = None
+) -> Path:
     """The checkpoint without optimizer/scheduler state (an AllenAct file `--eval -c` and
     `--agent checkpoint` both read), written atomically. `half` stores floating-point weights as
     float16 (half the file; ``load_state_dict`` casts them back into the float32 model, so the
@@ -28,14 +31,18 @@ def ship(ckpt: Path, dest: Path, half: bool = False, agent_kwargs: Optional[Dict
     full = torch.load(ckpt, map_location="cpu", weights_only=True)
     slim = {k: full[k] for k in SHIP_KEYS if k in full}
     if half:
-        slim["model_state_dict"] = {k: v.half() if isinstance(v, torch.Tensor) and v.is_floating_point() else v
-                                    for k, v in slim["model_state_dict"].items()}
+        slim["model_state_dict"] = {
+            k: v.half() if isinstance(v, torch.Tensor) and v.is_floating_point() else v
+            for k, v in slim["model_state_dict"].items()
+        }
     if agent_kwargs:
         from alfred_task.models.trained import EXTRA_STATE_KEY
 
         record = dict(slim["model_state_dict"].get(EXTRA_STATE_KEY) or {})
         if "kwargs" not in record:
-            raise ValueError(f"{ckpt}: no evaluation record in its state dict to add the agent kwargs to")
+            raise ValueError(
+                f"{ckpt}: no evaluation record in its state dict to add the agent kwargs to"
+            )
         record["kwargs"] = {**record["kwargs"], **agent_kwargs}
         slim["model_state_dict"] = {**slim["model_state_dict"], EXTRA_STATE_KEY: record}
     dest.mkdir(parents=True, exist_ok=True)

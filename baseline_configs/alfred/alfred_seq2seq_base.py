@@ -38,6 +38,7 @@ the model's own masks at sigmoid > 0.5, as ALFRED's agent; AllenAct's test mode,
 `eval_storage`) runs the test split; per-episode numerators/denominators land in AllenAct's metrics file and
 ``python -m alfred_task.evaluation.allenact_metrics <metrics json>`` turns them into ALFRED's SR/GC/PLW.
 """
+
 from __future__ import annotations
 
 import os
@@ -78,8 +79,10 @@ class AlfredSeq2SeqBaseConfig(ExperimentConfig):
         self.data_root = Path(o.data_root)
         self.splits = Path(o.splits) if o.splits else self.data_root / "splits.json"
         if not self.splits.is_file():
-            raise ConfigError(f"splits: {self.splits} not found (generate a dataset with "
-                              f"bash scripts/gen_alfred_dataset.sh {o.data_root} ENCODER, or pass data_root/splits)")
+            raise ConfigError(
+                f"splits: {self.splits} not found (generate a dataset with "
+                f"bash scripts/gen_alfred_dataset.sh {o.data_root} ENCODER, or pass data_root/splits)"
+            )
         self.vocab_path = o.vocab
         self.visual_encoder = o.visual_encoder
         self.encoder_record = self._check_encoder(o.visual_encoder)
@@ -92,8 +95,12 @@ class AlfredSeq2SeqBaseConfig(ExperimentConfig):
         self.save_interval = o.save_interval
         self.cuda = torch.cuda.is_available()
         cpus = os.cpu_count() or 1
-        self.num_train_processes = int(o.num_train_processes or (16 if self.cuda else max(1, min(cpus, 4))))
-        self.num_test_processes = int(o.num_test_processes or (8 if self.cuda else max(1, min(cpus, 4))))
+        self.num_train_processes = int(
+            o.num_train_processes or (16 if self.cuda else max(1, min(cpus, 4)))
+        )
+        self.num_test_processes = int(
+            o.num_test_processes or (8 if self.cuda else max(1, min(cpus, 4)))
+        )
         self.test_split, self.test_limit, self.max_steps = o.test_split, o.test_limit, o.max_steps
         self.backend, self.planner = o.backend, o.planner
         self.metric_accumulate_interval = o.metric_accumulate_interval
@@ -107,8 +114,10 @@ class AlfredSeq2SeqBaseConfig(ExperimentConfig):
         """`kwargs` on top of `RECIPE`: an option the recipe fixes may only be repeated, not changed."""
         for k, v in kwargs.items():
             if k in cls.RECIPE and v != cls.RECIPE[k]:
-                raise ConfigError(f"{k}: {v!r} differs from {cls.RECIPE[k]!r}, fixed by the {cls.__name__} recipe "
-                                  f"(its base config takes any value)")
+                raise ConfigError(
+                    f"{k}: {v!r} differs from {cls.RECIPE[k]!r}, fixed by the {cls.__name__} recipe "
+                    f"(its base config takes any value)"
+                )
         return {**cls.RECIPE, **kwargs}
 
     @property
@@ -152,17 +161,30 @@ class AlfredSeq2SeqBaseConfig(ExperimentConfig):
                 raise ConfigError(f"visual_encoder: {e}") from None
             differs = made.get("weights_sha256") != digest
         if differs:
-            raise ConfigError(f"visual_encoder {self.visual_encoder!r} is not the encoder that made "
-                              f"{data_root}'s features ({ {k: made.get(k) for k in keys if made.get(k)} })")
+            raise ConfigError(
+                f"visual_encoder {self.visual_encoder!r} is not the encoder that made "
+                f"{data_root}'s features ({ {k: made.get(k) for k in keys if made.get(k)} })"
+            )
 
-    def demo_storage(self, data_root: Path, splits: Path, split: str, max_examples: Optional[int]) -> Builder:
+    def demo_storage(
+        self, data_root: Path, splits: Path, split: str, max_examples: Optional[int]
+    ) -> Builder:
         """Teacher-forced demonstration batches (`AlfredDemoStorage`) numericalised with this run's
         vocabulary, so offline batches and online observations index the same embeddings."""
         from alfred_task.training.il_storage import AlfredDemoStorage
 
-        return Builder(AlfredDemoStorage, {"data_root": str(data_root), "splits": str(splits), "split": split,
-                                           "batch_size": self.batch_size, "mask_size": self.dims["pframe"],
-                                           "max_examples": max_examples, "vocab": self.vocab})
+        return Builder(
+            AlfredDemoStorage,
+            {
+                "data_root": str(data_root),
+                "splits": str(splits),
+                "split": split,
+                "batch_size": self.batch_size,
+                "mask_size": self.dims["pframe"],
+                "max_examples": max_examples,
+                "vocab": self.vocab,
+            },
+        )
 
     @property
     def vocab(self):
@@ -171,7 +193,9 @@ class AlfredSeq2SeqBaseConfig(ExperimentConfig):
             from alfred_task.data.il_dataset import resolve_vocab
             from alfred_task.data.traj_data import load_split_file
 
-            self._vocab = resolve_vocab(self.vocab_path, self.data_root, load_split_file(self.splits))
+            self._vocab = resolve_vocab(
+                self.vocab_path, self.data_root, load_split_file(self.splits)
+            )
         return self._vocab
 
     def tag(self) -> str:
@@ -181,7 +205,11 @@ class AlfredSeq2SeqBaseConfig(ExperimentConfig):
 
     def input_sensors(self) -> List[Sensor]:
         """Language and features: what the policy reads, in every mode."""
-        from alfred_task.alfred_sensors import GoalTokensSensor, InstructionTokensSensor, ResnetFeatureSensor
+        from alfred_task.alfred_sensors import (
+            GoalTokensSensor,
+            InstructionTokensSensor,
+            ResnetFeatureSensor,
+        )
         from alfred_task.data.features import RANDOM_ENCODER
 
         spec, seed = self.visual_encoder, 0
@@ -190,15 +218,21 @@ class AlfredSeq2SeqBaseConfig(ExperimentConfig):
         return [GoalTokensSensor(), InstructionTokensSensor(), ResnetFeatureSensor(spec, seed=seed)]
 
     @abstractmethod
-    def train_sensors(self) -> List[Sensor]:
-        ...
+    def train_sensors(self) -> List[Sensor]: ...
 
     # --- model ------------------------------------------------------------------------------
     def model_kwargs(self) -> Dict[str, Any]:
         """What `build_actor_critic` (evaluation) needs to rebuild the network."""
-        return {"num_words": len(self.vocab.word), **self.dims, "progress_monitor": self.PROGRESS_MONITOR,
-                "ablation": self.ablation, "mask_lang_padding": True, "prev_action_input": self.prev_action_input,
-                "spatial_mask": self.spatial_mask, "subcell_mask": self.subcell_mask}
+        return {
+            "num_words": len(self.vocab.word),
+            **self.dims,
+            "progress_monitor": self.PROGRESS_MONITOR,
+            "ablation": self.ablation,
+            "mask_lang_padding": True,
+            "prev_action_input": self.prev_action_input,
+            "spatial_mask": self.spatial_mask,
+            "subcell_mask": self.subcell_mask,
+        }
 
     def create_model(self, **kwargs) -> torch.nn.Module:
         from alfred_task.models.agent import AGENT_REF
@@ -208,17 +242,30 @@ class AlfredSeq2SeqBaseConfig(ExperimentConfig):
         if self.trainer_torch_threads is not None:  # create_model runs in the trainer process
             torch.set_num_threads(self.trainer_torch_threads)
         spaces = {s.uuid: s.observation_space for s in self.input_sensors()}
-        record = {"agent": AGENT_REF, "kwargs": {"model_kwargs": self.model_kwargs(), "vocab": self.vocab.to_record(),
-                                                 "visual_encoder": self.visual_encoder}}
-        return AlfredSeq2SeqTrainedPolicy(gym.spaces.Discrete(len(ACTION_NAMES)), gym.spaces.Dict(spaces),
-                                          action_names=ACTION_NAMES, eval_record=record,
-                                          freeze_batchnorm=self.freeze_batchnorm, emit_masks=self.eval_storage,
-                                          **self.model_kwargs())
+        record = {
+            "agent": AGENT_REF,
+            "kwargs": {
+                "model_kwargs": self.model_kwargs(),
+                "vocab": self.vocab.to_record(),
+                "visual_encoder": self.visual_encoder,
+            },
+        }
+        return AlfredSeq2SeqTrainedPolicy(
+            gym.spaces.Discrete(len(ACTION_NAMES)),
+            gym.spaces.Dict(spaces),
+            action_names=ACTION_NAMES,
+            eval_record=record,
+            freeze_batchnorm=self.freeze_batchnorm,
+            emit_masks=self.eval_storage,
+            **self.model_kwargs(),
+        )
 
     def loss_weights(self) -> LossWeights:
         """ALFRED's README command: action 1, mask 1, subgoal and progress aux 0.1 (PM only)."""
         aux = 0.1 if self.PROGRESS_MONITOR else 0.0
-        return LossWeights(action=1.0, mask=1.0, subgoal_aux=aux, progress_aux=aux, mask_dice=self.mask_dice_weight)
+        return LossWeights(
+            action=1.0, mask=1.0, subgoal_aux=aux, progress_aux=aux, mask_dice=self.mask_dice_weight
+        )
 
     # --- machines ---------------------------------------------------------------------------
     def machine_params(self, mode: str = "train", **kwargs) -> MachineParams:
@@ -238,8 +285,7 @@ class AlfredSeq2SeqBaseConfig(ExperimentConfig):
         return self.num_train_processes
 
     @abstractmethod
-    def training_pipeline(self, **kwargs) -> TrainingPipeline:
-        ...
+    def training_pipeline(self, **kwargs) -> TrainingPipeline: ...
 
     # --- samplers ---------------------------------------------------------------------------
     def make_sampler_fn(self, **kwargs):
@@ -248,35 +294,72 @@ class AlfredSeq2SeqBaseConfig(ExperimentConfig):
         torch.set_num_threads(self.sampler_torch_threads)  # runs in the sampler's process
         return AlfredTaskSampler(**kwargs)
 
-    def sampler_args(self, split: str, sensors: Sequence[Sensor], process_ind: int, total: int,
-                     seed: int, deterministic: bool) -> Dict[str, Any]:
+    def sampler_args(
+        self,
+        split: str,
+        sensors: Sequence[Sensor],
+        process_ind: int,
+        total: int,
+        seed: int,
+        deterministic: bool,
+    ) -> Dict[str, Any]:
         from alfred_task.data.traj_data import load_split_file
 
         entries = list(load_split_file(self.splits).get(split, ()))
         if not entries:
             raise ConfigError(f"split {split!r} of {self.splits} has no entries")
         if deterministic and self.test_limit:
-            entries = entries[:int(self.test_limit)]
+            entries = entries[: int(self.test_limit)]
         mine = entries[process_ind::total]
         if not deterministic and not mine:  # more training samplers than entries: all of them each
             mine = entries
-        return {"data_root": str(self.data_root), "splits": {split: mine}, "split": split,
-                "sensors": list(sensors), "vocab": self.vocab, "max_steps": self.max_steps,
-                "seed": seed, "deterministic": deterministic, "backend": self.backend, "planner": self.planner}
+        return {
+            "data_root": str(self.data_root),
+            "splits": {split: mine},
+            "split": split,
+            "sensors": list(sensors),
+            "vocab": self.vocab,
+            "max_steps": self.max_steps,
+            "seed": seed,
+            "deterministic": deterministic,
+            "backend": self.backend,
+            "planner": self.planner,
+        }
 
-    def test_task_sampler_args(self, process_ind: int, total_processes: int, devices=None, seeds=None,
-                               deterministic_cudnn: bool = False) -> Dict[str, Any]:
+    def test_task_sampler_args(
+        self,
+        process_ind: int,
+        total_processes: int,
+        devices=None,
+        seeds=None,
+        deterministic_cudnn: bool = False,
+    ) -> Dict[str, Any]:
         seed = seeds[process_ind] if seeds else process_ind
-        return self.sampler_args(self.test_split, self.input_sensors(), process_ind, total_processes, seed, True)
+        return self.sampler_args(
+            self.test_split, self.input_sensors(), process_ind, total_processes, seed, True
+        )
 
-    def valid_task_sampler_args(self, process_ind: int, total_processes: int, devices=None, seeds=None,
-                                deterministic_cudnn: bool = False) -> Dict[str, Any]:
+    def valid_task_sampler_args(
+        self,
+        process_ind: int,
+        total_processes: int,
+        devices=None,
+        seeds=None,
+        deterministic_cudnn: bool = False,
+    ) -> Dict[str, Any]:
         return self.test_task_sampler_args(process_ind, total_processes, devices, seeds)
 
     def run_record(self) -> Dict[str, Any]:
         """What result files record about the run's inputs (encoder, dims, ablation)."""
-        return {"visual_encoder": self.visual_encoder, "encoder": self.encoder_record, "dims": self.dims,
-                "ablation": self.ablation, "progress_monitor": self.PROGRESS_MONITOR,
-                "prev_action_input": self.prev_action_input, "mask_dice_weight": self.mask_dice_weight,
-                "spatial_mask": self.spatial_mask, "subcell_mask": self.subcell_mask,
-                "freeze_batchnorm": self.freeze_batchnorm}
+        return {
+            "visual_encoder": self.visual_encoder,
+            "encoder": self.encoder_record,
+            "dims": self.dims,
+            "ablation": self.ablation,
+            "progress_monitor": self.PROGRESS_MONITOR,
+            "prev_action_input": self.prev_action_input,
+            "mask_dice_weight": self.mask_dice_weight,
+            "spatial_mask": self.spatial_mask,
+            "subcell_mask": self.subcell_mask,
+            "freeze_batchnorm": self.freeze_batchnorm,
+        }

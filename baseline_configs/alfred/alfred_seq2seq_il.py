@@ -10,6 +10,7 @@ balanced mask BCE, and with the PM the subgoal/progress MSE at 0.1), Adam at ``l
 turned into updates with the train split's mean sequence length. Ablations: ``"ablation":
 "no_language"`` etc. (base config docstring).
 """
+
 from __future__ import annotations
 
 import json
@@ -18,7 +19,13 @@ from typing import Any, Dict, List
 
 from allenact.algorithms.onpolicy_sync.storage import RolloutBlockStorage
 from allenact.base_abstractions.sensor import Sensor
-from allenact.utils.experiment_utils import Builder, PipelineStage, StageComponent, TrainingPipeline, TrainingSettings
+from allenact.utils.experiment_utils import (
+    Builder,
+    PipelineStage,
+    StageComponent,
+    TrainingPipeline,
+    TrainingSettings,
+)
 import torch
 
 from baseline_configs.alfred.alfred_seq2seq_base import AlfredSeq2SeqBaseConfig
@@ -54,7 +61,7 @@ class AlfredSeq2SeqILConfig(AlfredSeq2SeqBaseConfig):
         """Updates that serve about `frames` teacher-forced frames (mean train sequence length)."""
         from alfred_task.data.traj_data import load_split_file
 
-        entries = list(load_split_file(self.splits).get(self.train_split, ()))[:self.max_examples]
+        entries = list(load_split_file(self.splits).get(self.train_split, ()))[: self.max_examples]
         if not entries:
             raise ConfigError(f"split {self.train_split!r} of {self.splits} has no entries")
         lengths, seen = [], {}
@@ -73,8 +80,11 @@ class AlfredSeq2SeqILConfig(AlfredSeq2SeqBaseConfig):
         return 0  # offline: no simulator while training
 
     def storages(self) -> Dict[str, Any]:
-        out: Dict[str, Any] = {"demos": self.demo_storage(self.data_root, self.splits, self.train_split,
-                                                          self.max_examples)}
+        out: Dict[str, Any] = {
+            "demos": self.demo_storage(
+                self.data_root, self.splits, self.train_split, self.max_examples
+            )
+        }
         if self.eval_storage:
             out["onpolicy"] = Builder(RolloutBlockStorage)
         return out
@@ -84,16 +94,35 @@ class AlfredSeq2SeqILConfig(AlfredSeq2SeqBaseConfig):
         from alfred_task.alfred_tasks import ACTION_NAMES
 
         n = self.training_updates
-        loss = Builder(AlfredSeq2SeqOfflineLoss, {"weights": self.loss_weights(), "action_names": ACTION_NAMES})
-        component = StageComponent(uuid="il", storage_uuid="demos", loss_names=["seq2seq"],
-                                   training_settings=TrainingSettings(num_mini_batch=1, update_repeats=1))
+        loss = Builder(
+            AlfredSeq2SeqOfflineLoss, {"weights": self.loss_weights(), "action_names": ACTION_NAMES}
+        )
+        component = StageComponent(
+            uuid="il",
+            storage_uuid="demos",
+            loss_names=["seq2seq"],
+            training_settings=TrainingSettings(num_mini_batch=1, update_repeats=1),
+        )
         return TrainingPipeline(
-            named_losses={"seq2seq": loss}, named_storages=self.storages(),
-            pipeline_stages=[PipelineStage(loss_names=["seq2seq"], max_stage_steps=n, stage_components=[component])],
+            named_losses={"seq2seq": loss},
+            named_storages=self.storages(),
+            pipeline_stages=[
+                PipelineStage(
+                    loss_names=["seq2seq"], max_stage_steps=n, stage_components=[component]
+                )
+            ],
             optimizer_builder=Builder(torch.optim.Adam, {"lr": self.lr}),
-            lr_scheduler_builder=Builder(torch.optim.lr_scheduler.LambdaLR, {"lr_lambda": HalfwayDecay(n // 2)}),
-            save_interval=self.save_interval or n,  # > 0, else AllenAct saves nothing (not even at the end)
+            lr_scheduler_builder=Builder(
+                torch.optim.lr_scheduler.LambdaLR, {"lr_lambda": HalfwayDecay(n // 2)}
+            ),
+            save_interval=self.save_interval
+            or n,  # > 0, else AllenAct saves nothing (not even at the end)
             metric_accumulate_interval=self.metric_accumulate_interval or max(1, min(50, n // 10)),
-            max_grad_norm=float("inf"), num_mini_batch=1, update_repeats=1, num_steps=1,
-            gamma=0.99, use_gae=False, gae_lambda=1.0,
+            max_grad_norm=float("inf"),
+            num_mini_batch=1,
+            update_repeats=1,
+            num_steps=1,
+            gamma=0.99,
+            use_gae=False,
+            gae_lambda=1.0,
         )

@@ -27,6 +27,7 @@ The stage still counts online
 frames. Its features must come from ``visual_encoder``; when it is not ``data_root``, ``vocab``
 (a pp.vocab over both) is required, so demonstrations and episodes index the same embeddings.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -34,7 +35,13 @@ from typing import Any, Dict, List
 
 from allenact.algorithms.onpolicy_sync.storage import RolloutBlockStorage
 from allenact.base_abstractions.sensor import Sensor
-from allenact.utils.experiment_utils import Builder, PipelineStage, StageComponent, TrainingPipeline, TrainingSettings
+from allenact.utils.experiment_utils import (
+    Builder,
+    PipelineStage,
+    StageComponent,
+    TrainingPipeline,
+    TrainingSettings,
+)
 import torch
 
 from baseline_configs.alfred.alfred_seq2seq_base import AlfredSeq2SeqBaseConfig
@@ -61,29 +68,48 @@ class AlfredSeq2SeqPMDaggerConfig(AlfredSeq2SeqBaseConfig):
         self.bc_tf1_steps, self.dagger_steps = o.teacher_forcing_steps()
         self.demo_data_root = Path(o.demo_data_root) if o.demo_data_root else None
         if self.demo_data_root is not None:
-            self.demo_splits = Path(o.demo_splits) if o.demo_splits else self.demo_data_root / "splits.json"
+            self.demo_splits = (
+                Path(o.demo_splits) if o.demo_splits else self.demo_data_root / "splits.json"
+            )
             if not self.demo_splits.is_file():
                 raise ConfigError(f"demo_splits: {self.demo_splits} not found")
-            if self.vocab_path is None and self.demo_data_root.resolve() != self.data_root.resolve():
-                raise ConfigError(f"demo_data_root: {o.demo_data_root} and data_root {self.data_root} must share one "
-                                  f"vocabulary: pass vocab, a pp.vocab covering both (python -m alfred_task.data.preprocess "
-                                  f"--data {o.demo_data_root} --splits {self.demo_splits} --out DIR writes DIR/pp.vocab)")
+            if (
+                self.vocab_path is None
+                and self.demo_data_root.resolve() != self.data_root.resolve()
+            ):
+                raise ConfigError(
+                    f"demo_data_root: {o.demo_data_root} and data_root {self.data_root} must share one "
+                    f"vocabulary: pass vocab, a pp.vocab covering both (python -m alfred_task.data.preprocess "
+                    f"--data {o.demo_data_root} --splits {self.demo_splits} --out DIR writes DIR/pp.vocab)"
+                )
             self.check_dataset_encoder(self.demo_data_root)
             self.demo_split = o.demo_split
 
     def train_sensors(self) -> List[Sensor]:
-        from alfred_task.alfred_sensors import (AlfredExpertActionSensor, ExpertHighIdxSensor, ExpertMaskSensor,
-                                         ExpertProgressSensor)
+        from alfred_task.alfred_sensors import (
+            AlfredExpertActionSensor,
+            ExpertHighIdxSensor,
+            ExpertMaskSensor,
+            ExpertProgressSensor,
+        )
 
         expert = [AlfredExpertActionSensor(), ExpertMaskSensor(size=self.dims["pframe"])]
         if self.PROGRESS_MONITOR:
             expert += [ExpertHighIdxSensor(), ExpertProgressSensor()]
         return [*self.input_sensors(), *expert]
 
-    def train_task_sampler_args(self, process_ind: int, total_processes: int, devices=None, seeds=None,
-                                deterministic_cudnn: bool = False) -> Dict[str, Any]:
+    def train_task_sampler_args(
+        self,
+        process_ind: int,
+        total_processes: int,
+        devices=None,
+        seeds=None,
+        deterministic_cudnn: bool = False,
+    ) -> Dict[str, Any]:
         seed = seeds[process_ind] if seeds else process_ind
-        return self.sampler_args(self.train_split, self.train_sensors(), process_ind, total_processes, seed, False)
+        return self.sampler_args(
+            self.train_split, self.train_sensors(), process_ind, total_processes, seed, False
+        )
 
     def teacher_forcing(self) -> StepwiseLinearDecay:
         return StepwiseLinearDecay(self.bc_tf1_steps, self.dagger_steps)
@@ -92,25 +118,58 @@ class AlfredSeq2SeqPMDaggerConfig(AlfredSeq2SeqBaseConfig):
         from alfred_task.models.allenact_losses import AlfredSeq2SeqLoss
         from alfred_task.alfred_tasks import ACTION_NAMES
 
-        losses = {"seq2seq": Builder(AlfredSeq2SeqLoss, {"weights": self.loss_weights(), "action_names": ACTION_NAMES})}
+        losses = {
+            "seq2seq": Builder(
+                AlfredSeq2SeqLoss, {"weights": self.loss_weights(), "action_names": ACTION_NAMES}
+            )
+        }
         storages, components = None, None
         if self.demo_data_root is not None:
             from alfred_task.models.allenact_losses import AlfredSeq2SeqOfflineLoss
 
-            losses["demos"] = Builder(AlfredSeq2SeqOfflineLoss, {"weights": self.loss_weights(),
-                                                                 "action_names": ACTION_NAMES})
-            storages = {"onpolicy": Builder(RolloutBlockStorage),
-                        "demos": self.demo_storage(self.demo_data_root, self.demo_splits, self.demo_split, None)}
-            components = [StageComponent(uuid=uuid, storage_uuid=storage, loss_names=[loss_name],
-                                         training_settings=TrainingSettings(num_mini_batch=1, update_repeats=1))
-                          for uuid, storage, loss_name in (("online", "onpolicy", "seq2seq"), ("demos", "demos", "demos"))]
-        stage = PipelineStage(loss_names=list(losses), max_stage_steps=self.training_frames,
-                              teacher_forcing=self.teacher_forcing(), stage_components=components)
+            losses["demos"] = Builder(
+                AlfredSeq2SeqOfflineLoss,
+                {"weights": self.loss_weights(), "action_names": ACTION_NAMES},
+            )
+            storages = {
+                "onpolicy": Builder(RolloutBlockStorage),
+                "demos": self.demo_storage(
+                    self.demo_data_root, self.demo_splits, self.demo_split, None
+                ),
+            }
+            components = [
+                StageComponent(
+                    uuid=uuid,
+                    storage_uuid=storage,
+                    loss_names=[loss_name],
+                    training_settings=TrainingSettings(num_mini_batch=1, update_repeats=1),
+                )
+                for uuid, storage, loss_name in (
+                    ("online", "onpolicy", "seq2seq"),
+                    ("demos", "demos", "demos"),
+                )
+            ]
+        stage = PipelineStage(
+            loss_names=list(losses),
+            max_stage_steps=self.training_frames,
+            teacher_forcing=self.teacher_forcing(),
+            stage_components=components,
+        )
         return TrainingPipeline(
-            named_losses=losses, named_storages=storages, pipeline_stages=[stage],
+            named_losses=losses,
+            named_storages=storages,
+            pipeline_stages=[stage],
             optimizer_builder=Builder(torch.optim.Adam, {"lr": self.lr}),
-            save_interval=self.save_interval or self.training_frames,  # > 0, else AllenAct saves nothing
-            metric_accumulate_interval=self.metric_accumulate_interval or self.num_steps * self.num_train_processes,
-            max_grad_norm=float("inf"), num_mini_batch=1, update_repeats=1, num_steps=self.num_steps,
-            gamma=0.99, use_gae=False, gae_lambda=1.0, advance_scene_rollout_period=None,
+            save_interval=self.save_interval
+            or self.training_frames,  # > 0, else AllenAct saves nothing
+            metric_accumulate_interval=self.metric_accumulate_interval
+            or self.num_steps * self.num_train_processes,
+            max_grad_norm=float("inf"),
+            num_mini_batch=1,
+            update_repeats=1,
+            num_steps=self.num_steps,
+            gamma=0.99,
+            use_gae=False,
+            gae_lambda=1.0,
+            advance_scene_rollout_period=None,
         )

@@ -4,6 +4,7 @@ heads, MSE weights 0.1 each as ALFRED's README command); otherwise `alfred_seq2s
     allenact -b . baseline_configs/alfred/alfred_seq2seq_pm_il.py -o out/alfred_pm_il -s 123 \\
         --config_kwargs '{"data_root": "out/alfred_s2s", "visual_encoder": "random_resnet18", "model_size": "lite"}'
 """
+
 from __future__ import annotations
 
 from baseline_configs.alfred.alfred_seq2seq_il import AlfredSeq2SeqILConfig

@@ -11,6 +11,7 @@ update 600: its README has the command); this config is the same model and optim
 AllenAct, with ``training_frames`` left at the base default. Only the data paths are left to
 ``--config_kwargs``; ``tests/test_alfred_recipes.py`` checks this recipe against the record.
 """
+
 from __future__ import annotations
 
 from types import MappingProxyType
@@ -21,12 +22,14 @@ __all__ = ["AlfredSeq2SeqPMLiteCpuConfig"]
 
 
 class AlfredSeq2SeqPMLiteCpuConfig(AlfredSeq2SeqPMILConfig):
-    RECIPE = MappingProxyType({
-        "visual_encoder": "pretrained_model_ckpts/alfred_thor_resnet18/thor_resnet18.pt",
-        "model_size": "lite",
-        "ablation": "none",
-        "prev_action_input": "taken",
-        "subcell_mask": True,
-        "lr": 0.001,
-        "batch_size": 8,
-    })
+    RECIPE = MappingProxyType(
+        {
+            "visual_encoder": "pretrained_model_ckpts/alfred_thor_resnet18/thor_resnet18.pt",
+            "model_size": "lite",
+            "ablation": "none",
+            "prev_action_input": "taken",
+            "subcell_mask": True,
+            "lr": 0.001,
+            "batch_size": 8,
+        }
+    )

@@ -11,6 +11,7 @@ that this recipe is the rest of those kwargs). ``save_interval`` 129 is the tent
 1,294 updates that ``scripts/train_alfred_gpu.sh`` sets under a deadline (the shipped file is
 update 516).
 """
+
 from __future__ import annotations
 
 from types import MappingProxyType
@@ -21,14 +22,16 @@ __all__ = ["AlfredSeq2SeqPMLiteGpuConfig"]
 
 
 class AlfredSeq2SeqPMLiteGpuConfig(AlfredSeq2SeqPMILConfig):
-    RECIPE = MappingProxyType({
-        "visual_encoder": "pretrained_model_ckpts/alfred_thor_resnet18/thor_resnet18.pt",
-        "model_size": "lite",
-        "prev_action_input": "taken",
-        "spatial_mask": False,
-        "subcell_mask": True,
-        "lr": 0.001,
-        "batch_size": 32,
-        "training_frames": 1_000_000,
-        "save_interval": 129,
-    })
+    RECIPE = MappingProxyType(
+        {
+            "visual_encoder": "pretrained_model_ckpts/alfred_thor_resnet18/thor_resnet18.pt",
+            "model_size": "lite",
+            "prev_action_input": "taken",
+            "spatial_mask": False,
+            "subcell_mask": True,
+            "lr": 0.001,
+            "batch_size": 32,
+            "training_frames": 1_000_000,
+            "save_interval": 129,
+        }
+    )

@@ -9,6 +9,7 @@ and value (exit 2). ``--dry-run`` gives the tiny CPU defaults of ``DRY_RUN=1``; 
 win over either set of defaults. ``alfred_seq2seq_pm_lite_gpu_run.json`` (next to this module)
 holds the options of the run that made ``pretrained_model_ckpts/alfred_seq2seq_pm_gpu/``.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -25,7 +26,14 @@ __all__ = ["ABLATION_RUNS", "AlfredGpuRunOptions", "GpuRunOptionsError", "main"]
 ABLATION_RUNS = ("seq2seq", "no_language")
 
 #: the ``DRY_RUN=1`` sizes: every stage in seconds on a CPU
-DRY_RUN_DEFAULTS = {"train": 2, "valid": 1, "il_frames": 60, "dagger_frames": 32, "samplers": 1, "aug_per_demo": 1}
+DRY_RUN_DEFAULTS = {
+    "train": 2,
+    "valid": 1,
+    "il_frames": 60,
+    "dagger_frames": 32,
+    "samplers": 1,
+    "aug_per_demo": 1,
+}
 
 
 class GpuRunOptionsError(ValueError):
@@ -54,7 +62,15 @@ class AlfredGpuRunOptions:
     agent_kwargs: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        for name in ("seed", "train", "valid", "aug_per_demo", "il_frames", "dagger_frames", "samplers"):
+        for name in (
+            "seed",
+            "train",
+            "valid",
+            "aug_per_demo",
+            "il_frames",
+            "dagger_frames",
+            "samplers",
+        ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise GpuRunOptionsError(f"{name}: {value!r} is not a whole number >= 0")
@@ -65,10 +81,14 @@ class AlfredGpuRunOptions:
             raise GpuRunOptionsError(f"ablations: {self.ablations!r} is not a list")
         for a in self.ablations:
             if a not in ABLATION_RUNS:
-                raise GpuRunOptionsError(f"ablations: {a!r} is not one of {','.join(ABLATION_RUNS)}")
+                raise GpuRunOptionsError(
+                    f"ablations: {a!r} is not one of {','.join(ABLATION_RUNS)}"
+                )
         object.__setattr__(self, "ablations", tuple(self.ablations))
         if not isinstance(self.agent_kwargs, dict):
-            raise GpuRunOptionsError(f"agent_kwargs: {json.dumps(self.agent_kwargs)} is not a JSON object")
+            raise GpuRunOptionsError(
+                f"agent_kwargs: {json.dumps(self.agent_kwargs)} is not a JSON object"
+            )
 
     @classmethod
     def load(cls, path: Optional[Path], dry_run: bool = False) -> "AlfredGpuRunOptions":
@@ -84,15 +104,26 @@ class AlfredGpuRunOptions:
         known = [f.name for f in dataclasses.fields(cls)]
         unknown = sorted(set(given) - set(known))
         if unknown:
-            raise GpuRunOptionsError(f"unknown option {', '.join(map(repr, unknown))} (options: {', '.join(known)})")
+            raise GpuRunOptionsError(
+                f"unknown option {', '.join(map(repr, unknown))} (options: {', '.join(known)})"
+            )
         return cls(**{**(DRY_RUN_DEFAULTS if dry_run else {}), **given})
 
     def shell(self) -> List[str]:
         """``NAME=value`` lines, quoted for bash, in the script's variable names."""
-        values = {"SEED": self.seed, "TRAIN": self.train, "VALID": self.valid, "AUG_PER_DEMO": self.aug_per_demo,
-                  "IL_FRAMES": self.il_frames, "DAGGER_FRAMES": self.dagger_frames, "SAMPLERS": self.samplers,
-                  "SPATIAL_MASK": json.dumps(self.spatial_mask), "SUBCELL_MASK": json.dumps(self.subcell_mask),
-                  "ABLATIONS": ",".join(self.ablations), "AGENT_KWARGS": json.dumps(dict(self.agent_kwargs))}
+        values = {
+            "SEED": self.seed,
+            "TRAIN": self.train,
+            "VALID": self.valid,
+            "AUG_PER_DEMO": self.aug_per_demo,
+            "IL_FRAMES": self.il_frames,
+            "DAGGER_FRAMES": self.dagger_frames,
+            "SAMPLERS": self.samplers,
+            "SPATIAL_MASK": json.dumps(self.spatial_mask),
+            "SUBCELL_MASK": json.dumps(self.subcell_mask),
+            "ABLATIONS": ",".join(self.ablations),
+            "AGENT_KWARGS": json.dumps(dict(self.agent_kwargs)),
+        }
         return [f"{k}={shlex.quote(str(v))}" for k, v in values.items()]
 
 
@@ -101,7 +132,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     dry_run = "--dry-run" in args
     files = [a for a in args if a != "--dry-run"]
     if len(files) > 1:
-        print("usage: python -m baseline_configs.alfred.gpu_run [OPTIONS.json] [--dry-run]", file=sys.stderr)
+        print(
+            "usage: python -m baseline_configs.alfred.gpu_run [OPTIONS.json] [--dry-run]",
+            file=sys.stderr,
+        )
         return 2
     try:
         options = AlfredGpuRunOptions.load(Path(files[0]) if files else None, dry_run=dry_run)

@@ -6,6 +6,7 @@ the file system (the split file, the encoder's weights, the dataset's encoder) s
 configs, which run them after these. Numbers are normalised as the configs always did
 (``lr`` a float, counts ints), so a config reads its options as they were read from kwargs.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -17,11 +18,19 @@ from alfred_task.models.actor_critic import PREV_ACTION_INPUTS
 from alfred_task.models.seq2seq import ABLATIONS
 from backends import DEFAULT_BACKEND
 
-__all__ = ["AlfredSeq2SeqDaggerOptions", "AlfredSeq2SeqILOptions", "AlfredSeq2SeqOptions", "ConfigError",
-           "MODEL_SIZES", "PATH_OPTIONS"]
+__all__ = [
+    "AlfredSeq2SeqDaggerOptions",
+    "AlfredSeq2SeqILOptions",
+    "AlfredSeq2SeqOptions",
+    "ConfigError",
+    "MODEL_SIZES",
+    "PATH_OPTIONS",
+]
 
-MODEL_SIZES = {"official": dict(demb=100, dhid=512, dframe=2500, pframe=300),
-               "lite": dict(demb=64, dhid=128, dframe=256, pframe=100)}
+MODEL_SIZES = {
+    "official": dict(demb=100, dhid=512, dframe=2500, pframe=300),
+    "lite": dict(demb=64, dhid=128, dframe=256, pframe=100),
+}
 
 #: options naming files of the machine a run is on, not part of a recipe
 PATH_OPTIONS = ("data_root", "splits", "vocab", "demo_data_root", "demo_splits")
@@ -90,14 +99,18 @@ class AlfredSeq2SeqOptions:
 
     def __post_init__(self) -> None:
         if self.model_size not in MODEL_SIZES:
-            raise ConfigError(f"model_size: {self.model_size!r} is not one of {sorted(MODEL_SIZES)}")
+            raise ConfigError(
+                f"model_size: {self.model_size!r} is not one of {sorted(MODEL_SIZES)}"
+            )
         for name in ("demb", "dhid", "dframe", "pframe"):
             self._set(name, _number(name, getattr(self, name), int, optional=True))
         if self.ablation not in ABLATIONS:
             raise ConfigError(f"ablation: {self.ablation!r} is not one of {sorted(ABLATIONS)}")
         if self.prev_action_input not in PREV_ACTION_INPUTS:
-            raise ConfigError(f"prev_action_input: {self.prev_action_input!r} is not one of "
-                              f"{list(PREV_ACTION_INPUTS)}")
+            raise ConfigError(
+                f"prev_action_input: {self.prev_action_input!r} is not one of "
+                f"{list(PREV_ACTION_INPUTS)}"
+            )
         try:
             dice = float(self.mask_dice_weight)
         except (TypeError, ValueError):
@@ -110,10 +123,17 @@ class AlfredSeq2SeqOptions:
         self._set("lr", _number("lr", self.lr, float))
         for name in ("batch_size", "training_frames", "max_steps", "sampler_torch_threads"):
             self._set(name, _number(name, getattr(self, name), int))
-        self._set("trainer_torch_threads", _number("trainer_torch_threads", self.trainer_torch_threads, int, True))
-        if self.sampler_torch_threads < 1 or (self.trainer_torch_threads is not None and self.trainer_torch_threads < 1):
-            raise ConfigError(f"sampler_torch_threads / trainer_torch_threads must be >= 1, got "
-                              f"{self.sampler_torch_threads!r} / {self.trainer_torch_threads!r}")
+        self._set(
+            "trainer_torch_threads",
+            _number("trainer_torch_threads", self.trainer_torch_threads, int, True),
+        )
+        if self.sampler_torch_threads < 1 or (
+            self.trainer_torch_threads is not None and self.trainer_torch_threads < 1
+        ):
+            raise ConfigError(
+                f"sampler_torch_threads / trainer_torch_threads must be >= 1, got "
+                f"{self.sampler_torch_threads!r} / {self.trainer_torch_threads!r}"
+            )
         if self.eval_storage is not None:
             self._set("eval_storage", bool(self.eval_storage))
 
@@ -124,8 +144,10 @@ class AlfredSeq2SeqOptions:
     def dims(self) -> Dict[str, int]:
         """The network's dimensions: ``model_size``'s, each overridden where given."""
         size = MODEL_SIZES[self.model_size]
-        return {k: int(v if (v := getattr(self, k)) is not None else size[k])
-                for k in ("demb", "dhid", "dframe", "pframe")}
+        return {
+            k: int(v if (v := getattr(self, k)) is not None else size[k])
+            for k in ("demb", "dhid", "dframe", "pframe")
+        }
 
     @classmethod
     def from_kwargs(cls: Type[_O], kwargs: Mapping[str, Any]) -> _O:
@@ -133,8 +155,10 @@ class AlfredSeq2SeqOptions:
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(kwargs) - known)
         if unknown:
-            raise ConfigError(f"unknown option{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} "
-                              f"(options: {', '.join(sorted(known))})")
+            raise ConfigError(
+                f"unknown option{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} "
+                f"(options: {', '.join(sorted(known))})"
+            )
         return cls(**kwargs)
 
 
@@ -162,11 +186,17 @@ class AlfredSeq2SeqDaggerOptions(AlfredSeq2SeqOptions):
     def __post_init__(self) -> None:
         super().__post_init__()
         _flag("freeze_batchnorm", self.freeze_batchnorm, article="is not")
-        for name, optional in (("num_steps", False), ("bc_tf1_steps", True), ("dagger_steps", True)):
+        for name, optional in (
+            ("num_steps", False),
+            ("bc_tf1_steps", True),
+            ("dagger_steps", True),
+        ):
             self._set(name, _number(name, getattr(self, name), int, optional))
 
     def teacher_forcing_steps(self) -> Tuple[int, int]:
         """(steps at teacher forcing 1, steps of its linear decay): 10 % and 50 % of the run unless given."""
         t = self.training_frames
-        return (self.bc_tf1_steps if self.bc_tf1_steps is not None else int(0.1 * t),
-                self.dagger_steps if self.dagger_steps is not None else int(0.5 * t))
+        return (
+            self.bc_tf1_steps if self.bc_tf1_steps is not None else int(0.1 * t),
+            self.dagger_steps if self.dagger_steps is not None else int(0.5 * t),
+        )

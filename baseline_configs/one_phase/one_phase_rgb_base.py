@@ -1,4 +1,5 @@
 """1-phase track, raw RGB: the current view and the goal-state view from the same pose."""
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -19,12 +20,18 @@ class OnePhaseRGBBaseExperimentConfig(RearrangeBaseExperimentConfig):
         """`visual_layer_norm`: the model's parameter-free LayerNorm on the SimpleCNN features
         (see `RearrangeActorCriticSimpleConvRNN`); off reproduces the official model exactly."""
         super().__init__(**kwargs)
-        self.visual_layer_norm = checked_visual_layer_norm(self, OnePhaseRGBBaseExperimentConfig, visual_layer_norm)
+        self.visual_layer_norm = checked_visual_layer_norm(
+            self, OnePhaseRGBBaseExperimentConfig, visual_layer_norm
+        )
 
     def sensors(self) -> Sequence[Sensor]:
         return self.rgb_sensors(UnshuffledRGBRearrangeSensor)
 
     def create_model(self, **kwargs):
         return RearrangeActorCriticSimpleConvRNN(
-            action_space=gym.spaces.Discrete(len(self.actions())), observation_space=self.observation_space(kwargs),
-            rgb_uuid="rgb", unshuffled_rgb_uuid="unshuffled_rgb", visual_layer_norm=self.visual_layer_norm)
+            action_space=gym.spaces.Discrete(len(self.actions())),
+            observation_space=self.observation_space(kwargs),
+            rgb_uuid="rgb",
+            unshuffled_rgb_uuid="unshuffled_rgb",
+            visual_layer_norm=self.visual_layer_norm,
+        )

@@ -1,6 +1,9 @@
 """1-phase, frozen CLIP-RN50 features (unpooled 2048x7x7, CLIP normalisation), DAgger
 (OnePhaseRGBClipResNet50Dagger_40proc; the best official 1-phase baseline)."""
-from baseline_configs.one_phase.one_phase_rgb_resnet_dagger import OnePhaseRGBResNetDaggerExperimentConfig
+
+from baseline_configs.one_phase.one_phase_rgb_resnet_dagger import (
+    OnePhaseRGBResNetDaggerExperimentConfig,
+)
 
 
 class OnePhaseRGBClipResNet50DaggerExperimentConfig(OnePhaseRGBResNetDaggerExperimentConfig):

@@ -1,4 +1,5 @@
 """1-phase imitation learning: teacher forcing held at 1, then decayed to 0 (DAgger, §6.3)."""
+
 from __future__ import annotations
 
 from typing import Optional
@@ -13,11 +14,23 @@ __all__ = ["OnePhaseRGBILBaseExperimentConfig", "StepwiseLinearDecay"]
 
 
 class OnePhaseRGBILBaseExperimentConfig(ImitationMixin, OnePhaseRGBBaseExperimentConfig):
-    IL_PARAMS = {"lr": 3e-4, "num_steps": 64, "update_repeats": 3, "num_mini_batch": 1,
-                 "bc_tf1_steps": int(1e5), "dagger_steps": int(1e6)}
+    IL_PARAMS = {
+        "lr": 3e-4,
+        "num_steps": 64,
+        "update_repeats": 3,
+        "num_mini_batch": 1,
+        "bc_tf1_steps": int(1e5),
+        "dagger_steps": int(1e6),
+    }
 
-    def __init__(self, bc_tf1_steps: Optional[int] = None, dagger_steps: Optional[int] = None,
-                 num_steps: Optional[int] = None, update_repeats: Optional[int] = None, **kwargs) -> None:
+    def __init__(
+        self,
+        bc_tf1_steps: Optional[int] = None,
+        dagger_steps: Optional[int] = None,
+        num_steps: Optional[int] = None,
+        update_repeats: Optional[int] = None,
+        **kwargs,
+    ) -> None:
         super().__init__(bc_tf1_steps=bc_tf1_steps, dagger_steps=dagger_steps, **kwargs)
         p = self.IL_PARAMS
         self.num_steps = int(num_steps or p["num_steps"])
@@ -28,8 +41,14 @@ class OnePhaseRGBILBaseExperimentConfig(ImitationMixin, OnePhaseRGBBaseExperimen
     def training_pipeline(self, **kwargs) -> TrainingPipeline:
         return self.pipeline(
             named_losses={"imitation_loss": Imitation()},
-            stages=[PipelineStage(loss_names=["imitation_loss"], max_stage_steps=self.training_steps,
-                                  teacher_forcing=self.teacher_forcing())],
+            stages=[
+                PipelineStage(
+                    loss_names=["imitation_loss"],
+                    max_stage_steps=self.training_steps,
+                    teacher_forcing=self.teacher_forcing(),
+                )
+            ],
             num_mini_batch=min(self.IL_PARAMS["num_mini_batch"], self.num_train_processes),
-            update_repeats=self.update_repeats, num_steps=self.num_steps,
+            update_repeats=self.update_repeats,
+            num_steps=self.num_steps,
         )

@@ -1,4 +1,5 @@
 """1-phase RGB + SimpleConv GRU trained by PPO on the energy-shaped reward (OnePhaseRGBPPO)."""
+
 from __future__ import annotations
 
 from baseline_configs.one_phase.one_phase_rgb_base import OnePhaseRGBBaseExperimentConfig

@@ -4,7 +4,10 @@ Upstream this config file copied the ResNet-18 config's class name and tag, whil
 checkpoint is named after `OnePhaseRGBImageNetResNet50Dagger_40proc(_aws0)`; we use that name
 (without the machine suffix), so its checkpoints and metrics are never mistaken for ResNet-18's.
 """
-from baseline_configs.one_phase.one_phase_rgb_resnet_dagger import OnePhaseRGBResNetDaggerExperimentConfig
+
+from baseline_configs.one_phase.one_phase_rgb_resnet_dagger import (
+    OnePhaseRGBResNetDaggerExperimentConfig,
+)
 
 
 class OnePhaseRGBResNet50DaggerExperimentConfig(OnePhaseRGBResNetDaggerExperimentConfig):

@@ -1,4 +1,5 @@
 """1-phase track on frozen ResNet/CLIP features of the current and the goal-state view."""
+
 from __future__ import annotations
 
 import gym
@@ -14,4 +15,7 @@ class OnePhaseResNetModelMixin(ResNetPreprocessorMixin):
         rgb, unshuffled = self.feature_uuids()
         return ResNetRearrangeActorCriticRNN(
             action_space=gym.spaces.Discrete(len(self.actions())),  # type: ignore[attr-defined]
-            observation_space=self.observation_space(kwargs), rgb_uuid=rgb, unshuffled_rgb_uuid=unshuffled)
+            observation_space=self.observation_space(kwargs),
+            rgb_uuid=rgb,
+            unshuffled_rgb_uuid=unshuffled,
+        )

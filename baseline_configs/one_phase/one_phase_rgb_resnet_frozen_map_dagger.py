@@ -6,6 +6,7 @@ goal-state frames into egocentric maps; with ground-truth egomotion (`rel_positi
 and the scene bounds the goal-state frames also build an allocentric map of the goal room.
 IL parameters "40proc" (§6.3). Weight kwargs: see `baseline_configs/map_common.py`.
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -19,7 +20,9 @@ from rearrange.map_models import OnePhaseRearrangeActorCriticFrozenMap
 from rearrange.map_sensors import egomotion_sensors
 
 
-class OnePhaseRGBResNetFrozenMapDaggerExperimentConfig(MapWeightsMixin, OnePhaseRGBILBaseExperimentConfig):
+class OnePhaseRGBResNetFrozenMapDaggerExperimentConfig(
+    MapWeightsMixin, OnePhaseRGBILBaseExperimentConfig
+):
     MAP_SOURCE = "map_checkpoint"
 
     def tag(self) -> str:
@@ -30,5 +33,9 @@ class OnePhaseRGBResNetFrozenMapDaggerExperimentConfig(MapWeightsMixin, OnePhase
 
     def create_model(self, **kwargs: Any) -> OnePhaseRearrangeActorCriticFrozenMap:
         return OnePhaseRearrangeActorCriticFrozenMap(
-            action_space=gym.spaces.Discrete(len(self.actions())), observation_space=self.observation_space(kwargs),
-            map=self.build_map(), rgb_uuid="rgb", unshuffled_rgb_uuid="unshuffled_rgb")
+            action_space=gym.spaces.Discrete(len(self.actions())),
+            observation_space=self.observation_space(kwargs),
+            map=self.build_map(),
+            rgb_uuid="rgb",
+            unshuffled_rgb_uuid="unshuffled_rgb",
+        )

@@ -6,6 +6,7 @@ egomotion); while unshuffling, that map's egocentric view at the agent's pose is
 the map of the current frame. Weight kwargs: see `baseline_configs/map_common.py`; `num_steps`
 and `update_repeats` shorten rollouts (tests, CPU runs).
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -22,7 +23,8 @@ from rearrange.map_sensors import egomotion_sensors
 
 
 class TwoPhaseRGBResNetFrozenMapPPOWalkthroughILUnshuffleExperimentConfig(
-        MapWeightsMixin, RolloutLengthMixin, TwoPhaseRGBPPOWalkthroughILUnshuffleExperimentConfig):
+    MapWeightsMixin, RolloutLengthMixin, TwoPhaseRGBPPOWalkthroughILUnshuffleExperimentConfig
+):
     MAP_SOURCE = "map_checkpoint"
 
     def tag(self) -> str:
@@ -34,6 +36,11 @@ class TwoPhaseRGBResNetFrozenMapPPOWalkthroughILUnshuffleExperimentConfig(
     def create_model(self, **kwargs: Any) -> TwoPhaseRearrangeActorCriticFrozenMap:
         actions = self.actions()
         return TwoPhaseRearrangeActorCriticFrozenMap(
-            action_space=gym.spaces.Discrete(len(actions)), observation_space=self.observation_space(kwargs),
-            map=self.build_map(), action_names=actions, rgb_uuid="rgb",
-            in_walkthrough_phase_uuid="in_walkthrough_phase", done_action_index=actions.index("done"))
+            action_space=gym.spaces.Discrete(len(actions)),
+            observation_space=self.observation_space(kwargs),
+            map=self.build_map(),
+            action_names=actions,
+            rgb_uuid="rgb",
+            in_walkthrough_phase_uuid="in_walkthrough_phase",
+            done_action_index=actions.index("done"),
+        )

@@ -1,5 +1,6 @@
 """2-phase on frozen ImageNet ResNet-18 features: PPO on walkthrough steps + imitation on unshuffle
 steps (TwoPhaseRGBResNetPPOWalkthroughILUnshuffle_40proc-longtf)."""
+
 from __future__ import annotations
 
 import gym
@@ -18,11 +19,16 @@ class TwoPhaseResNetModelMixin(ResNetPreprocessorMixin):
         rgb, unshuffled = self.feature_uuids()
         return ResNetTwoPhaseRearrangeActorCriticRNN(
             action_space=gym.spaces.Discrete(len(self.actions())),  # type: ignore[attr-defined]
-            observation_space=self.observation_space(kwargs), rgb_uuid=rgb, unshuffled_rgb_uuid=unshuffled,
-            in_walkthrough_phase_uuid="in_walkthrough_phase", action_names=self.actions())  # type: ignore[attr-defined]
+            observation_space=self.observation_space(kwargs),
+            rgb_uuid=rgb,
+            unshuffled_rgb_uuid=unshuffled,
+            in_walkthrough_phase_uuid="in_walkthrough_phase",
+            action_names=self.actions(),
+        )  # type: ignore[attr-defined]
 
 
 class TwoPhaseRGBResNetPPOWalkthroughILUnshuffleExperimentConfig(
-        TwoPhaseResNetModelMixin, TwoPhaseRGBPPOWalkthroughILUnshuffleExperimentConfig):
+    TwoPhaseResNetModelMixin, TwoPhaseRGBPPOWalkthroughILUnshuffleExperimentConfig
+):
     VISUAL_ENCODER = "RN18"
     OFFICIAL_TAG = "TwoPhaseRGBResNetPPOWalkthroughILUnshuffle_40proc-longtf"

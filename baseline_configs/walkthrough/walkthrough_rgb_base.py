@@ -7,6 +7,7 @@ As officially, the controller runs with ``snapToGrid=False`` and training episod
 uniform random yaw (``RANDOMIZE_START_ROTATION_DURING_TRAINING``: 360 * U from an RNG seeded
 with 1 in every sampler); validation and test episodes start at the dataset's rotation.
 """
+
 from __future__ import annotations
 
 from typing import Any, Dict, Optional, Sequence, Tuple
@@ -30,13 +31,23 @@ class WalkthroughBaseExperimentConfig(RearrangeBaseExperimentConfig):
 
     def sensors(self) -> Sequence[Sensor]:
         size = self.SCREEN_SIZE
-        return [RGBRearrangeSensor(height=size, width=size, use_resnet_normalization=True,
-                                   uuid=WALKTHROUGH_RGB_UUID, **self.rgb_normalisation())]
+        return [
+            RGBRearrangeSensor(
+                height=size,
+                width=size,
+                use_resnet_normalization=True,
+                uuid=WALKTHROUGH_RGB_UUID,
+                **self.rgb_normalisation(),
+            )
+        ]
 
     def thor_controller_kwargs(self, mode: str, device: Optional[int] = None) -> Dict[str, Any]:
         return {**super().thor_controller_kwargs(mode, device), "snapToGrid": False}
 
     def create_model(self, **kwargs):
         return RearrangeActorCriticSimpleConvRNN(
-            action_space=gym.spaces.Discrete(len(self.actions())), observation_space=self.observation_space(kwargs),
-            rgb_uuid=WALKTHROUGH_RGB_UUID, unshuffled_rgb_uuid=WALKTHROUGH_RGB_UUID)
+            action_space=gym.spaces.Discrete(len(self.actions())),
+            observation_space=self.observation_space(kwargs),
+            rgb_uuid=WALKTHROUGH_RGB_UUID,
+            unshuffled_rgb_uuid=WALKTHROUGH_RGB_UUID,
+        )

@@ -17,6 +17,7 @@ Why: placement order in a fridge was tuned three times without a net gain; this 
 evidence (which level, how deep) a table anyone can re-run before trying another rule.
 Writes --out (markdown) and a .json beside it.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,7 +31,13 @@ from tqdm import tqdm
 
 from benchmarks._common import RESULTS_DIR, SHARED, markdown_table, write_json, write_markdown
 from alfred_task.evaluation.replay import find_trajectories
-from common.cli import OneLineArgumentParser, UsageError, check_input_dir, check_output_file, report_usage_errors
+from common.cli import (
+    OneLineArgumentParser,
+    UsageError,
+    check_input_dir,
+    check_output_file,
+    report_usage_errors,
+)
 
 DEFAULT_DATA = SHARED / "data" / "alfred_train_sample" / "json_2.1.0"
 KINDS = ("Fridge", "Microwave")
@@ -40,7 +47,10 @@ def puts_into(traj: Dict[str, Any]) -> bool:
     """Does the recorded plan put something into a Fridge or Microwave?"""
     for la in traj["plan"]["low_actions"]:
         a = la["api_action"]
-        if a["action"] == "PutObject" and str(a.get("receptacleObjectId", "")).split("|")[0] in KINDS:
+        if (
+            a["action"] == "PutObject"
+            and str(a.get("receptacleObjectId", "")).split("|")[0] in KINDS
+        ):
             return True
     return False
 
@@ -65,8 +75,12 @@ def receptacle_frame(rec) -> Tuple[Callable[[np.ndarray], Dict[str, float]], flo
     bottom = float(rec.aabb[0][1])
 
     def to_frame(p: np.ndarray) -> Dict[str, float]:
-        return {"depth": round(float(b.half[k] - (p - b.center) @ f), 3), "up": round(float(p[1] - bottom), 3),
-                "lat": round(float((p - b.center) @ lat), 3)}
+        return {
+            "depth": round(float(b.half[k] - (p - b.center) @ f), 3),
+            "up": round(float(p[1] - bottom), 3),
+            "lat": round(float((p - b.center) @ lat), 3),
+        }
+
     return to_frame, 2 * float(b.half[k])
 
 
@@ -75,13 +89,22 @@ def after_put(env, w, held: str, target: str) -> Dict[str, Any]:
     from thor_lite import physics
 
     rec, obj = w.objects[target], w.objects[held]
-    levels = physics.fridge_levels(w, rec, held) if rec.object_type == "Fridge" else [float(obj.aabb[0][1])]
+    levels = (
+        physics.fridge_levels(w, rec, held)
+        if rec.object_type == "Fridge"
+        else [float(obj.aabb[0][1])]
+    )
     px = env.last_event.instance_masks.get(held)
-    return {"obj": held, "rec": target, "kind": rec.object_type, "otype": obj.object_type,
-            "levels": [round(y - float(rec.aabb[0][1]), 3) for y in levels],
-            "ours": receptacle_frame(rec)[0](obj.box.center),
-            "px_ref": int(px.sum()) if px is not None else 0,
-            "d_ref": float(np.linalg.norm(obj.box.center - w.camera_position()))}
+    return {
+        "obj": held,
+        "rec": target,
+        "kind": rec.object_type,
+        "otype": obj.object_type,
+        "levels": [round(y - float(rec.aabb[0][1]), 3) for y in levels],
+        "ours": receptacle_frame(rec)[0](obj.box.center),
+        "px_ref": int(px.sum()) if px is not None else 0,
+        "d_ref": float(np.linalg.norm(obj.box.center - w.camera_position())),
+    }
 
 
 def at_pickup(env, w, put: Dict[str, Any], mask: np.ndarray) -> Dict[str, Any]:
@@ -101,10 +124,17 @@ def at_pickup(env, w, put: Dict[str, Any], mask: np.ndarray) -> Dict[str, Any]:
         if inside and (best is None or q["fit"] < best["fit"]):
             best = q
     ours_px = env.last_event.instance_masks.get(put["obj"])
-    edge = bool(min(rows.min(), cols.min()) == 0 or rows.max() == mask.shape[0] - 1
-                or cols.max() == mask.shape[1] - 1)
-    return {"mask_px": int(mask.sum()), "mask_at_edge": edge, "thor": best,
-            "overlap_px": int((ours_px & mask).sum()) if ours_px is not None else 0}
+    edge = bool(
+        min(rows.min(), cols.min()) == 0
+        or rows.max() == mask.shape[0] - 1
+        or cols.max() == mask.shape[1] - 1
+    )
+    return {
+        "mask_px": int(mask.sum()),
+        "mask_at_edge": edge,
+        "thor": best,
+        "overlap_px": int((ours_px & mask).sum()) if ours_px is not None else 0,
+    }
 
 
 def survey(env, traj: Dict[str, Any], name: str) -> List[Dict[str, Any]]:
@@ -135,22 +165,49 @@ def survey(env, traj: Dict[str, Any], name: str) -> List[Dict[str, Any]]:
 def _row(r: Dict[str, Any]) -> List[Any]:
     t, o = r["thor"] or {}, r["ours"]
     rank = r["levels"].index(t["level"]) + 1 if t else "-"
-    return [r["task"][:58], r["kind"], r["otype"], f'{o["depth"]:.2f} / {o["up"]:.2f} / {o["lat"]:+.2f}',
-            (f'{t["depth"]:.2f} / {t["up"]:.2f} / {t["lat"]:+.2f}' if t else "-"),
-            f'{rank} of {len(r["levels"])}', t.get("fit", "-"), r["mask_px"], "yes" if r["mask_at_edge"] else "",
-            r["overlap_px"]]
+    return [
+        r["task"][:58],
+        r["kind"],
+        r["otype"],
+        f"{o['depth']:.2f} / {o['up']:.2f} / {o['lat']:+.2f}",
+        (f"{t['depth']:.2f} / {t['up']:.2f} / {t['lat']:+.2f}" if t else "-"),
+        f"{rank} of {len(r['levels'])}",
+        t.get("fit", "-"),
+        r["mask_px"],
+        "yes" if r["mask_at_edge"] else "",
+        r["overlap_px"],
+    ]
 
 
 def report(rows: List[Dict[str, Any]], data: Path, out: Path) -> str:
     """Markdown: one line per put, then medians of how much deeper/lower THOR's object was."""
     good = [r for r in rows if r["thor"] and r["thor"]["fit"] <= 0.5 and not r["mask_at_edge"]]
-    lines = ["# Fridge/Microwave placements: THOR 2.1.0 (recorded pickup masks) vs thor_lite", "",
-             f"data: {data}; {len(rows)} puts picked up again; {len(good)} with a fit <= 0.5 and the mask "
-             "clear of the frame edge", "", "depth / up / lat in metres (receptacle frame: behind the front "
-             "face, centre above the bottom, sideways); level: THOR's level from the bottom of ours", ""]
-    lines += markdown_table(["task", "receptacle", "object", "ours", "THOR (estimate)", "THOR level", "fit",
-                             "mask px", "mask at edge", "overlap px"],
-                            [_row(r) for r in rows], "lllllllrlr")
+    lines = [
+        "# Fridge/Microwave placements: THOR 2.1.0 (recorded pickup masks) vs thor_lite",
+        "",
+        f"data: {data}; {len(rows)} puts picked up again; {len(good)} with a fit <= 0.5 and the mask "
+        "clear of the frame edge",
+        "",
+        "depth / up / lat in metres (receptacle frame: behind the front "
+        "face, centre above the bottom, sideways); level: THOR's level from the bottom of ours",
+        "",
+    ]
+    lines += markdown_table(
+        [
+            "task",
+            "receptacle",
+            "object",
+            "ours",
+            "THOR (estimate)",
+            "THOR level",
+            "fit",
+            "mask px",
+            "mask at edge",
+            "overlap px",
+        ],
+        [_row(r) for r in rows],
+        "lllllllrlr",
+    )
     for kind in KINDS:
         sel = [r for r in good if r["kind"] == kind]
         if sel:
@@ -159,15 +216,23 @@ def report(rows: List[Dict[str, Any]], data: Path, out: Path) -> str:
             low = sum(r["thor"]["level"] == min(r["levels"]) < max(r["levels"]) for r in sel)
             many = sum(len(r["levels"]) > 1 for r in sel)
             levels = f"; on the lowest of several levels in {low} of {many}" if many else ""
-            lines += ["", f"{kind}: {len(sel)} good fits; THOR's object is {dd:+.2f} m deeper and {du:+.2f} m "
-                      f"higher than ours (medians){levels}"]
+            lines += [
+                "",
+                f"{kind}: {len(sel)} good fits; THOR's object is {dd:+.2f} m deeper and {du:+.2f} m "
+                f"higher than ours (medians){levels}",
+            ]
     return "\n".join(lines)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    ap = OneLineArgumentParser(prog="python -m experiments.alfred_fidelity.fridge_placements", description=__doc__,
-                               formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="folder searched for traj_data.json")
+    ap = OneLineArgumentParser(
+        prog="python -m experiments.alfred_fidelity.fridge_placements",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument(
+        "--data", type=Path, default=DEFAULT_DATA, help="folder searched for traj_data.json"
+    )
     ap.add_argument("--out", type=Path, default=RESULTS_DIR / "alfred_fridge_placements.md")
     args = ap.parse_args(argv)
     with report_usage_errors(ap.prog):
@@ -177,7 +242,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         trajs = [(p, json.loads(p.read_text())) for p in find_trajectories(args.data, None, 0)]
         files = [(p, t) for p, t in trajs if puts_into(t)]
         if not files:
-            raise UsageError(f"--data {args.data}: no traj_data.json puts anything into a Fridge or Microwave")
+            raise UsageError(
+                f"--data {args.data}: no traj_data.json puts anything into a Fridge or Microwave"
+            )
     from alfred_task.env.environment import AlfredEnv
 
     env, rows = AlfredEnv(), []

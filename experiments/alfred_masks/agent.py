@@ -6,6 +6,7 @@ takes the masks from the head (decoder state plus finer frame features) instead 
 mask decoder, for every interaction or for ``mask_head_actions`` only (e.g. ``["PickupObject"]``).
 `MaskHeadCheckpointAgent` is `CheckpointAgent` with these two options.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -27,48 +28,76 @@ __all__ = ["MaskHeadAgent", "MaskHeadCheckpointAgent"]
 class MaskHeadAgent(Seq2SeqAgent):
     """See the module doc; without a head it is the plain `Seq2SeqAgent`."""
 
-    def __init__(self, *args: Any, mask_head: Optional[str] = None, mask_head_actions: Optional[list[str]] = None,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        mask_head: Optional[str] = None,
+        mask_head_actions: Optional[list[str]] = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
         self._attach(mask_head, mask_head_actions)
 
     @classmethod
-    def around(cls, agent: Seq2SeqAgent, mask_head: Optional[str] = None,
-               mask_head_actions: Optional[list[str]] = None) -> "MaskHeadAgent":
+    def around(
+        cls,
+        agent: Seq2SeqAgent,
+        mask_head: Optional[str] = None,
+        mask_head_actions: Optional[list[str]] = None,
+    ) -> "MaskHeadAgent":
         """`agent` (already loaded, e.g. by `CheckpointAgent`) turned into this class in place."""
         agent.__class__ = cls
         agent._attach(mask_head, mask_head_actions)  # noqa: SLF001 - its own class now
         return agent
 
     def _attach(self, mask_head: Optional[str], mask_head_actions: Optional[list[str]]) -> None:
-        self.mask_head, self._mask_head_size = self._load_mask_head(mask_head) if mask_head else (None, 0)
-        if mask_head_actions is not None and (not isinstance(mask_head_actions, list) or not mask_head_actions
-                                              or any(a not in C.INTERACT_ACTIONS for a in mask_head_actions)):
-            raise ValueError(f"mask_head_actions must be a non-empty list of interaction actions, "
-                             f"got {mask_head_actions!r}")
+        self.mask_head, self._mask_head_size = (
+            self._load_mask_head(mask_head) if mask_head else (None, 0)
+        )
+        if mask_head_actions is not None and (
+            not isinstance(mask_head_actions, list)
+            or not mask_head_actions
+            or any(a not in C.INTERACT_ACTIONS for a in mask_head_actions)
+        ):
+            raise ValueError(
+                f"mask_head_actions must be a non-empty list of interaction actions, "
+                f"got {mask_head_actions!r}"
+            )
         self.mask_head_actions = frozenset(mask_head_actions or C.INTERACT_ACTIONS)
 
     def _load_mask_head(self, path: str):
         """(a `fine_mask_head` file's head, its label resolution), checked against this agent."""
         head, record = load_head(Path(path))
         if head.kind not in AGENT_KINDS:
-            raise ValueError(f"mask_head {path}: kind {head.kind!r} is a probe's oracle, not one of {AGENT_KINDS}")
+            raise ValueError(
+                f"mask_head {path}: kind {head.kind!r} is a probe's oracle, not one of {AGENT_KINDS}"
+            )
         if record["encoder"] != self.features.encoder:
-            raise ValueError(f"mask_head {path}: trained on encoder {record['encoder']}, "
-                             f"this agent's is {self.features.encoder}")
+            raise ValueError(
+                f"mask_head {path}: trained on encoder {record['encoder']}, "
+                f"this agent's is {self.features.encoder}"
+            )
         if head.cond_dim != self.model.dec.cont_dim:
-            raise ValueError(f"mask_head {path}: reads a decoder state of width {head.cond_dim}, "
-                             f"this model's is {self.model.dec.cont_dim}")
+            raise ValueError(
+                f"mask_head {path}: reads a decoder state of width {head.cond_dim}, "
+                f"this model's is {self.model.dec.cont_dim}"
+            )
         return head, int(record["meta"]["label_size"])
 
-    def _mask_logits(self, cont: torch.Tensor, feat: torch.Tensor, frame: np.ndarray, action: str) -> torch.Tensor:
+    def _mask_logits(
+        self, cont: torch.Tensor, feat: torch.Tensor, frame: np.ndarray, action: str
+    ) -> torch.Tensor:
         """The mask decoder's (or, for `mask_head_actions`, the `mask_head`'s) logits at 300×300."""
         if self.mask_head is None or action not in self.mask_head_actions:
             return super()._mask_logits(cont, feat, frame, action)
         f14 = None
         if self.mask_head.f14 is not None:
-            f14 = layer3_features(self.features, torch.from_numpy(np.ascontiguousarray(frame))[None])
-        lo = self.mask_head(cont, feat, f14)  # resized as in its training: to its label side, then the frame
+            f14 = layer3_features(
+                self.features, torch.from_numpy(np.ascontiguousarray(frame))[None]
+            )
+        lo = self.mask_head(
+            cont, feat, f14
+        )  # resized as in its training: to its label side, then the frame
         lo = frame_logits(lo, (self._mask_head_size, self._mask_head_size))
         return frame_logits(lo, C.MASK_SHAPE)[0]
 
@@ -76,9 +105,18 @@ class MaskHeadAgent(Seq2SeqAgent):
 class MaskHeadCheckpointAgent(CheckpointAgent):
     """A Seq2Seq checkpoint whose agent takes masks from `mask_head` (see `MaskHeadAgent`)."""
 
-    def __init__(self, path: Union[str, Path], map_location: str = "cpu", *, mask_head: Optional[str] = None,
-                 mask_head_actions: Optional[list[str]] = None, **overrides: Any) -> None:
+    def __init__(
+        self,
+        path: Union[str, Path],
+        map_location: str = "cpu",
+        *,
+        mask_head: Optional[str] = None,
+        mask_head_actions: Optional[list[str]] = None,
+        **overrides: Any,
+    ) -> None:
         super().__init__(path, map_location, **overrides)
         if not isinstance(self.inner, Seq2SeqAgent):
-            raise ValueError(f"{path}: a mask head needs a Seq2SeqAgent checkpoint, got {type(self.inner).__name__}")
+            raise ValueError(
+                f"{path}: a mask head needs a Seq2SeqAgent checkpoint, got {type(self.inner).__name__}"
+            )
         self.inner = MaskHeadAgent.around(self.inner, mask_head, mask_head_actions)

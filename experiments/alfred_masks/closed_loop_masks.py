@@ -24,6 +24,7 @@ and the task records of the rollouts); ``fit`` writes the new checkpoint (the or
 options and every other tensor unchanged, in the original's dtype), ``NEW_CKPT.json`` (settings,
 losses, held-out hit rates) and a PNG of the curves beside it.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,18 +36,38 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from common.cli import (OneLineArgumentParser, UsageError, check_input_file, check_int, check_output_dir,
-                        check_output_file, parse_json_object, print_error)
+from common.cli import (
+    OneLineArgumentParser,
+    UsageError,
+    check_input_file,
+    check_int,
+    check_output_dir,
+    check_output_file,
+    parse_json_object,
+    print_error,
+)
 from common.procs import stop_children_on_signals
 
 from alfred_task import constants as C
 
-__all__ = ["LABELLED_SUBGOALS", "MIN_TARGET_PIXELS", "StepLabeller", "collect", "fit", "shift_cells", "top_k_precision",
-           "main"]
+__all__ = [
+    "LABELLED_SUBGOALS",
+    "MIN_TARGET_PIXELS",
+    "StepLabeller",
+    "collect",
+    "fit",
+    "shift_cells",
+    "top_k_precision",
+    "main",
+]
 
 #: interaction subgoals whose mask target is one object, and the planner field that names it
-LABELLED_SUBGOALS = {"PickupObject": "objectId", "SliceObject": "objectId", "ToggleObject": "objectId",
-                     "PutObject": "receptacleObjectId"}
+LABELLED_SUBGOALS = {
+    "PickupObject": "objectId",
+    "SliceObject": "objectId",
+    "ToggleObject": "objectId",
+    "PutObject": "receptacleObjectId",
+}
 #: fewer target pixels than this (of 300×300) and the step is not labelled: barely in view
 MIN_TARGET_PIXELS = 25
 #: the pickup mask rule of the shipped checkpoints (`top_k:700@PickupObject+SliceObject`): the
@@ -85,7 +106,9 @@ class StepLabeller:
             return
         with torch.no_grad():
             _lo, cont, _h, _c, feat = self.agent._decode(np.asarray(self.env.last_event.frame))  # noqa: SLF001
-        self.rows.append((cur["action"], cont[0].clone(), feat[0].half(), np.packbits(mask), mask.shape[0]))
+        self.rows.append(
+            (cur["action"], cont[0].clone(), feat[0].half(), np.packbits(mask), mask.shape[0])
+        )
         self.target_types.append(target.split("|")[0])
         if self.keep_rgb:
             self.rgb.append(torch.from_numpy(np.array(self.env.last_event.frame, dtype=np.uint8)))
@@ -114,14 +137,26 @@ def _episodes_in(folder: Path) -> set:
     files = sorted(folder.glob(ROLLOUT_GLOB))
     if not files:
         raise UsageError(f"--exclude-from {folder}: no {ROLLOUT_GLOB} files")
-    return {(r["trial"], r["repeat_idx"]) for f in files
-            for r in torch.load(f, map_location="cpu", weights_only=False, mmap=True)["records"]}
+    return {
+        (r["trial"], r["repeat_idx"])
+        for f in files
+        for r in torch.load(f, map_location="cpu", weights_only=False, mmap=True)["records"]
+    }
 
 
-def collect(checkpoint: Path, data: Path, split: str, episodes: int, seed: int, out: Path,
-            shard: Tuple[int, int] = (0, 1), max_steps: int = 60,
-            agent_kwargs: Optional[Dict[str, Any]] = None, keep_rgb: bool = False,
-            exclude_from: Optional[Path] = None) -> Dict[str, Any]:
+def collect(
+    checkpoint: Path,
+    data: Path,
+    split: str,
+    episodes: int,
+    seed: int,
+    out: Path,
+    shard: Tuple[int, int] = (0, 1),
+    max_steps: int = 60,
+    agent_kwargs: Optional[Dict[str, Any]] = None,
+    keep_rgb: bool = False,
+    exclude_from: Optional[Path] = None,
+) -> Dict[str, Any]:
     """Roll the checkpoint's agent out on a seeded subset of `split` (this shard's part) and save
     the labelled steps (module doc; `keep_rgb` adds their RGB frames, 270 kB each). Episodes that
     the rollouts in `exclude_from` already hold are left out (to add the rest of a split later).
@@ -141,30 +176,48 @@ def collect(checkpoint: Path, data: Path, split: str, episodes: int, seed: int, 
     agent = CheckpointAgent(checkpoint, **(agent_kwargs or {})).inner
     entries = resolve_entries(data, data / "splits.json", split)
     done = _episodes_in(exclude_from) if exclude_from is not None else set()
-    keep = [i for i, e in enumerate(entries) if (Path(e.path).parent.name, e.repeat_idx) not in done]
-    picked = [keep[i] for i in _sample([entries[k] for k in keep], episodes, seed)][shard[0]::shard[1]]
+    keep = [
+        i for i, e in enumerate(entries) if (Path(e.path).parent.name, e.repeat_idx) not in done
+    ]
+    picked = [keep[i] for i in _sample([entries[k] for k in keep], episodes, seed)][
+        shard[0] :: shard[1]
+    ]
     env = make_env("thor_lite", C.MASK_SHAPE[0])
     labeller = StepLabeller(env, agent, keep_rgb)
     records, episode_of_row = [], []
     for i in tqdm(picked, desc=f"rollouts {shard[0]}/{shard[1]}", unit="ep"):
         e = entries[i]
         before = len(labeller.rows)
-        rec = run_task_episode(env, agent, load_traj(e.path), e.repeat_idx, max_steps=max_steps,
-                               before_step=labeller)
+        rec = run_task_episode(
+            env, agent, load_traj(e.path), e.repeat_idx, max_steps=max_steps, before_step=labeller
+        )
         records.append(rec)
         episode_of_row += [len(records) - 1] * (len(labeller.rows) - before)
     rows = labeller.rows
     side = rows[0][4] if rows else C.MASK_SHAPE[0]
-    blob = {"meta": {"checkpoint": str(checkpoint), "data": str(data), "split": split, "episodes": episodes,
-                     "seed": seed, "shard": list(shard), "max_steps": max_steps, "agent_kwargs": agent_kwargs or {},
-                     "mask_side": side, "min_target_pixels": MIN_TARGET_PIXELS},
-            "records": records,
-            "subgoal": [r[0] for r in rows],
-            "episode": torch.tensor(episode_of_row, dtype=torch.long),
-            "cont": torch.stack([r[1] for r in rows]) if rows else torch.zeros(0),
-            "frames": torch.stack([r[2] for r in rows]) if rows else torch.zeros(0),
-            "masks": torch.from_numpy(np.stack([r[3] for r in rows])) if rows else torch.zeros(0, dtype=torch.uint8),
-            "target_type": list(labeller.target_types)}
+    blob = {
+        "meta": {
+            "checkpoint": str(checkpoint),
+            "data": str(data),
+            "split": split,
+            "episodes": episodes,
+            "seed": seed,
+            "shard": list(shard),
+            "max_steps": max_steps,
+            "agent_kwargs": agent_kwargs or {},
+            "mask_side": side,
+            "min_target_pixels": MIN_TARGET_PIXELS,
+        },
+        "records": records,
+        "subgoal": [r[0] for r in rows],
+        "episode": torch.tensor(episode_of_row, dtype=torch.long),
+        "cont": torch.stack([r[1] for r in rows]) if rows else torch.zeros(0),
+        "frames": torch.stack([r[2] for r in rows]) if rows else torch.zeros(0),
+        "masks": torch.from_numpy(np.stack([r[3] for r in rows]))
+        if rows
+        else torch.zeros(0, dtype=torch.uint8),
+        "target_type": list(labeller.target_types),
+    }
     if keep_rgb:
         blob["rgb"] = torch.stack(labeller.rgb) if rows else torch.zeros(0, dtype=torch.uint8)
     out.mkdir(parents=True, exist_ok=True)
@@ -175,8 +228,13 @@ def collect(checkpoint: Path, data: Path, split: str, episodes: int, seed: int, 
     for r in rows:
         by_type[r[0]] = by_type.get(r[0], 0) + 1
     gc = [r["goal_condition_success"] for r in records if "goal_condition_success" in r]
-    return {"file": str(path), "episodes": len(records), "labelled_steps": len(rows), "by_subgoal": by_type,
-            "mean_gc": float(np.mean(gc)) if gc else None}
+    return {
+        "file": str(path),
+        "episodes": len(records),
+        "labelled_steps": len(rows),
+        "by_subgoal": by_type,
+        "mean_gc": float(np.mean(gc)) if gc else None,
+    }
 
 
 # --- fitting --------------------------------------------------------------------------------------
@@ -185,7 +243,7 @@ def _unpack(packed: Any, side: int, size: int):
     demonstrations' masks are resized in `il_dataset`)."""
     import torch
 
-    m = np.unpackbits(np.asarray(packed), axis=1)[:, :side * side].reshape(-1, side, side)
+    m = np.unpackbits(np.asarray(packed), axis=1)[:, : side * side].reshape(-1, side, side)
     t = torch.from_numpy(m.astype(np.float32))
     if side != size:
         t = torch.nn.functional.interpolate(t[:, None], size=(size, size), mode="nearest")[:, 0]
@@ -203,26 +261,46 @@ def load_rollouts(folder: Path, size: int) -> Dict[str, Any]:
     for f in files:
         b = torch.load(f, map_location="cpu", weights_only=False)
         if len(b["subgoal"]):
-            parts.append((b["subgoal"], b["episode"] + offset, b["cont"], b["frames"],
-                          _unpack(b["masks"].numpy(), b["meta"]["mask_side"], size)))
+            parts.append(
+                (
+                    b["subgoal"],
+                    b["episode"] + offset,
+                    b["cont"],
+                    b["frames"],
+                    _unpack(b["masks"].numpy(), b["meta"]["mask_side"], size),
+                )
+            )
             extra["target_type"].append(b.get("target_type"))
             extra["rgb"].append(b.get("rgb"))
         offset += len(b["records"])
         records += b["records"]
     if not parts:
         raise UsageError(f"--rollouts {folder}: the rollouts have no labelled step")
-    trial_of = [f"{r['trial']}#{r['repeat_idx']}" for r in records]  # by episode id, over every file
-    return {"subgoal": [s for p in parts for s in p[0]], "episode": torch.cat([p[1] for p in parts]),
-            "cont": torch.cat([p[2] for p in parts]), "frames": torch.cat([p[3] for p in parts]),
-            "masks": torch.cat([p[4] for p in parts]), "records": records, "files": [str(f) for f in files],
-            "trial_of": trial_of,
-            # only when every file has them (`collect --keep-rgb`; target types since session 22)
-            "target_type": (None if any(t is None for t in extra["target_type"])
-                            else [t for ts in extra["target_type"] for t in ts]),
-            "rgb": None if any(r is None for r in extra["rgb"]) else torch.cat(extra["rgb"])}
+    trial_of = [
+        f"{r['trial']}#{r['repeat_idx']}" for r in records
+    ]  # by episode id, over every file
+    return {
+        "subgoal": [s for p in parts for s in p[0]],
+        "episode": torch.cat([p[1] for p in parts]),
+        "cont": torch.cat([p[2] for p in parts]),
+        "frames": torch.cat([p[3] for p in parts]),
+        "masks": torch.cat([p[4] for p in parts]),
+        "records": records,
+        "files": [str(f) for f in files],
+        "trial_of": trial_of,
+        # only when every file has them (`collect --keep-rgb`; target types since session 22)
+        "target_type": (
+            None
+            if any(t is None for t in extra["target_type"])
+            else [t for ts in extra["target_type"] for t in ts]
+        ),
+        "rgb": None if any(r is None for r in extra["rgb"]) else torch.cat(extra["rgb"]),
+    }
 
 
-def demo_interaction_steps(policy, data: Path, vocab, limit: Optional[int], batch_size: int = 16) -> Dict[str, Any]:
+def demo_interaction_steps(
+    policy, data: Path, vocab, limit: Optional[int], batch_size: int = 16
+) -> Dict[str, Any]:
     """Decoder features, frames and gold masks of every interaction step of the demonstrations
     (`data`'s train split), computed with the frozen model teacher-forced as the agent acts: the
     previous-action input is the expert's action when the policy feeds the action taken
@@ -232,8 +310,9 @@ def demo_interaction_steps(policy, data: Path, vocab, limit: Optional[int], batc
     from alfred_task.data.il_dataset import AlfredILDataset
 
     model = policy.seq2seq
-    ds = AlfredILDataset(data, data / "splits.json", "train", vocab=vocab, mask_size=model.pframe,
-                         max_examples=limit)
+    ds = AlfredILDataset(
+        data, data / "splits.json", "train", vocab=vocab, mask_size=model.pframe, max_examples=limit
+    )
     saved = model.dec_teacher_forcing
     model.dec_teacher_forcing = policy.prev_action_input == "taken"
     try:
@@ -249,10 +328,16 @@ def _demo_steps(model, ds, batch_size: int):
 
     conts, frames, masks = [], [], []
     with torch.no_grad():
-        for b in tqdm(ds.batches(batch_size, shuffle=False), total=-(-len(ds) // batch_size),
-                      desc="demonstration interactions", unit="batch"):
+        for b in tqdm(
+            ds.batches(batch_size, shuffle=False),
+            total=-(-len(ds) // batch_size),
+            desc="demonstration interactions",
+            unit="batch",
+        ):
             sel = b["action_low_valid_interact"]
-            out = model(b["lang_goal"], b["lang_instr"], b["frames"], b["action_low"], mask_steps=sel)
+            out = model(
+                b["lang_goal"], b["lang_instr"], b["frames"], b["action_low"], mask_steps=sel
+            )
             conts.append(out.cont[sel])
             frames.append(model.prepare_frames(b["frames"])[sel].half())
             masks.append(b["action_low_mask"])
@@ -267,7 +352,9 @@ def top_k_precision(logits, gold, k: int = HIT_TOP_K):
     from alfred_task.models.mask_rules import frame_logits
 
     big = frame_logits(logits, C.MASK_SHAPE).flatten(1)
-    g = torch.nn.functional.interpolate(gold[:, None].float(), size=C.MASK_SHAPE, mode="nearest")[:, 0].flatten(1)
+    g = torch.nn.functional.interpolate(gold[:, None].float(), size=C.MASK_SHAPE, mode="nearest")[
+        :, 0
+    ].flatten(1)
     idx = big.topk(k, dim=1).indices
     return g.gather(1, idx).mean(1)
 
@@ -281,13 +368,17 @@ def _evaluate(mask_dec, data: Dict[str, Any], idx, batch: int = 64) -> Dict[str,
     losses, prec = [], []
     with torch.no_grad():
         for i in range(0, len(idx), batch):
-            j = idx[i:i + batch]
+            j = idx[i : i + batch]
             lo = mask_dec(data["cont"][j], data["frames"][j].float())
             losses.append(float(balanced_mask_bce(lo, data["masks"][j])) * len(j))
             prec.append(top_k_precision(lo, data["masks"][j]))
     p = torch.cat(prec) if prec else torch.zeros(0)
-    return {"bce": sum(losses) / max(1, len(idx)), "top_k_on_target": float(p.mean()) if len(p) else float("nan"),
-            "hit_rate": float((p > 0.5).float().mean()) if len(p) else float("nan"), "n": len(idx)}
+    return {
+        "bce": sum(losses) / max(1, len(idx)),
+        "top_k_on_target": float(p.mean()) if len(p) else float("nan"),
+        "hit_rate": float((p > 0.5).float().mean()) if len(p) else float("nan"),
+        "n": len(idx),
+    }
 
 
 def shift_cells(frames, masks, shifts):
@@ -306,10 +397,12 @@ def shift_cells(frames, masks, shifts):
     cells, side = frames.shape[-1], masks.shape[-1]
     for i, (dy, dx) in enumerate(shifts.tolist()):
         py, px = round(dy * side / cells), round(dx * side / cells)
-        out_f[i, :, max(dy, 0):cells + min(dy, 0), max(dx, 0):cells + min(dx, 0)] = \
-            frames[i, :, max(-dy, 0):cells - max(dy, 0), max(-dx, 0):cells - max(dx, 0)]
-        out_m[i, max(py, 0):side + min(py, 0), max(px, 0):side + min(px, 0)] = \
-            masks[i, max(-py, 0):side - max(py, 0), max(-px, 0):side - max(px, 0)]
+        out_f[i, :, max(dy, 0) : cells + min(dy, 0), max(dx, 0) : cells + min(dx, 0)] = frames[
+            i, :, max(-dy, 0) : cells - max(dy, 0), max(-dx, 0) : cells - max(dx, 0)
+        ]
+        out_m[i, max(py, 0) : side + min(py, 0), max(px, 0) : side + min(px, 0)] = masks[
+            i, max(-py, 0) : side - max(py, 0), max(-px, 0) : side - max(px, 0)
+        ]
     return out_f, out_m
 
 
@@ -325,9 +418,21 @@ def held_out_split(trials: Sequence[str], episode: Any, frac: float, seed: int):
     return torch.nonzero(~rows_held).flatten(), torch.nonzero(rows_held).flatten()
 
 
-def fit(checkpoint: Path, rollouts: Path, demos: Path, out: Path, steps: int = 2000, batch: int = 32,
-        lr: float = 3e-4, seed: int = 0, demo_fraction: float = 0.5, held_out: float = 0.1,
-        demo_limit: Optional[int] = None, eval_every: int = 250, shift: int = 0) -> Dict[str, Any]:
+def fit(
+    checkpoint: Path,
+    rollouts: Path,
+    demos: Path,
+    out: Path,
+    steps: int = 2000,
+    batch: int = 32,
+    lr: float = 3e-4,
+    seed: int = 0,
+    demo_fraction: float = 0.5,
+    held_out: float = 0.1,
+    demo_limit: Optional[int] = None,
+    eval_every: int = 250,
+    shift: int = 0,
+) -> Dict[str, Any]:
     """Train the checkpoint's mask decoder on rollout labels + demonstration interactions (module
     doc) and save the new checkpoint at `out`. Returns the run's summary (also ``out``.json)."""
     import torch
@@ -344,16 +449,22 @@ def fit(checkpoint: Path, rollouts: Path, demos: Path, out: Path, steps: int = 2
     size = model.pframe
     cl = load_rollouts(rollouts, size)
     if cl["cont"].shape[1] != model.dec.cont_dim:
-        raise UsageError(f"--rollouts {rollouts}: decoder features of width {cl['cont'].shape[1]}, but "
-                         f"{checkpoint} has {model.dec.cont_dim}: the rollouts were collected with another model")
+        raise UsageError(
+            f"--rollouts {rollouts}: decoder features of width {cl['cont'].shape[1]}, but "
+            f"{checkpoint} has {model.dec.cont_dim}: the rollouts were collected with another model"
+        )
     demo = demo_interaction_steps(agent.policy, demos, agent.vocab, demo_limit)
     tr, ho = held_out_split(cl["trial_of"], cl["episode"], held_out, seed)
     if not len(tr):
-        raise UsageError(f"--rollouts {rollouts}: every labelled step is held out ({held_out:.0%} of the "
-                         f"trajectories); collect more episodes")
+        raise UsageError(
+            f"--rollouts {rollouts}: every labelled step is held out ({held_out:.0%} of the "
+            f"trajectories); collect more episodes"
+        )
     gen = torch.Generator().manual_seed(seed)
-    demo_ho = torch.randperm(len(demo["cont"]), generator=gen)[:len(ho)]
-    demo_tr = torch.tensor(sorted(set(range(len(demo["cont"]))) - set(demo_ho.tolist())), dtype=torch.long)
+    demo_ho = torch.randperm(len(demo["cont"]), generator=gen)[: len(ho)]
+    demo_tr = torch.tensor(
+        sorted(set(range(len(demo["cont"]))) - set(demo_ho.tolist())), dtype=torch.long
+    )
     mask_dec = _only_mask_decoder_trains(model)
     opt = torch.optim.Adam(mask_dec.parameters(), lr=lr)
     n_demo = int(round(batch * demo_fraction))
@@ -361,11 +472,16 @@ def fit(checkpoint: Path, rollouts: Path, demos: Path, out: Path, steps: int = 2
     tr_probe = tr[torch.randperm(len(tr), generator=gen)[:512]]
 
     def log(step: int) -> None:
-        row = {"step": step, "rollouts_train": _evaluate(mask_dec, cl, tr_probe),
-               "rollouts_held_out": _evaluate(mask_dec, cl, ho),
-               "demos_held_out": _evaluate(mask_dec, demo, demo_ho)}
-        pick = torch.tensor([i for i in ho.tolist() if cl["subgoal"][i] in ("PickupObject", "SliceObject")],
-                            dtype=torch.long)
+        row = {
+            "step": step,
+            "rollouts_train": _evaluate(mask_dec, cl, tr_probe),
+            "rollouts_held_out": _evaluate(mask_dec, cl, ho),
+            "demos_held_out": _evaluate(mask_dec, demo, demo_ho),
+        }
+        pick = torch.tensor(
+            [i for i in ho.tolist() if cl["subgoal"][i] in ("PickupObject", "SliceObject")],
+            dtype=torch.long,
+        )
         row["pickups_held_out"] = _evaluate(mask_dec, cl, pick)
         curve.append(row)
 
@@ -380,7 +496,9 @@ def fit(checkpoint: Path, rollouts: Path, demos: Path, out: Path, steps: int = 2
         gold = torch.cat([cl["masks"][a], demo["masks"][d]])
         if shift:  # half of the batch moved by up to `shift` cells each way (`shift_cells`)
             moved = torch.rand(len(gold), generator=gen) < 0.5
-            shifts = torch.randint(-shift, shift + 1, (len(gold), 2), generator=gen) * moved[:, None]
+            shifts = (
+                torch.randint(-shift, shift + 1, (len(gold), 2), generator=gen) * moved[:, None]
+            )
             frames, gold = shift_cells(frames, gold, shifts)
         loss = balanced_mask_bce(mask_dec(cont, frames), gold)
         opt.zero_grad()
@@ -393,11 +511,23 @@ def fit(checkpoint: Path, rollouts: Path, demos: Path, out: Path, steps: int = 2
     mask_dec.eval()
 
     _write_checkpoint(checkpoint, out, mask_dec.state_dict())
-    summary = {"checkpoint": str(checkpoint), "out": str(out), "rollouts": cl["files"], "demos": str(demos),
-               "steps": steps, "batch": batch, "lr": lr, "seed": seed, "demo_fraction": demo_fraction, "shift": shift,
-               "held_out": held_out, "rollout_steps": {"train": len(tr), "held_out": len(ho)},
-               "demo_steps": {"train": len(demo_tr), "held_out": len(demo_ho)},
-               "rollout_episodes": len(cl["records"]), "curve": curve}
+    summary = {
+        "checkpoint": str(checkpoint),
+        "out": str(out),
+        "rollouts": cl["files"],
+        "demos": str(demos),
+        "steps": steps,
+        "batch": batch,
+        "lr": lr,
+        "seed": seed,
+        "demo_fraction": demo_fraction,
+        "shift": shift,
+        "held_out": held_out,
+        "rollout_steps": {"train": len(tr), "held_out": len(ho)},
+        "demo_steps": {"train": len(demo_tr), "held_out": len(demo_ho)},
+        "rollout_episodes": len(cl["records"]),
+        "curve": curve,
+    }
     write_json_atomic(out.with_suffix(".json"), summary)
     _plot(curve, out.with_suffix(".png"))
     return summary
@@ -443,14 +573,20 @@ def _plot(curve: List[Dict[str, Any]], path: Path) -> None:
 
     steps = [r["step"] for r in curve]
     fig, ax = plt.subplots(1, 2, figsize=(10, 4))
-    for key, label in (("rollouts_train", "own-state steps (fitted)"),
-                       ("rollouts_held_out", "own-state steps (held-out trajectories)"),
-                       ("pickups_held_out", "own-state pickups (held-out trajectories)"),
-                       ("demos_held_out", "demonstration steps (not fitted here)")):
+    for key, label in (
+        ("rollouts_train", "own-state steps (fitted)"),
+        ("rollouts_held_out", "own-state steps (held-out trajectories)"),
+        ("pickups_held_out", "own-state pickups (held-out trajectories)"),
+        ("demos_held_out", "demonstration steps (not fitted here)"),
+    ):
         ax[0].plot(steps, [r[key]["bce"] for r in curve], label=label)
         ax[1].plot(steps, [r[key]["hit_rate"] for r in curve], label=label)
     ax[0].set(xlabel="update", ylabel="balanced mask BCE", title="mask loss")
-    ax[1].set(xlabel="update", ylabel=f"share with most of the top {HIT_TOP_K} px on target", title="hit rate")
+    ax[1].set(
+        xlabel="update",
+        ylabel=f"share with most of the top {HIT_TOP_K} px on target",
+        title="hit rate",
+    )
     for a in ax:
         a.legend(fontsize=8)
     fig.tight_layout()
@@ -460,34 +596,70 @@ def _plot(curve: List[Dict[str, Any]], path: Path) -> None:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    ap = OneLineArgumentParser(prog="python -m experiments.alfred_masks.closed_loop_masks", description=__doc__,
-                               formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = OneLineArgumentParser(
+        prog="python -m experiments.alfred_masks.closed_loop_masks",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = ap.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("collect", help="roll the agent out and label its interaction steps")
     c.add_argument("--checkpoint", type=Path, required=True)
     c.add_argument("--data", type=Path, required=True, help="dataset root with splits.json")
     c.add_argument("--split", default="train")
-    c.add_argument("--episodes", type=int, default=700, help="(trajectory, annotation) pairs, a seeded subset")
+    c.add_argument(
+        "--episodes", type=int, default=700, help="(trajectory, annotation) pairs, a seeded subset"
+    )
     c.add_argument("--seed", type=int, default=0)
     c.add_argument("--shard", default="0/1", help="K/N: this process's share of the episodes")
     c.add_argument("--max-steps", type=int, default=60)
-    c.add_argument("--agent-kwargs", default=None, metavar="JSON", help="inference options (default: the checkpoint's)")
-    c.add_argument("--keep-rgb", action="store_true", help="also store each labelled step's RGB frame")
-    c.add_argument("--exclude-from", type=Path, default=None,
-                   help="leave out the episodes of the rollouts in this folder (collect the rest of a split)")
+    c.add_argument(
+        "--agent-kwargs",
+        default=None,
+        metavar="JSON",
+        help="inference options (default: the checkpoint's)",
+    )
+    c.add_argument(
+        "--keep-rgb", action="store_true", help="also store each labelled step's RGB frame"
+    )
+    c.add_argument(
+        "--exclude-from",
+        type=Path,
+        default=None,
+        help="leave out the episodes of the rollouts in this folder (collect the rest of a split)",
+    )
     c.add_argument("--out", type=Path, required=True, help="folder for rollouts_<K>of<N>.pt")
-    f = sub.add_parser("fit", help="train the mask decoder on the collected labels + demonstrations")
+    f = sub.add_parser(
+        "fit", help="train the mask decoder on the collected labels + demonstrations"
+    )
     f.add_argument("--checkpoint", type=Path, required=True)
     f.add_argument("--rollouts", type=Path, required=True, help="the folder `collect` wrote")
-    f.add_argument("--demos", type=Path, required=True, help="dataset root whose train split holds the demonstrations")
-    f.add_argument("--demo-limit", type=int, default=None, help="first N demonstration sequences only")
+    f.add_argument(
+        "--demos",
+        type=Path,
+        required=True,
+        help="dataset root whose train split holds the demonstrations",
+    )
+    f.add_argument(
+        "--demo-limit", type=int, default=None, help="first N demonstration sequences only"
+    )
     f.add_argument("--steps", type=int, default=2000)
     f.add_argument("--batch", type=int, default=32)
     f.add_argument("--lr", type=float, default=3e-4)
-    f.add_argument("--demo-fraction", type=float, default=0.5, help="share of each batch from the demonstrations")
-    f.add_argument("--shift", type=int, default=0,
-                   help="translate half of each batch by up to this many feature cells (see shift_cells)")
-    f.add_argument("--eval-every", type=int, default=250, help="held-out evaluation every N updates")
+    f.add_argument(
+        "--demo-fraction",
+        type=float,
+        default=0.5,
+        help="share of each batch from the demonstrations",
+    )
+    f.add_argument(
+        "--shift",
+        type=int,
+        default=0,
+        help="translate half of each batch by up to this many feature cells (see shift_cells)",
+    )
+    f.add_argument(
+        "--eval-every", type=int, default=250, help="held-out evaluation every N updates"
+    )
     f.add_argument("--seed", type=int, default=0)
     f.add_argument("--out", type=Path, required=True, help="the new checkpoint file")
     args = ap.parse_args(argv)
@@ -502,8 +674,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 raise UsageError(f"--data {args.data}: no splits.json")
             check_output_dir("--out", args.out)
             with stop_children_on_signals(ap.prog):
-                summary = collect(args.checkpoint, args.data, args.split, args.episodes, args.seed, args.out, shard,
-                                  args.max_steps, kwargs, args.keep_rgb, args.exclude_from)
+                summary = collect(
+                    args.checkpoint,
+                    args.data,
+                    args.split,
+                    args.episodes,
+                    args.seed,
+                    args.out,
+                    shard,
+                    args.max_steps,
+                    kwargs,
+                    args.keep_rgb,
+                    args.exclude_from,
+                )
         else:
             check_int("--steps", args.steps, 1)
             check_int("--batch", args.batch, 2)
@@ -518,14 +701,29 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             if not (args.demos / "splits.json").is_file():
                 raise UsageError(f"--demos {args.demos}: no splits.json")
             if not sorted(args.rollouts.glob(ROLLOUT_GLOB)):
-                raise UsageError(f"--rollouts {args.rollouts}: no {ROLLOUT_GLOB} files (run `collect` first)")
+                raise UsageError(
+                    f"--rollouts {args.rollouts}: no {ROLLOUT_GLOB} files (run `collect` first)"
+                )
             check_output_file("--out", args.out)
             with stop_children_on_signals(ap.prog):
-                summary = fit(args.checkpoint, args.rollouts, args.demos, args.out, args.steps, args.batch, args.lr,
-                              args.seed, args.demo_fraction, demo_limit=args.demo_limit, eval_every=args.eval_every,
-                              shift=args.shift)
-                summary = {k: v for k, v in summary.items() if k != "curve"} | {"last": summary["curve"][-1],
-                                                                                 "first": summary["curve"][0]}
+                summary = fit(
+                    args.checkpoint,
+                    args.rollouts,
+                    args.demos,
+                    args.out,
+                    args.steps,
+                    args.batch,
+                    args.lr,
+                    args.seed,
+                    args.demo_fraction,
+                    demo_limit=args.demo_limit,
+                    eval_every=args.eval_every,
+                    shift=args.shift,
+                )
+                summary = {k: v for k, v in summary.items() if k != "curve"} | {
+                    "last": summary["curve"][-1],
+                    "first": summary["curve"][0],
+                }
     except (UsageError, FileNotFoundError, ValueError) as e:
         return print_error(ap.prog, e)
     print(json.dumps(summary, indent=2))

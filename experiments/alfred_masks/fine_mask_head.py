@@ -11,6 +11,7 @@ agent's own states, and the Seq2Seq agent uses it with ``mask_head=<file>``; the
 ALFRED's parameter names are untouched. ``type+f14`` (told the target's object type) exists only as
 a probe's oracle bound and is refused by the agent.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -49,8 +50,12 @@ class FineMaskHead(nn.Module):
         gamma, beta = self.film(z).chunk(2, dim=1)
         return conv(feat) * (1 + gamma[:, :, None, None]) + beta[:, :, None, None]
 
-    def forward(self, cond: torch.Tensor, f7: Optional[torch.Tensor] = None,
-                f14: Optional[torch.Tensor] = None) -> torch.Tensor:
+    def forward(
+        self,
+        cond: torch.Tensor,
+        f7: Optional[torch.Tensor] = None,
+        f14: Optional[torch.Tensor] = None,
+    ) -> torch.Tensor:
         z = self.cond(cond)
         x = self.base(z).view(-1, 64, 7, 7)
         if self.f7 is not None:
@@ -71,14 +76,25 @@ def layer3_features(features, frames: torch.Tensor) -> torch.Tensor:
     return features.body[:7]((x - features.mean) / features.std)
 
 
-def save_head(path: Path, head: FineMaskHead, encoder: Dict[str, Any], meta: Dict[str, Any]) -> None:
+def save_head(
+    path: Path, head: FineMaskHead, encoder: Dict[str, Any], meta: Dict[str, Any]
+) -> None:
     """The head's weights with what it needs to be used again (kind, input width, encoder record)."""
     from common.atomic_io import atomic_open
 
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_open(path, "wb") as f:
-        torch.save({"format": FORMAT, "kind": head.kind, "cond_dim": head.cond_dim, "encoder": encoder,
-                    "meta": meta, "state_dict": head.state_dict()}, f)
+        torch.save(
+            {
+                "format": FORMAT,
+                "kind": head.kind,
+                "cond_dim": head.cond_dim,
+                "encoder": encoder,
+                "meta": meta,
+                "state_dict": head.state_dict(),
+            },
+            f,
+        )
 
 
 def load_head(path: Path) -> tuple[FineMaskHead, Dict[str, Any]]:

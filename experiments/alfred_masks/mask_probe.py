@@ -18,6 +18,7 @@ on the target. Usage:
 
     python -m experiments.alfred_masks.mask_probe --rollouts DIR --steps 1500 --seed 0 --out benchmarks/results/alfred_mask_probe
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,6 +29,7 @@ from typing import Any, Dict, List, Optional, Sequence
 from benchmarks._common import RESULTS_DIR, markdown_table, write_json, write_markdown
 
 from experiments.alfred_masks.fine_mask_head import KINDS as HEADS
+
 ENCODER = "pretrained_model_ckpts/alfred_thor_resnet18/thor_resnet18.pt"
 LABEL_SIZE = 100  # the lite model's mask resolution (pframe), as the collected labels are fitted
 
@@ -44,22 +46,33 @@ def load(rollouts: Path, encoder: str) -> Dict[str, Any]:
 
     data = load_rollouts(rollouts, LABEL_SIZE)
     if data["rgb"] is None:
-        raise UsageError(f"--rollouts {rollouts}: no RGB frames in some file (collect with --keep-rgb)")
+        raise UsageError(
+            f"--rollouts {rollouts}: no RGB frames in some file (collect with --keep-rgb)"
+        )
     rgb, types = data["rgb"], data["target_type"]
     enc = ResnetFeatures(encoder)
-    f14 = [layer3_features(enc, rgb[i:i + 32]).half()
-           for i in tqdm(range(0, len(rgb), 32), desc="layer3 features", unit="batch")]
+    f14 = [
+        layer3_features(enc, rgb[i : i + 32]).half()
+        for i in tqdm(range(0, len(rgb), 32), desc="layer3 features", unit="batch")
+    ]
     names = sorted(set(types))
-    data.update(f14=torch.cat(f14), type_id=torch.tensor([names.index(t) for t in types]), type_names=names,
-                encoder=enc.encoder)
+    data.update(
+        f14=torch.cat(f14),
+        type_id=torch.tensor([names.index(t) for t in types]),
+        type_names=names,
+        encoder=enc.encoder,
+    )
     return data
 
 
 def _inputs(kind: str, data: Dict[str, Any], idx):
     import torch
 
-    cond = (torch.nn.functional.one_hot(data["type_id"][idx], len(data["type_names"])).float()
-            if kind.startswith("type") else data["cont"][idx])
+    cond = (
+        torch.nn.functional.one_hot(data["type_id"][idx], len(data["type_names"])).float()
+        if kind.startswith("type")
+        else data["cont"][idx]
+    )
     return cond, data["frames"][idx].float(), data["f14"][idx].float()
 
 
@@ -67,8 +80,9 @@ def _logits(head, kind: str, data: Dict[str, Any], idx):
     import torch
 
     lo = head(*_inputs(kind, data, idx))
-    return torch.nn.functional.interpolate(lo[:, None], size=(LABEL_SIZE, LABEL_SIZE), mode="bilinear",
-                                           align_corners=False)[:, 0]
+    return torch.nn.functional.interpolate(
+        lo[:, None], size=(LABEL_SIZE, LABEL_SIZE), mode="bilinear", align_corners=False
+    )[:, 0]
 
 
 def evaluate(head, kind: str, data: Dict[str, Any], idx) -> Dict[str, float]:
@@ -81,7 +95,7 @@ def evaluate(head, kind: str, data: Dict[str, Any], idx) -> Dict[str, float]:
     prec, loss = [], 0.0
     with torch.no_grad():
         for i in range(0, len(idx), 64):
-            j = idx[i:i + 64]
+            j = idx[i : i + 64]
             lo = _logits(head, kind, data, j)
             loss += float(balanced_mask_bce(lo, data["masks"][j])) * len(j)
             prec.append(top_k_precision(lo, data["masks"][j]))
@@ -99,15 +113,22 @@ def train(kind: str, data: Dict[str, Any], tr, ho, steps: int, batch: int, lr: f
     from experiments.alfred_masks.fine_mask_head import FineMaskHead
 
     torch.manual_seed(seed)
-    head = FineMaskHead(kind, len(data["type_names"]) if kind.startswith("type") else data["cont"].shape[1])
+    head = FineMaskHead(
+        kind, len(data["type_names"]) if kind.startswith("type") else data["cont"].shape[1]
+    )
     opt = torch.optim.Adam(head.parameters(), lr=lr)
     gen = torch.Generator().manual_seed(seed)
-    probe = tr[torch.randperm(len(tr), generator=gen)[:len(ho)]]
+    probe = tr[torch.randperm(len(tr), generator=gen)[: len(ho)]]
     curve = []
     for step in tqdm(range(steps + 1), desc=kind, unit="update"):
         if step % max(1, steps // 5) == 0 or step == steps:
-            curve.append({"step": step, "fitted": evaluate(head, kind, data, probe),
-                          "held_out": evaluate(head, kind, data, ho)})
+            curve.append(
+                {
+                    "step": step,
+                    "fitted": evaluate(head, kind, data, probe),
+                    "held_out": evaluate(head, kind, data, ho),
+                }
+            )
         if step == steps:
             break
         head.train()
@@ -128,8 +149,12 @@ def _plot(curves: Dict[str, List[Dict]], path: Path) -> None:
     fig, ax = plt.subplots(figsize=(6, 4))
     for kind, curve in curves.items():
         steps = [r["step"] for r in curve]
-        line, = ax.plot(steps, [100 * r["held_out"]["hit_rate"] for r in curve], label=f"{kind} held-out")
-        ax.plot(steps, [100 * r["fitted"]["hit_rate"] for r in curve], ls=":", color=line.get_color())
+        (line,) = ax.plot(
+            steps, [100 * r["held_out"]["hit_rate"] for r in curve], label=f"{kind} held-out"
+        )
+        ax.plot(
+            steps, [100 * r["fitted"]["hit_rate"] for r in curve], ls=":", color=line.get_color()
+        )
     ax.set_xlabel("update")
     ax.set_ylabel("hit rate % (dotted: fitted rows)")
     ax.legend(fontsize=8)
@@ -143,11 +168,22 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
     from experiments.alfred_masks.closed_loop_masks import held_out_split
     from experiments.alfred_masks.fine_mask_head import AGENT_KINDS, save_head
-    from common.cli import OneLineArgumentParser, UsageError, check_int, check_output_dir, report_usage_errors
+    from common.cli import (
+        OneLineArgumentParser,
+        UsageError,
+        check_int,
+        check_output_dir,
+        report_usage_errors,
+    )
 
-    ap = OneLineArgumentParser(prog="experiments/alfred_masks/mask_probe.py", description=__doc__,
-                               formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--rollouts", type=Path, required=True, help="folder of `collect --keep-rgb` files")
+    ap = OneLineArgumentParser(
+        prog="experiments/alfred_masks/mask_probe.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument(
+        "--rollouts", type=Path, required=True, help="folder of `collect --keep-rgb` files"
+    )
     ap.add_argument("--heads", default=",".join(HEADS), help=f"subset of {','.join(HEADS)}")
     ap.add_argument("--steps", type=int, default=1500)
     ap.add_argument("--batch", type=int, default=32)
@@ -156,8 +192,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--encoder", default=ENCODER, help="the encoder the rollouts' agent used")
     ap.add_argument("--out", type=Path, default=RESULTS_DIR / "alfred_mask_probe")
-    ap.add_argument("--save-heads", type=Path, default=None,
-                    help="write each agent-usable head here as <kind>.pt (the Seq2Seq agent's mask_head option)")
+    ap.add_argument(
+        "--save-heads",
+        type=Path,
+        default=None,
+        help="write each agent-usable head here as <kind>.pt (the Seq2Seq agent's mask_head option)",
+    )
     args = ap.parse_args(argv)
     with report_usage_errors(ap.prog):
         heads = [h for h in args.heads.split(",") if h]
@@ -181,23 +221,61 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         last = curves[kind][-1]
         picks = evaluate(head, kind, data, ho_pick)
         if args.save_heads is not None and kind in AGENT_KINDS:
-            save_head(args.save_heads / f"{kind}.pt", head, data["encoder"],
-                      {"rollouts": str(args.rollouts), "steps": args.steps, "batch": args.batch, "lr": args.lr,
-                       "seed": args.seed, "held_out": args.held_out, "label_size": LABEL_SIZE,
-                       "held_out_hit_rate": last["held_out"]["hit_rate"]})
+            save_head(
+                args.save_heads / f"{kind}.pt",
+                head,
+                data["encoder"],
+                {
+                    "rollouts": str(args.rollouts),
+                    "steps": args.steps,
+                    "batch": args.batch,
+                    "lr": args.lr,
+                    "seed": args.seed,
+                    "held_out": args.held_out,
+                    "label_size": LABEL_SIZE,
+                    "held_out_hit_rate": last["held_out"]["hit_rate"],
+                },
+            )
         curves[kind][-1]["held_out_pickups"] = picks
-        rows.append([kind, f"{100 * last['fitted']['hit_rate']:.1f}", f"{100 * last['held_out']['hit_rate']:.1f}",
-                     f"{100 * picks['hit_rate']:.1f}", f"{last['held_out']['bce']:.2f}"])
+        rows.append(
+            [
+                kind,
+                f"{100 * last['fitted']['hit_rate']:.1f}",
+                f"{100 * last['held_out']['hit_rate']:.1f}",
+                f"{100 * picks['hit_rate']:.1f}",
+                f"{last['held_out']['bce']:.2f}",
+            ]
+        )
     args.out.mkdir(parents=True, exist_ok=True)
     _plot(curves, args.out / "probe.png")
-    write_json(args.out / "probe.json", {"args": {k: str(v) for k, v in vars(args).items()},
-                                         "rows": {"fitted": len(tr), "held_out": len(ho), "held_out_pickups": len(ho_pick)},
-                                         "types": data["type_names"], "curves": curves})
-    lines = [f"# Mask heads on the agent's own states ({len(tr)} fitted rows, {len(ho)} held-out rows of "
-             f"{args.held_out:.0%} of the trajectories; {args.steps} updates of {args.batch}, Adam {args.lr}, seed "
-             f"{args.seed})", "", *markdown_table(["head", "hit % fitted", "hit % held-out", f"hit % held-out pickups (N={len(ho_pick)})",
-                             "held-out BCE"], rows, "lrrrr"),
-             "", "![curves](probe.png)"]
+    write_json(
+        args.out / "probe.json",
+        {
+            "args": {k: str(v) for k, v in vars(args).items()},
+            "rows": {"fitted": len(tr), "held_out": len(ho), "held_out_pickups": len(ho_pick)},
+            "types": data["type_names"],
+            "curves": curves,
+        },
+    )
+    lines = [
+        f"# Mask heads on the agent's own states ({len(tr)} fitted rows, {len(ho)} held-out rows of "
+        f"{args.held_out:.0%} of the trajectories; {args.steps} updates of {args.batch}, Adam {args.lr}, seed "
+        f"{args.seed})",
+        "",
+        *markdown_table(
+            [
+                "head",
+                "hit % fitted",
+                "hit % held-out",
+                f"hit % held-out pickups (N={len(ho_pick)})",
+                "held-out BCE",
+            ],
+            rows,
+            "lrrrr",
+        ),
+        "",
+        "![curves](probe.png)",
+    ]
     write_markdown(args.out / "probe.md", "\n".join(lines))
     print("\n".join(lines))
     return 0

@@ -9,6 +9,7 @@ config's policy (`create_model`), `AlfredILDataset` batches converted by `to_all
 plus ALFRED's ×0.1 step decay at `decay_at`. `save_policy` writes a file that ``python -m
 alfred_task.evaluation --agent checkpoint`` and ``allenact --eval -c`` both read.
 """
+
 from __future__ import annotations
 
 import time
@@ -41,9 +42,20 @@ def _loss_step(model: torch.nn.Module, loss: Any, batch: Dict[str, Any]):
     return loss.loss(model=model, batch=batch, batch_memory=Memory(), stream_memory=Memory())
 
 
-def fit(model: torch.nn.Module, dataset: Any, loss: Any, *, updates: int, lr: float, batch_size: int, seed: int = 0,
-        decay_at: Optional[int] = None, stop_action_ce: Optional[float] = None, max_frames: Optional[int] = None,
-        on_update: Optional[Callable[[int, Dict[str, float]], None]] = None) -> FitResult:
+def fit(
+    model: torch.nn.Module,
+    dataset: Any,
+    loss: Any,
+    *,
+    updates: int,
+    lr: float,
+    batch_size: int,
+    seed: int = 0,
+    decay_at: Optional[int] = None,
+    stop_action_ce: Optional[float] = None,
+    max_frames: Optional[int] = None,
+    on_update: Optional[Callable[[int, Dict[str, float]], None]] = None,
+) -> FitResult:
     """`updates` Adam updates on batches of `dataset` (an `AlfredILDataset`, reshuffled per epoch
     with (seed, epoch)); stops early once a batch's action CE is below `stop_action_ce`, or once
     `max_frames` teacher-forced frames were served (budgets equal to an online run's frames).
@@ -53,7 +65,9 @@ def fit(model: torch.nn.Module, dataset: Any, loss: Any, *, updates: int, lr: fl
     torch.manual_seed(seed)
     model.train()
     opt = torch.optim.Adam(model.parameters(), lr=lr)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda u: 0.1 if decay_at is not None and u >= decay_at else 1.0)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda u: 0.1 if decay_at is not None and u >= decay_at else 1.0
+    )
     res, epoch, it = FitResult(), 0, None
     for u in range(1, int(updates) + 1):
         batch = next(it, None) if it is not None else None
@@ -69,7 +83,9 @@ def fit(model: torch.nn.Module, dataset: Any, loss: Any, *, updates: int, lr: fl
         opt.step()
         sched.step()
         res.seconds += time.perf_counter() - t
-        res.frames += int(batch["bsize"])  # demonstration steps, padding excluded (the loss's bsize counts it)
+        res.frames += int(
+            batch["bsize"]
+        )  # demonstration steps, padding excluded (the loss's bsize counts it)
         res.history.append({"update": u, **out.info})
         if on_update is not None:
             on_update(u, out.info)
@@ -81,7 +97,9 @@ def fit(model: torch.nn.Module, dataset: Any, loss: Any, *, updates: int, lr: fl
 
 
 @torch.no_grad()
-def held_out_losses(model: torch.nn.Module, dataset: Any, loss: Any, batch_size: int = 8) -> Dict[str, float]:
+def held_out_losses(
+    model: torch.nn.Module, dataset: Any, loss: Any, batch_size: int = 8
+) -> Dict[str, float]:
     """Mean loss terms over `dataset` with dropout and batch norm in eval mode (the wrapper itself
     stays in training mode: it decodes the masks the mask loss needs only then)."""
     from alfred_task.training.il_storage import to_allenact_batch

@@ -10,6 +10,7 @@ agent and split, the trajectories evaluated with more than one annotation whose 
 identical in (path length, failed actions, goal conditions met, end reason). A deterministic agent
 that ignores the language scores 100 %; the seeded random agent draws its actions independently.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,7 +36,9 @@ def identical_trajectories(records: List[dict]) -> Tuple[int, int]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--eval", type=Path, required=True, help="the eval/ folder of an alfred_seq2seq_compare run")
+    ap.add_argument(
+        "--eval", type=Path, required=True, help="the eval/ folder of an alfred_seq2seq_compare run"
+    )
     ap.add_argument("--agents", default="seq2seq_pm,no_language,random")
     ap.add_argument("--splits", default="valid_seen,valid_unseen")
     ap.add_argument("--out", type=Path, default=RESULTS_DIR / "alfred_language_use.md")
@@ -48,9 +51,15 @@ def main() -> None:
                 raise SystemExit(f"{path}: not found (evaluate {agent} on {split} first)")
             same, n = identical_trajectories(json.loads(path.read_text()))
             rows.append([split, agent, str(n), f"{same} ({100 * same / max(n, 1):.0f} %)"])
-    text = "\n".join(["# Same outcome for every annotation of a trajectory", "",
-                      *markdown_table(["split", "agent", "trajectories", "identical across annotations"], rows,
-                                      "llrr")])
+    text = "\n".join(
+        [
+            "# Same outcome for every annotation of a trajectory",
+            "",
+            *markdown_table(
+                ["split", "agent", "trajectories", "identical across annotations"], rows, "llrr"
+            ),
+        ]
+    )
     write_markdown(args.out, text)
     print(text)
 

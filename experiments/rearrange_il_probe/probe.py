@@ -10,6 +10,7 @@ next to train/held-out cross-entropy every 50 updates, and writes
 benchmarks/results/rearrange_il_probe.json. Held-out CE well below the marginal entropy means
 visual learning; CE at the marginal means the budget is too small for this encoder.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -64,39 +65,55 @@ def sequence_ce(model, batch, size: int) -> torch.Tensor:
         goal[:k, j] = torch.from_numpy(g.astype(np.float32))
         acts[:k, j] = torch.from_numpy(a)
         valid[:k, j] = 1
-    x = model._encode({"rgb": rgb, "unshuffled_rgb": goal})  # the model's own front-end (incl. its feature norm)
+    x = model._encode(
+        {"rgb": rgb, "unshuffled_rgb": goal}
+    )  # the model's own front-end (incl. its feature norm)
     hidden = torch.zeros(model.num_recurrent_layers, n, model.hidden_size)
     masks = torch.ones(t_max, n, 1)
     masks[0] = 0
     x, _ = model.state_encoder(x, hidden, masks)
     logits = model.actor(x).logits
-    ce = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), acts.reshape(-1), reduction="none")
+    ce = torch.nn.functional.cross_entropy(
+        logits.reshape(-1, logits.shape[-1]), acts.reshape(-1), reduction="none"
+    )
     return (ce * valid.reshape(-1)).sum() / valid.sum()
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--episodes", type=int, default=150)
     ap.add_argument("--held-out", type=int, default=20)
     ap.add_argument("--updates", type=int, default=400)
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--screen-size", type=int, default=64)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--visual-layer-norm", action="store_true",
-                    help="the model's parameter-free LayerNorm on the SimpleCNN features (keeps the GRU out of saturation)")
+    ap.add_argument(
+        "--visual-layer-norm",
+        action="store_true",
+        help="the model's parameter-free LayerNorm on the SimpleCNN features (keeps the GRU out of saturation)",
+    )
     ap.add_argument("--out", type=Path, default=RESULTS_DIR / "rearrange_il_probe.json")
     args = ap.parse_args(argv)
     if args.episodes <= args.held_out:
         ap.error("--episodes must exceed --held-out")
     torch.manual_seed(args.seed)
-    config = load_config(str(CONFIG), {"screen_size": args.screen_size, "train_split": "train_subset",
-                                       "num_train_processes": 1, "visual_layer_norm": args.visual_layer_norm})
+    config = load_config(
+        str(CONFIG),
+        {
+            "screen_size": args.screen_size,
+            "train_split": "train_subset",
+            "num_train_processes": 1,
+            "visual_layer_norm": args.visual_layer_norm,
+        },
+    )
     episodes = collect(config, args.episodes)
     acts = np.concatenate([e[2] for e in episodes])
     p = np.bincount(acts, minlength=len(config.actions())) / len(acts)
     entropy = float(-(p[p > 0] * np.log(p[p > 0])).sum())
     print(f"{len(acts)} expert steps; action-marginal entropy {entropy:.3f} nats", flush=True)
-    held, train = episodes[:args.held_out], episodes[args.held_out:]
+    held, train = episodes[: args.held_out], episodes[args.held_out :]
     model = config.create_model()
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)
     rng = np.random.default_rng(args.seed)
@@ -112,14 +129,26 @@ def main(argv=None) -> int:
         if it % 50 == 0 or it == args.updates - 1:
             with torch.no_grad():
                 held_ce = float(sequence_ce(model, held, args.screen_size))
-            curve.append({"update": it, "train_ce": loss.item(), "held_out_ce": held_ce,
-                          "seconds": round(time.perf_counter() - t0, 1)})
+            curve.append(
+                {
+                    "update": it,
+                    "train_ce": loss.item(),
+                    "held_out_ce": held_ce,
+                    "seconds": round(time.perf_counter() - t0, 1),
+                }
+            )
             print(curve[-1], flush=True)
-    result = {"marginal_entropy": entropy, "expert_steps": int(len(acts)), "curve": curve, "args": {
-        k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}}
+    result = {
+        "marginal_entropy": entropy,
+        "expert_steps": int(len(acts)),
+        "curve": curve,
+        "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
+    }
     write_text_atomic(args.out, json.dumps(result, indent=2))
-    print(f"marginal {entropy:.3f} nats | final train CE {curve[-1]['train_ce']:.3f} | "
-          f"held-out CE {curve[-1]['held_out_ce']:.3f} -> {args.out}")
+    print(
+        f"marginal {entropy:.3f} nats | final train CE {curve[-1]['train_ce']:.3f} | "
+        f"held-out CE {curve[-1]['held_out_ce']:.3f} -> {args.out}"
+    )
     return 0
 
 

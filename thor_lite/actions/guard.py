@@ -5,6 +5,7 @@ compute a bad state from good inputs (a long throw, a pose far from any support,
 corner case). Checking only what the action changed keeps this cheap: objects are
 copy-on-write, so unchanged ones are the very same instances as before the step.
 """
+
 from __future__ import annotations
 
 import math
@@ -44,8 +45,11 @@ def house_bounds(w: World) -> Tuple[np.ndarray, np.ndarray]:
 
 
 def _inside(p, lo: np.ndarray, hi: np.ndarray, margin: float) -> bool:
-    return bool(lo[0] - margin <= p[0] <= hi[0] + margin and lo[1] - margin <= p[1] <= hi[1] + margin
-                and lo[2] - margin <= p[2] <= hi[2] + margin)
+    return bool(
+        lo[0] - margin <= p[0] <= hi[0] + margin
+        and lo[1] - margin <= p[1] <= hi[1] + margin
+        and lo[2] - margin <= p[2] <= hi[2] + margin
+    )
 
 
 def _fmt(p) -> str:
@@ -63,8 +67,10 @@ def _check_object(o: SimObject, lo: np.ndarray, hi: np.ndarray, bounded: bool) -
     a, b = o.aabb
     centre = (a + b) / 2
     if not _inside(centre, lo, hi, HOUSE_MARGIN):
-        raise ActionFailed(f"Position coordinate {_fmt(centre)} of {o.object_id} is not within scene "
-                           f"bounds ({_fmt(lo)} to {_fmt(hi)}); action undone.")
+        raise ActionFailed(
+            f"Position coordinate {_fmt(centre)} of {o.object_id} is not within scene "
+            f"bounds ({_fmt(lo)} to {_fmt(hi)}); action undone."
+        )
 
 
 def check_world(w: World, before: Dict[str, SimObject], agent_before, bounded: bool = True) -> None:
@@ -79,8 +85,10 @@ def check_world(w: World, before: Dict[str, SimObject], agent_before, bounded: b
         if not all(math.isfinite(v) for v in (a.x, a.y, a.z, a.yaw, a.horizon)):
             raise ActionFailed("The agent would get a non-finite pose; action undone.")
         if not _inside((a.x, a.y, a.z), lo, hi, 0.0):
-            raise ActionFailed(f"Agent position {_fmt((a.x, a.y, a.z))} is not within scene bounds "
-                               f"({_fmt(lo)} to {_fmt(hi)}); action undone.")
+            raise ActionFailed(
+                f"Agent position {_fmt((a.x, a.y, a.z))} is not within scene bounds "
+                f"({_fmt(lo)} to {_fmt(hi)}); action undone."
+            )
     if w.objects is not before:
         for oid, o in w.objects.items():
             if before.get(oid) is not o:

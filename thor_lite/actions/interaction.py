@@ -1,4 +1,5 @@
 """Object interactions: picking up, putting, dropping, opening, toggling, slicing, ..."""
+
 from __future__ import annotations
 
 from typing import Optional, Tuple
@@ -6,8 +7,16 @@ from typing import Optional, Tuple
 import numpy as np
 
 from ..constants import (
-    BASIN_FIXTURES, COOKABLE_TYPES, DRAWER_SLIDE, MUST_BE_OPEN_TO_PUT, OBJECT_SPECIFIC_RECEPTACLES, OFF_TO_OPEN,
-    PUT_ANYWHERE_RECEPTACLES, SLICE_COUNT, SLICED_TYPE, placement_allowed,
+    BASIN_FIXTURES,
+    COOKABLE_TYPES,
+    DRAWER_SLIDE,
+    MUST_BE_OPEN_TO_PUT,
+    OBJECT_SPECIFIC_RECEPTACLES,
+    OFF_TO_OPEN,
+    PUT_ANYWHERE_RECEPTACLES,
+    SLICE_COUNT,
+    SLICED_TYPE,
+    placement_allowed,
 )
 from ..geometry import Box, camera_tan_aspect, euler_to_matrix
 from ..objects import SimObject
@@ -20,8 +29,14 @@ _TARGET = dict(objectId=None, x=None, y=None, forceAction=False)
 _SCREEN_XY = dict(x=SCREEN, y=SCREEN)  # x, y here are viewport points, not world metres
 
 
-def resolve_target(w: World, objectId: Optional[str], x: Optional[float], y: Optional[float],
-                   forceAction: bool, action_name: str = "") -> SimObject:
+def resolve_target(
+    w: World,
+    objectId: Optional[str],
+    x: Optional[float],
+    y: Optional[float],
+    forceAction: bool,
+    action_name: str = "",
+) -> SimObject:
     """THOR's id lookup + interactable check (or a screen-point ray cast)."""
     if objectId is None and x is not None and y is not None:
         oid = object_at_screen_point(w, float(x), float(y))
@@ -31,8 +46,10 @@ def resolve_target(w: World, objectId: Optional[str], x: Optional[float], y: Opt
     if objectId is None:
         from .registry import InvalidArguments
 
-        raise InvalidArguments(f"action: {action_name} is missing the following arguments: objectId",
-                               "MissingArguments")
+        raise InvalidArguments(
+            f"action: {action_name} is missing the following arguments: objectId",
+            "MissingArguments",
+        )
     obj = w.get(objectId)
     if obj is None or not obj.enabled:
         raise ActionFailed(f"objectId: {objectId} is not the objectId on any object in the scene!")
@@ -41,7 +58,9 @@ def resolve_target(w: World, objectId: Optional[str], x: Optional[float], y: Opt
         if not vis:
             raise ActionFailed("Target object not found within the specified visibility.")
         if not inter:
-            raise ActionFailed("Target object is visible but not interactable. It is likely obstructed by some clear object like glass.")
+            raise ActionFailed(
+                "Target object is visible but not interactable. It is likely obstructed by some clear object like glass."
+            )
     return obj
 
 
@@ -82,8 +101,9 @@ def pickup(w: World, objectId=None, x=None, y=None, forceAction=False) -> str:
     # The object is carried at the hand point, oriented to the agent's yaw.
     rot = (obj.rotation[0], w.agent.yaw, obj.rotation[2]) if not forceAction else obj.rotation
     carried = [c for c in w.descendants(obj.object_id) if not w.objects[c].is_sliced]
-    physics.move_with_contents(w, obj.object_id, _hand_pivot(w, obj, rot), rot,
-                               is_picked_up=True, parents=())
+    physics.move_with_contents(
+        w, obj.object_id, _hand_pivot(w, obj, rot), rot, is_picked_up=True, parents=()
+    )
     for cid in carried:
         w.update(cid, is_picked_up=False)
     w.held = obj.object_id
@@ -106,10 +126,29 @@ def carry_held(w: World) -> None:
     physics.move_with_contents(w, obj.object_id, _hand_pivot(w, obj, rot), rot)
 
 
-@action("PutObject", kinds=_SCREEN_XY, objectId=None, x=None, y=None, forceAction=False, placeStationary=True,
-        randomSeed=0, putNearXY=False, receptacleObjectId=None)
-def put(w: World, objectId=None, x=None, y=None, forceAction=False, placeStationary=True,
-        randomSeed=0, putNearXY=False, receptacleObjectId=None) -> None:
+@action(
+    "PutObject",
+    kinds=_SCREEN_XY,
+    objectId=None,
+    x=None,
+    y=None,
+    forceAction=False,
+    placeStationary=True,
+    randomSeed=0,
+    putNearXY=False,
+    receptacleObjectId=None,
+)
+def put(
+    w: World,
+    objectId=None,
+    x=None,
+    y=None,
+    forceAction=False,
+    placeStationary=True,
+    randomSeed=0,
+    putNearXY=False,
+    receptacleObjectId=None,
+) -> None:
     # ALFRED (THOR 2.1.0) passed objectId=<held object> and receptacleObjectId=<receptacle>.
     if receptacleObjectId is not None:
         if w.held is not None and objectId not in (None, w.held):
@@ -120,7 +159,9 @@ def put(w: World, objectId=None, x=None, y=None, forceAction=False, placeStation
     if not rec.flags.get("receptacle"):
         raise ActionFailed("This target object is NOT a receptacle!")
     if rec.object_type in MUST_BE_OPEN_TO_PUT and rec.flags.get("openable") and not rec.is_open:
-        raise ActionFailed("Target openable Receptacle is CLOSED, can't place if target is not open!")
+        raise ActionFailed(
+            "Target openable Receptacle is CLOSED, can't place if target is not open!"
+        )
     if rec.object_type in OBJECT_SPECIFIC_RECEPTACLES:
         snap = physics.snap_to_attach_point(w, held, rec)
         if snap == "full":
@@ -141,18 +182,32 @@ def put(w: World, objectId=None, x=None, y=None, forceAction=False, placeStation
     shelves = None
     if thor2 and rec.object_type == "Fridge":  # THOR's spawn points on every shelf it can see
         levels = physics.fridge_levels(w, rec, held.object_id)
-        shelves = (levels, w.camera_position(), camera_sees_spot(w, held.object_id, rec.object_id, levels))
+        shelves = (
+            levels,
+            w.camera_position(),
+            camera_sees_spot(w, held.object_id, rec.object_id, levels),
+        )
     if thor2 and rec.object_type == "Microwave":
         region = physics.microwave_cavity(rec)
     else:
         region = physics.open_drawer_region(rec)  # where an open drawer is drawn, slid out
-    pose = physics.find_placement(w, held, region, physics.PlacementSearch(
-        agent_xz=np.array([a.x, a.z]),
-        max_dist=None if anywhere else w.visibility_distance + 0.5, rng=None,
-        yaws=[(a.yaw + k * 90.0) % 360 for k in range(4)], tilt=True, seen=seen,
-        upright_first=thor2 and rec.object_type in BASIN_FIXTURES, thor_grid_fallback=thor2,
-        held_yaw_first=w.profile.thor2_rules,
-        shelves=shelves))
+    pose = physics.find_placement(
+        w,
+        held,
+        region,
+        physics.PlacementSearch(
+            agent_xz=np.array([a.x, a.z]),
+            max_dist=None if anywhere else w.visibility_distance + 0.5,
+            rng=None,
+            yaws=[(a.yaw + k * 90.0) % 360 for k in range(4)],
+            tilt=True,
+            seen=seen,
+            upright_first=thor2 and rec.object_type in BASIN_FIXTURES,
+            thor_grid_fallback=thor2,
+            held_yaw_first=w.profile.thor2_rules,
+            shelves=shelves,
+        ),
+    )
     if pose is None:
         raise ActionFailed("No valid positions to place object found")
     _place(w, held, rec, *pose)
@@ -170,8 +225,9 @@ def basin_child_for_put(w: World, rec: SimObject) -> SimObject:
 
 
 def _place(w: World, obj: SimObject, rec: SimObject, pos, rot) -> None:
-    physics.move_with_contents(w, obj.object_id, pos, rot, is_picked_up=False,
-                               parents=_parents_for(w, rec))
+    physics.move_with_contents(
+        w, obj.object_id, pos, rot, is_picked_up=False, parents=_parents_for(w, rec)
+    )
     w.held = None
     physics.apply_state_rules(w)
 
@@ -194,7 +250,9 @@ def _drop(w: World, forceAction: bool, ahead: float = 0.0) -> Optional[dict]:
     box = Box(box.center + shift, box.half, box.rot)
     ignore = [obj.object_id] + w.descendants(obj.object_id)
     if not forceAction and w.overlapping(box, ignore=ignore) is not None:
-        raise ActionFailed(f"{obj.name} can't be dropped. It must be clear of all other collision first, including the Agent.")
+        raise ActionFailed(
+            f"{obj.name} can't be dropped. It must be clear of all other collision first, including the Agent."
+        )
     lo, _ = box.aabb()
     y, under = physics.drop_height(w, box, ignore)
     fall = float(lo[1] - y)
@@ -205,8 +263,7 @@ def _drop(w: World, forceAction: bool, ahead: float = 0.0) -> Optional[dict]:
     new_box = physics.pose_box(obj, pos, rot)
     parents = w.infer_parents(obj, new_box)
     broken = physics.breaks_on_drop(obj, fall)
-    physics.move_with_contents(w, obj.object_id, pos, rot, is_picked_up=False,
-                               parents=parents)
+    physics.move_with_contents(w, obj.object_id, pos, rot, is_picked_up=False, parents=parents)
     w.held = None
     if broken:
         break_object(w, obj.object_id)
@@ -238,7 +295,9 @@ def set_openness(w: World, obj: SimObject, openness: float) -> None:
         # Contents ride along with the drawer as it slides.
         lo, hi = obj.aabb
         depth = (hi - lo)[0] if abs(obj.front[0]) > abs(obj.front[1]) else (hi - lo)[2]
-        delta = (openness - obj.openness) * depth * DRAWER_SLIDE  # scalar first: stored poses depend on it
+        delta = (
+            (openness - obj.openness) * depth * DRAWER_SLIDE
+        )  # scalar first: stored poses depend on it
         shift = np.array([obj.front[0], 0.0, obj.front[1]]) * delta
         for cid in w.descendants(obj.object_id):
             c = w.objects[cid]
@@ -246,10 +305,19 @@ def set_openness(w: World, obj: SimObject, openness: float) -> None:
     w.update(obj.object_id, openness=float(openness), is_open=openness > 0)
 
 
-@action("OpenObject", kinds=_SCREEN_XY, objectId=None, x=None, y=None, forceAction=False, openness=1.0,
-        moveMagnitude=None)
-def open_object(w: World, objectId=None, x=None, y=None, forceAction=False, openness=1.0,
-                moveMagnitude=None) -> None:
+@action(
+    "OpenObject",
+    kinds=_SCREEN_XY,
+    objectId=None,
+    x=None,
+    y=None,
+    forceAction=False,
+    openness=1.0,
+    moveMagnitude=None,
+)
+def open_object(
+    w: World, objectId=None, x=None, y=None, forceAction=False, openness=1.0, moveMagnitude=None
+) -> None:
     if moveMagnitude is not None:
         openness = 1.0 if float(moveMagnitude) == 0 else float(moveMagnitude)
     openness = float(openness)
@@ -284,7 +352,9 @@ def open_object_immediate(w: World, objectId, openness=1.0) -> None:
 # --- toggling --------------------------------------------------------------------------
 def _toggle(w: World, obj: SimObject, on: bool, name: str) -> None:
     if obj.object_type == "StoveBurner":
-        raise ActionFailed("target object is controlled by another sim object. target object cannot be turned on/off directly")
+        raise ActionFailed(
+            "target object is controlled by another sim object. target object cannot be turned on/off directly"
+        )
     if not obj.flags.get("toggleable"):
         raise ActionFailed("object is not toggleable.")
     if on and obj.is_toggled:
@@ -330,18 +400,40 @@ def slice_object(w: World, oid: str) -> None:
         if pid in w.objects:
             continue
         piece = SimObject(
-            object_id=pid, name=f"{obj.name}_{new_type}_{k}", object_type=new_type, asset_id="",
-            position=tuple(float(v) for v in centre), rotation=(0.0, 0.0, 0.0) if new_type == "EggCracked" else obj.rotation,
-            local_box=Box(np.zeros(3), half, (euler_to_matrix(obj.rotation).T @ b.rot)
-                          if new_type != "EggCracked" else np.eye(3)),
+            object_id=pid,
+            name=f"{obj.name}_{new_type}_{k}",
+            object_type=new_type,
+            asset_id="",
+            position=tuple(float(v) for v in centre),
+            rotation=(0.0, 0.0, 0.0) if new_type == "EggCracked" else obj.rotation,
+            local_box=Box(
+                np.zeros(3),
+                half,
+                (euler_to_matrix(obj.rotation).T @ b.rot)
+                if new_type != "EggCracked"
+                else np.eye(3),
+            ),
             has_oobb=True,
-            flags={"pickupable": True, "moveable": False, "openable": False, "receptacle": False,
-                   "toggleable": False, "sliceable": False,
-                   "cookable": new_type in COOKABLE_TYPES,
-                   "dirtyable": False, "breakable": False, "canFillWithLiquid": False,
-                   "canBeUsedUp": False, "isHeatSource": False, "isColdSource": False},
-            is_cooked=obj.is_cooked, temperature=obj.temperature, parents=obj.parents,
-            mass=obj.mass / max(n, 1), salient_materials=obj.salient_materials,
+            flags={
+                "pickupable": True,
+                "moveable": False,
+                "openable": False,
+                "receptacle": False,
+                "toggleable": False,
+                "sliceable": False,
+                "cookable": new_type in COOKABLE_TYPES,
+                "dirtyable": False,
+                "breakable": False,
+                "canFillWithLiquid": False,
+                "canBeUsedUp": False,
+                "isHeatSource": False,
+                "isColdSource": False,
+            },
+            is_cooked=obj.is_cooked,
+            temperature=obj.temperature,
+            parents=obj.parents,
+            mass=obj.mass / max(n, 1),
+            salient_materials=obj.salient_materials,
         )
         w.add(piece)
     w.update(oid, is_sliced=True)
@@ -353,8 +445,13 @@ def break_object(w: World, oid: str) -> None:
         slice_object(w, oid)
         w.update(oid, is_broken=True)
         return
-    w.update(oid, is_broken=True, is_toggled=False if obj.flags.get("toggleable") else obj.is_toggled,
-             is_filled=False, fill_liquid=None)
+    w.update(
+        oid,
+        is_broken=True,
+        is_toggled=False if obj.flags.get("toggleable") else obj.is_toggled,
+        is_filled=False,
+        fill_liquid=None,
+    )
 
 
 @action("SliceObject", lenient=True, kinds=_SCREEN_XY, **_TARGET)
@@ -399,7 +496,9 @@ def clean_action(w: World, objectId=None, x=None, y=None, forceAction=False) -> 
 
 
 @action("FillObjectWithLiquid", lenient=True, kinds=_SCREEN_XY, fillLiquid=None, **_TARGET)
-def fill_action(w: World, objectId=None, x=None, y=None, forceAction=False, fillLiquid=None) -> None:
+def fill_action(
+    w: World, objectId=None, x=None, y=None, forceAction=False, fillLiquid=None
+) -> None:
     obj = resolve_target(w, objectId, x, y, forceAction, "FillObjectWithLiquid")
     if fillLiquid is None:
         raise ActionFailed("Missing Liquid string for FillObject action")

@@ -4,6 +4,7 @@ the camera would see a box placed somewhere (PutObject in THOR 2.1.0 mode).
 Occlusion depends only on the camera position, so rays are cast once per (position,
 stance) and the per-(yaw, horizon) viewport test is vectorised on top.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Sequence
@@ -16,13 +17,23 @@ from ..objects import SimObject
 from ..world import World
 
 
-def interactable_poses(w: World, obj: SimObject, positions: np.ndarray, rotations: Sequence[float],
-                       horizons: Sequence[float], standings: Sequence[bool], max_distance: float,
-                       max_poses: Optional[int]) -> List[Dict[str, Any]]:
+def interactable_poses(
+    w: World,
+    obj: SimObject,
+    positions: np.ndarray,
+    rotations: Sequence[float],
+    horizons: Sequence[float],
+    standings: Sequence[bool],
+    max_distance: float,
+    max_poses: Optional[int],
+) -> List[Dict[str, Any]]:
     pts = obj.visibility_points()
     radius = float(np.linalg.norm(obj.box.half))
     piv = np.asarray(obj.position)
-    near = np.hypot(positions[:, 0] - piv[0], positions[:, 1] - piv[2]) <= max_distance + radius + w.grid_size
+    near = (
+        np.hypot(positions[:, 0] - piv[0], positions[:, 1] - piv[2])
+        <= max_distance + radius + w.grid_size
+    )
     positions = positions[near]
     if len(positions) == 0 or not obj.rendered:
         return []
@@ -38,7 +49,9 @@ def interactable_poses(w: World, obj: SimObject, positions: np.ndarray, rotation
     agent_y = w.floor_y + AGENT_Y_OFFSET
     # horizontal distance from the agent body to each visibility point: (P, 9)
     dxz = np.hypot(positions[:, None, 0] - pts[None, :, 0], positions[:, None, 1] - pts[None, :, 2])
-    in_range = (dxz <= max_distance) & (pts[None, :, 1] <= agent_y + AGENT_HEIGHT / 2 + max_distance)
+    in_range = (dxz <= max_distance) & (
+        pts[None, :, 1] <= agent_y + AGENT_HEIGHT / 2 + max_distance
+    )
     tan_v, aspect = camera_tan_aspect(w.fov, w.width, w.height)
     unocc: Dict[bool, np.ndarray] = {}
     for st in standings:
@@ -57,8 +70,12 @@ def interactable_poses(w: World, obj: SimObject, positions: np.ndarray, rotation
             cam_y = agent_y + (CAMERA_STANDING_OFFSET if st else CAMERA_CROUCH_OFFSET)
             for rot in rotations:
                 rm = euler_to_matrix((hor, rot, 0.0))
-                rel = pts[None, :, :] - np.column_stack(
-                    [positions[:, 0], np.full(len(positions), cam_y), positions[:, 1]])[:, None, :]
+                rel = (
+                    pts[None, :, :]
+                    - np.column_stack(
+                        [positions[:, 0], np.full(len(positions), cam_y), positions[:, 1]]
+                    )[:, None, :]
+                )
                 local = rel @ rm
                 z = local[..., 2]
                 with np.errstate(divide="ignore", invalid="ignore"):
@@ -67,9 +84,16 @@ def interactable_poses(w: World, obj: SimObject, positions: np.ndarray, rotation
                 vis = (z > 0.1) & (np.abs(u) < 1) & (np.abs(v) < 1) & unocc[st]
                 ok = vis.any(1)
                 for i in np.flatnonzero(ok):
-                    out.append({"x": float(positions[i, 0]), "y": float(agent_y),
-                                "z": float(positions[i, 1]), "rotation": float(rot),
-                                "standing": bool(st), "horizon": float(hor)})
+                    out.append(
+                        {
+                            "x": float(positions[i, 0]),
+                            "y": float(agent_y),
+                            "z": float(positions[i, 1]),
+                            "rotation": float(rot),
+                            "standing": bool(st),
+                            "horizon": float(hor),
+                        }
+                    )
                     if max_poses is not None and len(out) >= max_poses:
                         return out
     return out
@@ -84,7 +108,12 @@ def camera_sees(w: World, moving: str) -> Callable[[Box], bool]:
     occ = w.occluders()
     gone = {moving, *w.descendants(moving)}
     keep = np.array([occ.ids[k] not in gone for k in occ.owners], dtype=bool)
-    centers, halves, rots, porous = occ.centers[keep], occ.halves[keep], occ.rots[keep], occ.porous[keep]
+    centers, halves, rots, porous = (
+        occ.centers[keep],
+        occ.halves[keep],
+        occ.rots[keep],
+        occ.porous[keep],
+    )
     cam = w.camera_position()
 
     def sees(box: Box) -> bool:
@@ -99,8 +128,9 @@ def camera_sees(w: World, moving: str) -> Callable[[Box], bool]:
     return sees
 
 
-def camera_sees_spot(w: World, moving: str, receptacle: str,
-                     shelves: Sequence[float] = ()) -> Callable[[np.ndarray], bool]:
+def camera_sees_spot(
+    w: World, moving: str, receptacle: str, shelves: Sequence[float] = ()
+) -> Callable[[np.ndarray], bool]:
     """THOR 2.1.0's test of a receptacle spawn point (`Contains.NarrowDownValidSpawnPoints`):
     the surface point itself within the visibility distance of the camera (horizontally), in
     the viewport (raised 5 cm when not below the camera), and no drawn part on the segment

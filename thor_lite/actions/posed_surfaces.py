@@ -1,5 +1,6 @@
 """Furniture surfaces that SetObjectPoses learns from the poses it is given (ALFRED's THOR 2.1.0
 poses), and the objects that must come back down when such a surface is lowered."""
+
 from __future__ import annotations
 
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
@@ -21,8 +22,12 @@ class Lowered(NamedTuple):
     setters: Tuple[str, ...]
 
 
-def expose_resting_surfaces(w: World, ids: List[str], floor_shows_none: bool = False,
-                            bottoms: Optional[Dict[str, float]] = None) -> Dict[str, Lowered]:
+def expose_resting_surfaces(
+    w: World,
+    ids: List[str],
+    floor_shows_none: bool = False,
+    bottoms: Optional[Dict[str, float]] = None,
+) -> Dict[str, Lowered]:
     """Objects posed inside a furniture box (a phone on an armchair seat, below the box's top)
     show where that furniture's surface is, as the scene's own contents do at load
     (`World._init_surfaces`): draw and rest on it there, so they are not hidden. THOR 2.1.0's
@@ -56,7 +61,9 @@ def expose_resting_surfaces(w: World, ids: List[str], floor_shows_none: bool = F
     return lowered
 
 
-def redrop_on_lowered(w: World, posed: Sequence[Tuple[str, Any]], lowered: Dict[str, Lowered]) -> List[str]:
+def redrop_on_lowered(
+    w: World, posed: Sequence[Tuple[str, Any]], lowered: Dict[str, Lowered]
+) -> List[str]:
     """Objects that settling lifted onto a furniture top which the poses then lowered go back to
     their posed height (and settle on the lowered top), as THOR 2.1.0 had them: FloorPlan16's
     dining table stood 6.6 cm below today's box and the knife posed on it, lifted 4.6 cm onto
@@ -72,7 +79,9 @@ def redrop_on_lowered(w: World, posed: Sequence[Tuple[str, Any]], lowered: Dict[
             continue
         if o.position[1] - float(pos[1]) <= 1e-6:
             continue  # not lifted
-        physics.move_with_contents(w, oid, (o.position[0], float(pos[1]), o.position[2]), o.rotation)
+        physics.move_with_contents(
+            w, oid, (o.position[0], float(pos[1]), o.position[2]), o.rotation
+        )
         physics.settle(w, oid)
         moved.append(oid)
     for rid, (previous, setters) in lowered.items():

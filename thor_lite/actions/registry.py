@@ -4,6 +4,7 @@ Each action is a function `fn(sim, **kwargs) -> actionReturn`. It raises `Action
 ordinary failures (reported as lastActionSuccess=False, like THOR) and `InvalidArguments`
 for calls THOR's dispatcher rejects (which ai2thor turns into a Python ValueError).
 """
+
 from __future__ import annotations
 
 import abc
@@ -52,13 +53,20 @@ class ActionSpec:
 ACTIONS: Dict[str, ActionSpec] = {}
 
 
-def action(*names: str, lenient: bool = False, kinds: Optional[Dict[str, "Kind"]] = None,
-           bounded: bool = True, **params: Any) -> Callable:
+def action(
+    *names: str,
+    lenient: bool = False,
+    kinds: Optional[Dict[str, "Kind"]] = None,
+    bounded: bool = True,
+    **params: Any,
+) -> Callable:
     """Register `fn` under THOR action `names`; `kinds` overrides `DEFAULT_KINDS` by name."""
+
     def deco(fn: Callable) -> Callable:
         for n in names:
-            ACTIONS[n] = ActionSpec(n, fn, dict(params), lenient,
-                                    resolve_kinds(n, params, kinds or {}), bounded)
+            ACTIONS[n] = ActionSpec(
+                n, fn, dict(params), lenient, resolve_kinds(n, params, kinds or {}), bounded
+            )
         return fn
 
     return deco
@@ -103,7 +111,9 @@ def vec(v: Any, name: str) -> Tuple[float, float, float]:
     """
     p = VEC.problem(v)
     if p is not None:
-        raise InvalidArgumentValue(f"action has an invalid argument: {name} (=={_safe_repr(v)}). {p}")
+        raise InvalidArgumentValue(
+            f"action has an invalid argument: {name} (=={_safe_repr(v)}). {p}"
+        )
     if isinstance(v, dict):
         return (float(v["x"]), float(v["y"]), float(v["z"]))
     x, y, z = v
@@ -117,6 +127,7 @@ def vec(v: Any, name: str) -> Tuple[float, float, float]:
 # action declares a kind, and `check_args` rejects bad values before the action runs.
 # A rejected value is an ordinary failed action (errorMessage one line, world unchanged);
 # unknown/missing arguments still raise ValueError in `bind`, as THOR's dispatcher does.
+
 
 def _safe_repr(v: Any, limit: int = 60) -> str:
     """repr() that never raises and never spans lines (hostile objects, nested junk)."""
@@ -159,8 +170,14 @@ class Kind(abc.ABC):
 class Num(Kind):
     """A finite real number (int or float, never bool), optionally bounded or integral."""
 
-    def __init__(self, lo: Optional[float] = None, hi: Optional[float] = None, *,
-                 integer: bool = False, msg: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        lo: Optional[float] = None,
+        hi: Optional[float] = None,
+        *,
+        integer: bool = False,
+        msg: Optional[str] = None,
+    ) -> None:
         self.lo, self.hi, self.integer, self.msg = lo, hi, integer, msg
         self.what = "Int32" if integer else "Single"
 
@@ -238,8 +255,14 @@ class ListOf(Kind):
 class Record(Kind):
     """A dict with typed fields: `required` must be present, `nullable` ones may be None."""
 
-    def __init__(self, what: str, fields: Dict[str, Kind], required: Tuple[str, ...] = (),
-                 one_of: Tuple[str, ...] = (), nullable: Tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        what: str,
+        fields: Dict[str, Kind],
+        required: Tuple[str, ...] = (),
+        one_of: Tuple[str, ...] = (),
+        nullable: Tuple[str, ...] = (),
+    ) -> None:
         self.what, self.fields, self.required = what, fields, required
         self.one_of, self.nullable = one_of, nullable
 
@@ -277,22 +300,62 @@ SCREEN = Num(0.0, 1.0, msg="screen coordinates must be in [0:1]")
 
 # Kinds by parameter name; actions override where one name means something else.
 DEFAULT_KINDS: Dict[str, Kind] = {
-    **{k: FLAG for k in (
-        "forceAction", "manualInteract", "standing", "placeStationary", "putNearXY",
-        "autoSimulation", "forceKinematic", "allowTeleportOutOfHand", "makeUnbreakable",
-        "skipMoveable", "directionsRelativeAgent", "forceVisible", "allowFloor",
-        "allowMoveable", "allowAutoSimulation", "thor2Poses")},
-    **{k: TEXT for k in ("objectId", "receptacleObjectId", "objectType", "fillLiquid",
-                         "StateChange")},
-    **{k: ListOf(TEXT) for k in ("objectIds", "objectTypes", "excludedReceptacles",
-                                 "excludedObjectIds", "receptacleObjectIds")},
-    "moveMagnitude": REAL, "degrees": REAL, "horizon": REAL, "maxDistance": REAL,
-    "timeStep": REAL, "simSeconds": REAL, "gridSize": Num(0.0),
+    **{
+        k: FLAG
+        for k in (
+            "forceAction",
+            "manualInteract",
+            "standing",
+            "placeStationary",
+            "putNearXY",
+            "autoSimulation",
+            "forceKinematic",
+            "allowTeleportOutOfHand",
+            "makeUnbreakable",
+            "skipMoveable",
+            "directionsRelativeAgent",
+            "forceVisible",
+            "allowFloor",
+            "allowMoveable",
+            "allowAutoSimulation",
+            "thor2Poses",
+        )
+    },
+    **{
+        k: TEXT
+        for k in ("objectId", "receptacleObjectId", "objectType", "fillLiquid", "StateChange")
+    },
+    **{
+        k: ListOf(TEXT)
+        for k in (
+            "objectIds",
+            "objectTypes",
+            "excludedReceptacles",
+            "excludedObjectIds",
+            "receptacleObjectIds",
+        )
+    },
+    "moveMagnitude": REAL,
+    "degrees": REAL,
+    "horizon": REAL,
+    "maxDistance": REAL,
+    "timeStep": REAL,
+    "simSeconds": REAL,
+    "gridSize": Num(0.0),
     "openness": Num(0.0, 1.0, msg="openness must be in [0:1]"),
-    "x": REAL, "y": REAL, "z": REAL,
-    "position": VEC, "rotation": ROT, "positions": ListOf(VEC),
-    "rotations": ListOf(REAL), "horizons": ListOf(REAL), "standings": ListOf(FLAG),
-    "randomSeed": INT, "seed": INT, "maxStepCount": INT, "maxPoses": INT,
+    "x": REAL,
+    "y": REAL,
+    "z": REAL,
+    "position": VEC,
+    "rotation": ROT,
+    "positions": ListOf(VEC),
+    "rotations": ListOf(REAL),
+    "horizons": ListOf(REAL),
+    "standings": ListOf(FLAG),
+    "randomSeed": INT,
+    "seed": INT,
+    "maxStepCount": INT,
+    "maxPoses": INT,
     "numPlacementAttempts": INT,
 }
 
@@ -327,4 +390,5 @@ def check_args(spec: ActionSpec, args: Dict[str, Any]) -> None:
             if isinstance(p, Verbatim):
                 raise InvalidArgumentValue(str(p))
             raise InvalidArgumentValue(
-                f"action: {spec.name} has an invalid argument: {k} (=={_safe_repr(v)}). {p}")
+                f"action: {spec.name} has an invalid argument: {k} (=={_safe_repr(v)}). {p}"
+            )

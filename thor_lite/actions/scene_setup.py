@@ -1,4 +1,5 @@
 """Scene-setup actions (no visibility needed): poses, states, random spawns, removal."""
+
 from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
@@ -14,8 +15,20 @@ from .. import physics, posed_configs
 from ..world import World
 from .interaction import break_object, set_openness, slice_object
 from .registry import (
-    FLAG, REQUIRED, TEXT, VEC, ActionFailed, InvalidArguments, Kind, ListOf, Num, PartialFailure,
-    Record, Verbatim, action, vec,
+    FLAG,
+    REQUIRED,
+    TEXT,
+    VEC,
+    ActionFailed,
+    InvalidArguments,
+    Kind,
+    ListOf,
+    Num,
+    PartialFailure,
+    Record,
+    Verbatim,
+    action,
+    vec,
 )
 from .guard import house_bounds
 from .posed_surfaces import expose_resting_surfaces, redrop_on_lowered
@@ -25,26 +38,56 @@ class _ObjectPoses(Kind):
     """SetObjectPoses' list: THOR's own message for a non-list, then per-entry checks."""
 
     what = "List<ObjectPose>"
-    _entries = ListOf(Record("ObjectPose", {"objectName": TEXT, "name": TEXT, "position": VEC,
-                                            "rotation": VEC}, one_of=("objectName", "name")))
+    _entries = ListOf(
+        Record(
+            "ObjectPose",
+            {"objectName": TEXT, "name": TEXT, "position": VEC, "rotation": VEC},
+            one_of=("objectName", "name"),
+        )
+    )
 
     def problem(self, v):
         if not isinstance(v, (list, tuple)) or any(not isinstance(p, dict) for p in v):
-            return Verbatim("objectPoses was not initialized correctly. Please make sure each "
-                            "element in the objectPoses list is initialized.")
+            return Verbatim(
+                "objectPoses was not initialized correctly. Please make sure each "
+                "element in the objectPoses list is initialized."
+            )
         return self._entries.problem(v)
 
 
-_STATE_SPEC = Record("SetObjectStates", {
-    "objectType": TEXT, "stateChange": TEXT,
-    **{k: FLAG for k in ("isOpen", "isToggled", "isBroken", "isFilledWithLiquid", "isDirty",
-                         "isCooked", "isSliced", "isUsedUp")}}, nullable=("objectType", "stateChange"))
-_TOGGLES = ListOf(Record("ObjectToggle", {"objectType": TEXT, "isOn": FLAG},
-                         required=("objectType", "isOn")))
+_STATE_SPEC = Record(
+    "SetObjectStates",
+    {
+        "objectType": TEXT,
+        "stateChange": TEXT,
+        **{
+            k: FLAG
+            for k in (
+                "isOpen",
+                "isToggled",
+                "isBroken",
+                "isFilledWithLiquid",
+                "isDirty",
+                "isCooked",
+                "isSliced",
+                "isUsedUp",
+            )
+        },
+    },
+    nullable=("objectType", "stateChange"),
+)
+_TOGGLES = ListOf(
+    Record("ObjectToggle", {"objectType": TEXT, "isOn": FLAG}, required=("objectType", "isOn"))
+)
 # Each duplicate is a whole object; a cap keeps a typo (count=1e6) from eating the machine.
 MAX_DUPLICATES = 100
-_DUPLICATES = ListOf(Record("ObjectTypeCount", {
-    "objectType": TEXT, "count": Num(0, MAX_DUPLICATES, integer=True)}, required=("objectType", "count")))
+_DUPLICATES = ListOf(
+    Record(
+        "ObjectTypeCount",
+        {"objectType": TEXT, "count": Num(0, MAX_DUPLICATES, integer=True)},
+        required=("objectType", "count"),
+    )
+)
 
 
 def _lookup(w: World, object_id: str, msg: Optional[str] = None) -> SimObject:
@@ -98,12 +141,20 @@ def match_pose_entries(w: World, entries: List[Dict[str, Any]]) -> List[Optional
             pending.setdefault(_name_prefix(name), []).append(i)
     adopted = set(w.name_aliases.values())
     for prefix, idxs in sorted(pending.items()):
-        names = sorted({_entry_name(entries[i]) for i in idxs})  # a name listed twice asks for a copy
-        cands = sorted([o for o in w.objects.values()
-                        if (o.pickupable or o.moveable) and o.object_id not in used
-                        and o.name not in adopted
-                        and (_name_prefix(o.name) == prefix or o.object_type.lower() == prefix)],
-                       key=lambda o: (_name_prefix(o.name) != prefix, o.object_id))
+        names = sorted(
+            {_entry_name(entries[i]) for i in idxs}
+        )  # a name listed twice asks for a copy
+        cands = sorted(
+            [
+                o
+                for o in w.objects.values()
+                if (o.pickupable or o.moveable)
+                and o.object_id not in used
+                and o.name not in adopted
+                and (_name_prefix(o.name) == prefix or o.object_type.lower() == prefix)
+            ],
+            key=lambda o: (_name_prefix(o.name) != prefix, o.object_id),
+        )
         for new_name, cand in zip(names, cands):
             obj = w.update(cand.object_id, name=new_name)
             w.name_aliases[cand.object_id] = new_name
@@ -114,13 +165,28 @@ def match_pose_entries(w: World, entries: List[Dict[str, Any]]) -> List[Optional
     return out
 
 
-@action("SetObjectPoses", lenient=True, kinds=dict(objectPoses=_ObjectPoses()), bounded=False,
-        objectPoses=REQUIRED, placeStationary=True, skipMoveable=False, thor2Poses=False)
-def set_object_poses(w: World, objectPoses, placeStationary=True, skipMoveable=False, thor2Poses=False,
-                     **_) -> None:
-    if not isinstance(objectPoses, (list, tuple)) or any(not isinstance(p, dict) for p in objectPoses):
-        raise ActionFailed("objectPoses was not initialized correctly. Please make sure each element in the objectPoses list is initialized.")
-    if thor2Poses and w.profile.layout_clears_moveables:  # a THOR 2.1.0 trajectory's poses (thor2_rules)
+@action(
+    "SetObjectPoses",
+    lenient=True,
+    kinds=dict(objectPoses=_ObjectPoses()),
+    bounded=False,
+    objectPoses=REQUIRED,
+    placeStationary=True,
+    skipMoveable=False,
+    thor2Poses=False,
+)
+def set_object_poses(
+    w: World, objectPoses, placeStationary=True, skipMoveable=False, thor2Poses=False, **_
+) -> None:
+    if not isinstance(objectPoses, (list, tuple)) or any(
+        not isinstance(p, dict) for p in objectPoses
+    ):
+        raise ActionFailed(
+            "objectPoses was not initialized correctly. Please make sure each element in the objectPoses list is initialized."
+        )
+    if (
+        thor2Poses and w.profile.layout_clears_moveables
+    ):  # a THOR 2.1.0 trajectory's poses (thor2_rules)
         use_thor2_rules(w)
     errors: List[str] = []
     placed: Dict[str, int] = {}
@@ -131,7 +197,9 @@ def set_object_poses(w: World, objectPoses, placeStationary=True, skipMoveable=F
         if obj is None:
             static = w.by_name(name) if name else None
             if static is not None:
-                errors.append(f"{name} is not a Moveable or Pickupable object. SetObjectPoses only works with Moveable and Pickupable sim objects.")
+                errors.append(
+                    f"{name} is not a Moveable or Pickupable object. SetObjectPoses only works with Moveable and Pickupable sim objects."
+                )
             else:
                 errors.append(f"No Pickupable or Moveable object of name {name} found in scene.")
             continue
@@ -160,21 +228,30 @@ def set_object_poses(w: World, objectPoses, placeStationary=True, skipMoveable=F
             # original's) and gets them below from where it lies, like every listed object
             copy_id = f"{obj.object_id}_copy_{count - 1}"
             copy = w.objects[obj.object_id].with_changes(
-                object_id=copy_id, name=f"{obj.name}_copy_{count - 1}", position=pos,
-                rotation=rot, enabled=True, is_picked_up=False, parents=())
+                object_id=copy_id,
+                name=f"{obj.name}_copy_{count - 1}",
+                position=pos,
+                rotation=rot,
+                enabled=True,
+                is_picked_up=False,
+                parents=(),
+            )
             w.add(copy)
             w.update(copy_id, parents=w.infer_parents(copy))
             placed_ids.append((copy_id, pos))
     # Parents from the new poses, not the scene's previous ones: settling leaves things inside
     # drawers alone, so a stale drawer parent would skip the settle in one episode and not another.
     _refresh_parents(w, [oid for oid, _ in placed_ids])
-    posed_bottoms = {oid: float(w.objects[oid].aabb[0][1]) for oid, _ in placed_ids} if thor2Poses else None
+    posed_bottoms = (
+        {oid: float(w.objects[oid].aabb[0][1]) for oid, _ in placed_ids} if thor2Poses else None
+    )
     for oid, _ in sorted(placed_ids, key=lambda e: e[1][1]):  # lowest first: supports settle first
         physics.settle(w, oid)
     _refresh_parents(w, [oid for oid, _ in placed_ids])
     if w.profile.layout_clears_moveables:  # poses from THOR 2.1.0 (ALFRED), not today's scene files
-        lowered = expose_resting_surfaces(w, [oid for oid, _ in placed_ids], floor_shows_none=thor2Poses,
-                                          bottoms=posed_bottoms)
+        lowered = expose_resting_surfaces(
+            w, [oid for oid, _ in placed_ids], floor_shows_none=thor2Poses, bottoms=posed_bottoms
+        )
         if thor2Poses:
             _refresh_parents(w, redrop_on_lowered(w, placed_ids, lowered))
     physics.apply_state_rules(w)
@@ -190,10 +267,14 @@ def _refresh_parents(w: World, ids: List[str]) -> None:
 
 
 _STATE_FIELDS = {
-    "openable": ("isOpen", None), "toggleable": ("isToggled", "is_toggled"),
-    "breakable": ("isBroken", None), "canFillWithLiquid": ("isFilledWithLiquid", None),
-    "dirtyable": ("isDirty", "is_dirty"), "cookable": ("isCooked", "is_cooked"),
-    "sliceable": ("isSliced", None), "canBeUsedUp": ("isUsedUp", "is_used_up"),
+    "openable": ("isOpen", None),
+    "toggleable": ("isToggled", "is_toggled"),
+    "breakable": ("isBroken", None),
+    "canFillWithLiquid": ("isFilledWithLiquid", None),
+    "dirtyable": ("isDirty", "is_dirty"),
+    "cookable": ("isCooked", "is_cooked"),
+    "sliceable": ("isSliced", None),
+    "canBeUsedUp": ("isUsedUp", "is_used_up"),
 }
 
 
@@ -221,16 +302,22 @@ def _apply_state(w: World, obj: SimObject, change: str, value: bool) -> None:
         w.update(obj.object_id, **{_STATE_FIELDS[change][1]: value})
 
 
-@action("SetObjectStates", lenient=True, kinds=dict(SetObjectStates=_STATE_SPEC), SetObjectStates=None)
+@action(
+    "SetObjectStates", lenient=True, kinds=dict(SetObjectStates=_STATE_SPEC), SetObjectStates=None
+)
 def set_object_states(w: World, SetObjectStates=None, **_) -> None:
     spec = SetObjectStates
     if not isinstance(spec, dict):
         raise ActionFailed("action.SetObjectStates is null or not initialized!")
     otype, change = spec.get("objectType"), spec.get("stateChange")
     if otype is None and change is None:
-        raise ActionFailed("action.SetObjectStates has objectType and stateChange strings null. Please pass in valid strings.")
+        raise ActionFailed(
+            "action.SetObjectStates has objectType and stateChange strings null. Please pass in valid strings."
+        )
     if change is None or change not in _STATE_FIELDS:
-        raise ActionFailed("action.SetObjectStates is missing stateChange string. If setting objects by objectType, Please specify both an objectType and a stateChange compatible with that objectType to set.")
+        raise ActionFailed(
+            "action.SetObjectStates is missing stateChange string. If setting objects by objectType, Please specify both an objectType and a stateChange compatible with that objectType to set."
+        )
     key = _STATE_FIELDS[change][0]
     if key not in spec:
         raise ActionFailed(f"action.SetObjectStates is missing the value '{key}'")
@@ -257,8 +344,11 @@ def set_object_toggles(w: World, objectToggles) -> None:
 @action("SetStateOfAllObjects", StateChange=REQUIRED, forceAction=False)
 def set_state_of_all_objects(w: World, StateChange, forceAction=False) -> None:
     """ALFRED-era action: forceAction selects the value (CanBeDirty+True = make all dirty)."""
-    field = {"CanBeDirty": ("dirtyable", "is_dirty"), "CanBeFilled": ("canFillWithLiquid", "is_filled"),
-             "CanBeUsedUp": ("canBeUsedUp", "is_used_up")}.get(StateChange)
+    field = {
+        "CanBeDirty": ("dirtyable", "is_dirty"),
+        "CanBeFilled": ("canFillWithLiquid", "is_filled"),
+        "CanBeUsedUp": ("canBeUsedUp", "is_used_up"),
+    }.get(StateChange)
     if field is None:
         raise ActionFailed(f"Invalid StateChange: {StateChange}")
     flag, attr = field
@@ -270,12 +360,34 @@ def set_state_of_all_objects(w: World, StateChange, forceAction=False) -> None:
             w.update(o.object_id, **changes)
 
 
-@action("TeleportObject", objectId=REQUIRED, position=None, positions=None, x=None, y=None,
-        z=None, rotation=None, forceAction=False, forceKinematic=False,
-        allowTeleportOutOfHand=False, makeUnbreakable=False)
-def teleport_object(w: World, objectId, position=None, positions=None, x=None, y=None, z=None,
-                    rotation=None, forceAction=False, forceKinematic=False,
-                    allowTeleportOutOfHand=False, makeUnbreakable=False):
+@action(
+    "TeleportObject",
+    objectId=REQUIRED,
+    position=None,
+    positions=None,
+    x=None,
+    y=None,
+    z=None,
+    rotation=None,
+    forceAction=False,
+    forceKinematic=False,
+    allowTeleportOutOfHand=False,
+    makeUnbreakable=False,
+)
+def teleport_object(
+    w: World,
+    objectId,
+    position=None,
+    positions=None,
+    x=None,
+    y=None,
+    z=None,
+    rotation=None,
+    forceAction=False,
+    forceKinematic=False,
+    allowTeleportOutOfHand=False,
+    makeUnbreakable=False,
+):
     obj = _lookup(w, objectId)
     if obj.object_id == w.held and not allowTeleportOutOfHand:
         raise ActionFailed("Cannot teleport object in hand.")
@@ -284,10 +396,22 @@ def teleport_object(w: World, objectId, position=None, positions=None, x=None, y
     elif position is not None:
         cands = [vec(position, "position")]
     else:
-        cands = [(obj.position[0] if x is None else float(x), obj.position[1] if y is None else float(y),
-                  obj.position[2] if z is None else float(z))]
-    rot = obj.rotation if rotation is None else (
-        (0.0, float(rotation), 0.0) if isinstance(rotation, (int, float)) else vec(rotation, "rotation"))
+        cands = [
+            (
+                obj.position[0] if x is None else float(x),
+                obj.position[1] if y is None else float(y),
+                obj.position[2] if z is None else float(z),
+            )
+        ]
+    rot = (
+        obj.rotation
+        if rotation is None
+        else (
+            (0.0, float(rotation), 0.0)
+            if isinstance(rotation, (int, float))
+            else vec(rotation, "rotation")
+        )
+    )
     ignore = [obj.object_id] + w.descendants(obj.object_id)
     last = None
     outside = None
@@ -308,8 +432,14 @@ def teleport_object(w: World, objectId, position=None, positions=None, x=None, y
             y_rest, _ = physics.drop_height(w, box, ignore)
             new_pos[1] -= box.aabb()[0][1] - y_rest - physics.REST_GAP
             box = physics.pose_box(obj, new_pos, rot)
-        physics.move_with_contents(w, obj.object_id, new_pos, rot, is_picked_up=False,
-                                   unbreakable=obj.unbreakable or bool(makeUnbreakable))
+        physics.move_with_contents(
+            w,
+            obj.object_id,
+            new_pos,
+            rot,
+            is_picked_up=False,
+            unbreakable=obj.unbreakable or bool(makeUnbreakable),
+        )
         if not forceKinematic:  # kinematic objects stay exactly where they were put (THOR)
             physics.settle(w, obj.object_id)
         moved = w.objects[obj.object_id]
@@ -318,9 +448,13 @@ def teleport_object(w: World, objectId, position=None, positions=None, x=None, y
         physics.apply_state_rules(w)
         return {"x": float(new_pos[0]), "y": float(new_pos[1]), "z": float(new_pos[2])}
     if last is None and outside is not None:
-        raise ActionFailed(f"Position coordinate ({_fmt_xyz(outside)}) is not within scene bounds "
-                           f"({_fmt_xyz(lo)} to {_fmt_xyz(hi)})")
-    raise ActionFailed(f"{obj.object_id} is colliding with {last.object_id if last else '?'} after teleport.")
+        raise ActionFailed(
+            f"Position coordinate ({_fmt_xyz(outside)}) is not within scene bounds "
+            f"({_fmt_xyz(lo)} to {_fmt_xyz(hi)})"
+        )
+    raise ActionFailed(
+        f"{obj.object_id} is colliding with {last.object_id if last else '?'} after teleport."
+    )
 
 
 def _teleport_collision(w: World, oid: str, box, pos, rot, ignore: List[str]):
@@ -339,16 +473,25 @@ def _fmt_xyz(p) -> str:
     return ", ".join(f"{float(v):.4f}" for v in p)
 
 
-@action("PlaceObjectAtPoint", objectId=REQUIRED, position=None, positions=None, rotation=None,
-        forceKinematic=False)
-def place_object_at_point(w: World, objectId, position=None, positions=None, rotation=None,
-                          forceKinematic=False):
+@action(
+    "PlaceObjectAtPoint",
+    objectId=REQUIRED,
+    position=None,
+    positions=None,
+    rotation=None,
+    forceKinematic=False,
+)
+def place_object_at_point(
+    w: World, objectId, position=None, positions=None, rotation=None, forceKinematic=False
+):
     obj = w.get(objectId)
     if obj is None:
         raise ActionFailed(f"Cannot find object with id {objectId}.")
     if position is None and not positions:
-        raise InvalidArguments("action: PlaceObjectAtPoint is missing the following arguments: position",
-                               "MissingArguments")
+        raise InvalidArguments(
+            "action: PlaceObjectAtPoint is missing the following arguments: position",
+            "MissingArguments",
+        )
     cands = [vec(p, "positions") for p in positions] if positions else [vec(position, "position")]
     rot = obj.rotation if rotation is None else vec(rotation, "rotation")
     ignore = [obj.object_id] + w.descendants(obj.object_id)
@@ -357,33 +500,63 @@ def place_object_at_point(w: World, objectId, position=None, positions=None, rot
         if not (lo[0] <= p[0] <= hi[0] and lo[2] <= p[2] <= hi[2]):
             raise ActionFailed(f"Position coordinate ({p}) is not within scene bounds ({lo}, {hi})")
         probe = physics.pose_box(obj, p, rot)
-        y, _ = physics.drop_height(w, Box(probe.center + np.array([0, 10.0, 0]), probe.half, probe.rot), ignore)
+        y, _ = physics.drop_height(
+            w, Box(probe.center + np.array([0, 10.0, 0]), probe.half, probe.rot), ignore
+        )
         pos = np.asarray(p, float)
         pos[1] += y - probe.aabb()[0][1] + 0.005
         box = physics.pose_box(obj, pos, rot)
         hit = w.overlapping(box, ignore=ignore)
         if hit is not None:
-            raise ActionFailed(f"Spawn area not clear ({hit.object_id}) is in the way), can't place object at that point")
+            raise ActionFailed(
+                f"Spawn area not clear ({hit.object_id}) is in the way), can't place object at that point"
+            )
         if obj.object_id == w.held:
             w.held = None
-        physics.move_with_contents(w, obj.object_id, pos, rot, is_picked_up=False,
-                                   parents=w.infer_parents(obj, box))
+        physics.move_with_contents(
+            w, obj.object_id, pos, rot, is_picked_up=False, parents=w.infer_parents(obj, box)
+        )
         return {"x": float(pos[0]), "y": float(pos[1]), "z": float(pos[2])}
 
 
-@action("InitialRandomSpawn", kinds=dict(numDuplicatesOfType=_DUPLICATES), randomSeed=0, forceVisible=False, numPlacementAttempts=5,
-        placeStationary=True, numDuplicatesOfType=None, excludedReceptacles=None,
-        excludedObjectIds=None, objectIds=None, receptacleObjectIds=None, allowFloor=False,
-        allowMoveable=False)
-def initial_random_spawn(w: World, randomSeed=0, forceVisible=False, numPlacementAttempts=5,
-                         placeStationary=True, numDuplicatesOfType=None, excludedReceptacles=None,
-                         excludedObjectIds=None, objectIds=None, receptacleObjectIds=None,
-                         allowFloor=False, allowMoveable=False) -> None:
+@action(
+    "InitialRandomSpawn",
+    kinds=dict(numDuplicatesOfType=_DUPLICATES),
+    randomSeed=0,
+    forceVisible=False,
+    numPlacementAttempts=5,
+    placeStationary=True,
+    numDuplicatesOfType=None,
+    excludedReceptacles=None,
+    excludedObjectIds=None,
+    objectIds=None,
+    receptacleObjectIds=None,
+    allowFloor=False,
+    allowMoveable=False,
+)
+def initial_random_spawn(
+    w: World,
+    randomSeed=0,
+    forceVisible=False,
+    numPlacementAttempts=5,
+    placeStationary=True,
+    numDuplicatesOfType=None,
+    excludedReceptacles=None,
+    excludedObjectIds=None,
+    objectIds=None,
+    receptacleObjectIds=None,
+    allowFloor=False,
+    allowMoveable=False,
+) -> None:
     if int(numPlacementAttempts) <= 0:
         raise ActionFailed("numPlacementAttempts must be a positive integer.")
     known_types = {o.object_type for o in w.objects.values()}
     for t in excludedReceptacles or []:
-        if t not in known_types and t not in OBJECT_SPECIFIC_RECEPTACLES and t not in OUTSIDE_RECEPTACLES:
+        if (
+            t not in known_types
+            and t not in OBJECT_SPECIFIC_RECEPTACLES
+            and t not in OUTSIDE_RECEPTACLES
+        ):
             raise ActionFailed(f"invalid Object Type used in excludedReceptacles array: {t}")
     for oid in excludedObjectIds or []:
         if oid not in w.objects:
@@ -398,23 +571,44 @@ def initial_random_spawn(w: World, randomSeed=0, forceVisible=False, numPlacemen
     excluded_o = set(excludedObjectIds or [])
     for spec in numDuplicatesOfType or []:
         t, n = spec.get("objectType"), int(spec.get("count", 0))
-        same = sorted([o for o in w.objects.values() if o.object_type == t and o.pickupable],
-                      key=lambda o: o.object_id)
+        same = sorted(
+            [o for o in w.objects.values() if o.object_type == t and o.pickupable],
+            key=lambda o: o.object_id,
+        )
         for j in range(len(same), n):
             if not same:
                 break
             src = same[0]
-            w.add(src.with_changes(object_id=f"{src.object_id}_copy_{j}",
-                                   name=f"{src.name}_random_copy_{j}"))
-    movers = sorted([o for o in w.objects.values() if o.enabled and (o.pickupable or (allowMoveable and o.moveable))
-                     and o.object_id not in excluded_o and (objectIds is None or o.object_id in objectIds)],
-                    key=lambda o: o.object_id)
+            w.add(
+                src.with_changes(
+                    object_id=f"{src.object_id}_copy_{j}", name=f"{src.name}_random_copy_{j}"
+                )
+            )
+    movers = sorted(
+        [
+            o
+            for o in w.objects.values()
+            if o.enabled
+            and (o.pickupable or (allowMoveable and o.moveable))
+            and o.object_id not in excluded_o
+            and (objectIds is None or o.object_id in objectIds)
+        ],
+        key=lambda o: o.object_id,
+    )
     movers = [movers[i] for i in rng.permutation(len(movers))]
-    recs = sorted([o for o in w.objects.values() if o.enabled and o.flags.get("receptacle")
-                   and o.object_type not in excluded_r and not o.is_picked_up
-                   and (receptacleObjectIds is None or o.object_id in receptacleObjectIds)
-                   and (not forceVisible or o.object_type in OUTSIDE_RECEPTACLES)],
-                  key=lambda o: o.object_id)
+    recs = sorted(
+        [
+            o
+            for o in w.objects.values()
+            if o.enabled
+            and o.flags.get("receptacle")
+            and o.object_type not in excluded_r
+            and not o.is_picked_up
+            and (receptacleObjectIds is None or o.object_id in receptacleObjectIds)
+            and (not forceVisible or o.object_type in OUTSIDE_RECEPTACLES)
+        ],
+        key=lambda o: o.object_id,
+    )
     moving = {m.object_id for m in movers}
     for m in movers:
         m = w.objects[m.object_id]
@@ -435,9 +629,19 @@ def initial_random_spawn(w: World, randomSeed=0, forceVisible=False, numPlacemen
             else:
                 if r.flags.get("openable") and r.object_type in ("Box",) and not r.is_open:
                     continue
-                pose = physics.find_placement(w, m, r, physics.PlacementSearch(
-                    agent_xz=None, max_dist=None, rng=rng, attempts=int(numPlacementAttempts),
-                    yaws=[m.rotation[1] + 90.0 * k for k in rng.permutation(4)], spawn=True))
+                pose = physics.find_placement(
+                    w,
+                    m,
+                    r,
+                    physics.PlacementSearch(
+                        agent_xz=None,
+                        max_dist=None,
+                        rng=rng,
+                        attempts=int(numPlacementAttempts),
+                        yaws=[m.rotation[1] + 90.0 * k for k in rng.permutation(4)],
+                        spawn=True,
+                    ),
+                )
             if pose is None:
                 continue
             physics.move_with_contents(w, m.object_id, pose[0], pose[1], parents=(r.object_id,))
@@ -514,14 +718,19 @@ def unpause_physics(w: World) -> None:
 
 
 @action("AdvancePhysicsStep", timeStep=0.02, simSeconds=None, allowAutoSimulation=False)
-def advance_physics_step(w: World, timeStep=0.02, simSeconds=None, allowAutoSimulation=False) -> None:
+def advance_physics_step(
+    w: World, timeStep=0.02, simSeconds=None, allowAutoSimulation=False
+) -> None:
     if w.physics_auto_sim and not allowAutoSimulation:
         raise ActionFailed(
             "AdvancePhysicsStep can only be called if Physics AutoSimulation is currently paused or if you "
             "have passed allowAutoSimulation=true! Either use the PausePhysicsAutoSim() action first, or if "
-            "you already used it, Physics AutoSimulation has been turned back on already.")
+            "you already used it, Physics AutoSimulation has been turned back on already."
+        )
     if not 0.0 < float(timeStep) <= 0.05:
-        raise ActionFailed("Please use a timeStep between 0.0f and 0.05f. Larger timeSteps produce inconsistent simulation results.")
+        raise ActionFailed(
+            "Please use a timeStep between 0.0f and 0.05f. Larger timeSteps produce inconsistent simulation results."
+        )
 
 
 @action("Pass")
