@@ -13,6 +13,10 @@ done
 targets=()
 ((has_path)) || targets=(tests)
 
+# Lint and format first: seconds, and a finding names file:line (the pins are in requirements.txt).
+.venv/bin/ruff check --quiet . || { echo "[run_tests] ruff check failed (fix, or 'ruff check --fix .')" >&2; exit 1; }
+.venv/bin/ruff format --check --quiet . || { echo "[run_tests] ruff format: run '.venv/bin/ruff format .'" >&2; exit 1; }
+
 rc=0
 .venv/bin/python -m pytest -q "${targets[@]}" "$@" || rc=$?
 if [[ $rc -eq 5 ]]; then
