@@ -1,0 +1,55 @@
+"""The build's main loop: the Unity side of ai2thor's FIFO protocol.
+
+Order matters (both ends block in open): open server.pipe for writing, send the start-up
+frame, only then open client.pipe for reading. Every reply echoes the action's sequenceId.
+The loop ends when the client goes away: end of file on client.pipe, EPIPE on server.pipe,
+or (watched from a thread, for a client killed while we wait in open) a new parent process.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from typing import Optional
+
+from . import encode, wire
+from .session import BuildSession
+
+
+def watch_parent(interval: float = 0.5) -> threading.Thread:
+    """Exit at once when the launching process dies (we are re-parented): never an orphan."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(interval)
+            if os.getppid() != parent:
+                os._exit(0)
+
+    t = threading.Thread(target=watch, name="thor-lite-build-parent-watch", daemon=True)
+    t.start()
+    return t
+
+
+def serve(server_pipe: str, client_pipe: str, session: BuildSession, log: Optional[object] = None) -> int:
+    """Answer actions until the client goes away; returns the exit status (0)."""
+    out = os.open(server_pipe, os.O_WRONLY)
+    inp: Optional[int] = None
+    try:
+        meta, images = session.first_reply()
+        wire.write_all(out, encode.event_message(meta, 0, images))
+        inp = os.open(client_pipe, os.O_RDONLY)
+        while True:
+            request = wire.read_action(inp)
+            seq = request.pop("sequenceId", 0)
+            meta, images = session.handle(request)
+            wire.write_all(out, encode.event_message(meta, seq, images))
+    except wire.ClientGone:
+        return 0
+    finally:
+        for fd in (out, inp):
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
