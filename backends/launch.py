@@ -11,7 +11,7 @@ from __future__ import annotations
 import glob
 import json
 import os
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from .thor_facts import REQUIRED_THOR_VERSION, THOR_COMMIT_ID
 
@@ -23,12 +23,44 @@ class ThorUnavailableError(RuntimeError):
     """The real AI2-THOR backend cannot start on this machine."""
 
 
+#: Environment variable naming the executable backend="thor" launches ("thor_lite": thor_lite's build)
+THOR_EXECUTABLE_ENV = "THOR_EXECUTABLE"
+#: The thor_executable value that means thor_lite's own AI2-THOR build (thor_lite.build)
+THOR_LITE_BUILD = "thor_lite"
+
+
+def thor_lite_build_kwargs(controller_kwargs: Dict[str, Any], thor_executable: Optional[str]) -> Dict[str, Any]:
+    """ai2thor Controller kwargs with the executable chosen by `thor_executable` or $THOR_EXECUTABLE.
+
+    "thor_lite" selects thor_lite's build (genuine ai2thor client, CPU simulator, no display: a
+    placeholder x_display is passed because ai2thor puts one in the child's environment); any
+    other value is a Unity build's path; neither leaves the kwargs as they are."""
+    choice = thor_executable or os.environ.get(THOR_EXECUTABLE_ENV) or ""
+    kwargs = dict(controller_kwargs)
+    if choice == THOR_LITE_BUILD:
+        from thor_lite.build import executable_path
+
+        kwargs["local_executable_path"] = executable_path()
+        if not kwargs.get("x_display") and not os.environ.get("DISPLAY"):
+            kwargs["x_display"] = ":0"
+    elif choice:
+        kwargs["local_executable_path"] = choice
+    return kwargs
+
+
+def is_thor_lite_build(path: Optional[str]) -> bool:
+    """Whether `path` is a launcher written by thor_lite.build (it needs no display or GPU)."""
+    return bool(path) and os.path.basename(str(path)).startswith("thor-lite-build-")
+
+
 def make_controller(backend: str = DEFAULT_BACKEND, *, layout_clears_moveables: bool = False,
-                    **controller_kwargs: Any):
+                    thor_executable: Optional[str] = None, **controller_kwargs: Any):
     """A started controller of `backend`; the real one only after `check_thor` passes.
 
     `layout_clears_moveables` (thor_lite only; real THOR has the real furniture): navigation
-    trusts the recorded THOR 2.1.0 layout over today's moveable-furniture poses (ALFRED)."""
+    trusts the recorded THOR 2.1.0 layout over today's moveable-furniture poses (ALFRED).
+    `thor_executable` (backend="thor" only; default $THOR_EXECUTABLE): "thor_lite" runs
+    thor_lite's AI2-THOR build through the genuine ai2thor client; a path names a Unity build."""
     if backend == DEFAULT_BACKEND:
         from thor_lite import Controller
         from thor_lite.constants import LAYOUT_CLEARS_MOVEABLES
@@ -37,10 +69,10 @@ def make_controller(backend: str = DEFAULT_BACKEND, *, layout_clears_moveables: 
             controller_kwargs[LAYOUT_CLEARS_MOVEABLES] = True
         return Controller(**controller_kwargs)
     if backend == "thor":
-        check_thor(controller_kwargs)
+        kwargs = thor_lite_build_kwargs(controller_kwargs, thor_executable)
+        check_thor(kwargs)
         from ai2thor.controller import Controller  # type: ignore
 
-        kwargs = dict(controller_kwargs)
         kwargs.setdefault("commit_id", THOR_COMMIT_ID)
         return Controller(**kwargs)
     raise ValueError(f"unknown simulator backend '{backend}' (expected one of {BACKENDS})")
@@ -162,7 +194,7 @@ def check_thor(controller_kwargs: Dict[str, Any]) -> None:
         problems += vulkan_problems()
         if controller_kwargs.get("gpu_device") is None and not os.environ.get("CUDA_VISIBLE_DEVICES"):
             problems.append("CloudRendering needs gpu_device=<int>")
-    else:
+    elif not is_thor_lite_build(controller_kwargs.get("local_executable_path")):
         x_display = controller_kwargs.get("x_display") or os.environ.get("DISPLAY")
         if not x_display and not open_x_displays():
             problems.append("no X display is open (start one, or pass platform=CloudRendering with a GPU)")

@@ -1,0 +1,166 @@
+"""thor_lite as an AI2-THOR build, driven by the genuine ai2thor client (FIFO protocol).
+
+Frames and metadata through `ai2thor.controller.Controller(local_executable_path=...)` must
+equal the in-process thor_lite Controller's for the same actions; the build must follow THOR's
+failure semantics and never outlive its client (stop, SIGKILL, SIGTERM).
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+ai2thor_controller = pytest.importorskip("ai2thor.controller")
+
+from thor_lite import Controller as LiteController  # noqa: E402
+from thor_lite.build import executable_path  # noqa: E402
+
+SIZE = 96
+INIT = dict(width=SIZE, height=SIZE, renderDepthImage=True, renderInstanceSegmentation=True,
+            gridSize=0.25, rotateStepDegrees=90, visibilityDistance=1.5, snapToGrid=True)
+COMPARED = ("agent", "objects", "inventoryObjects", "heldObjectPose", "lastAction", "lastActionSuccess",
+            "errorMessage", "errorCode", "sceneName", "cameraPosition", "screenWidth", "screenHeight")
+
+
+def _plain(v):
+    """JSON-like values: tuples as lists, numpy numbers as Python numbers, ai2thor-only keys dropped."""
+    if isinstance(v, dict):
+        return {k: _plain(x) for k, x in v.items() if k != "visibleBounds2D"}
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def _same(lite, thor, action_return: bool = True) -> None:
+    for k in COMPARED + (("actionReturn",) if action_return else ()):
+        assert _plain(thor.metadata[k]) == _plain(lite.metadata[k]), k
+    assert thor.frame.tobytes() == lite.frame.tobytes()
+    assert thor.depth_frame.dtype == np.float32
+    assert thor.depth_frame.tobytes() == lite.depth_frame.astype(np.float32).tobytes()
+    assert thor.instance_segmentation_frame.tobytes() == lite.instance_segmentation_frame.tobytes()
+    assert set(thor.instance_masks.keys()) == set(lite.instance_masks.keys())
+    for oid in lite.instance_masks:
+        assert np.array_equal(thor.instance_masks[oid], lite.instance_masks[oid]), oid
+
+
+@pytest.fixture(scope="module")
+def pair():
+    thor = ai2thor_controller.Controller(local_executable_path=executable_path(), scene="FloorPlan1",
+                                         x_display=":0", **INIT)
+    lite = LiteController(scene="FloorPlan1", **INIT)
+    yield lite, thor
+    thor.stop()
+    lite.stop()
+
+
+def test_executable_path_is_an_executable_launcher(tmp_path):
+    p = executable_path(tmp_path)
+    assert os.access(p, os.X_OK) and " " not in p
+    assert executable_path(tmp_path) == p  # stable: written once per interpreter and checkout
+    assert "-m thor_lite.build" in Path(p).read_text()
+
+
+def test_started_by_hand_it_fails_with_one_line():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AI2THOR_")}
+    r = subprocess.run([sys.executable, "-m", "thor_lite.build"], cwd=ROOT, env=env, capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "local_executable_path" in r.stderr
+    r = subprocess.run([sys.executable, "-m", "thor_lite.build", "-screen-width", "x"], cwd=ROOT, env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "-screen-width" in r.stderr
+
+
+def test_reset_navigation_and_interaction_equal_in_process(pair):
+    lite, thor = pair
+    _same(lite.last_event, thor.last_event, action_return=False)
+    assert thor.last_event.metadata["actionReturn"] == {"cameraNearPlane": 0.1, "cameraFarPlane": 20.0}
+    openable = next(o["objectId"] for o in lite.last_event.metadata["objects"] if o["openable"] and not o["isOpen"])
+    steps = [dict(action="RotateRight"), dict(action="MoveAhead"), dict(action="LookDown"),
+             dict(action="OpenObject", objectId=openable, forceAction=True),
+             dict(action="RotateLeft"), dict(action="MoveBack"), dict(action="GetReachablePositions")]
+    for s in steps:
+        a, b = lite.step(dict(s)), thor.step(dict(s))
+        _same(a, b)
+    assert thor.last_event.get_object(openable)["isOpen"]
+    assert thor.last_event.get_object(openable)["openness"] == lite.last_event.get_object(openable)["openness"]
+    assert thor.last_event.metadata["reachablePositions"]
+    # reset goes through Reset + Initialize on the same build
+    a, b = lite.reset("FloorPlan2"), thor.reset("FloorPlan2")
+    _same(a, b, action_return=False)
+
+
+def test_failures_follow_thor_semantics(pair):
+    lite, thor = pair
+    ev = thor.step(action="OpenObject", objectId="Nothing|+0.00|+0.00|+0.00", forceAction=True)
+    assert ev.metadata["lastActionSuccess"] is False and ev.metadata["errorMessage"]
+    assert not ev
+    with pytest.raises(ValueError, match="Invalid action"):
+        thor.step(action="NoSuchAction")
+    assert thor.step(action="Pass").metadata["lastActionSuccess"] is True  # still answering
+
+
+def test_stop_leaves_no_process():
+    c = ai2thor_controller.Controller(local_executable_path=executable_path(), scene="FloorPlan1",
+                                      x_display=":0", width=64, height=64)
+    pid = c.server.unity_proc.pid
+    assert c.step("RotateLeft").metadata["lastActionSuccess"]
+    c.stop()
+    assert _gone(pid, 10)
+
+
+_CLIENT = textwrap.dedent("""
+    import sys, time
+    from ai2thor.controller import Controller
+    from thor_lite.build import executable_path
+    c = Controller(local_executable_path=executable_path(), scene="FloorPlan1", x_display=":0", width=64, height=64)
+    print(c.server.unity_proc.pid, flush=True)
+    time.sleep(600)
+""")
+
+
+def _gone(pid: int, timeout: float) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        try:  # a zombie child of ours counts as gone once reaped
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                return True
+        except ChildProcessError:
+            pass
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().split(") ")[1].startswith("Z"):
+                    return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_client_death_leaves_no_server(sig):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    client = subprocess.Popen([sys.executable, "-c", _CLIENT], cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        pid = int(client.stdout.readline())
+        os.kill(client.pid, sig)
+        client.wait(30)
+        assert _gone(pid, 15), f"build process {pid} outlived its client"
+    finally:
+        if client.poll() is None:
+            client.kill()
+            client.wait()
