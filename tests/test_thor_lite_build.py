@@ -164,3 +164,55 @@ def test_client_death_leaves_no_server(sig):
         if client.poll() is None:
             client.kill()
             client.wait()
+
+
+def _expert_episode(env_kwargs):
+    """Metrics and action successes of one 1-phase shipped val episode solved by the greedy expert."""
+    from collections import OrderedDict
+
+    from allenact.base_abstractions.sensor import SensorSuite
+
+    from rearrange.dataset import dataset_path, load_dataset
+    from rearrange.tasks import RearrangeTaskSampler
+
+    val = load_dataset(dataset_path("val"))
+    sampler = RearrangeTaskSampler(
+        run_walkthrough_phase=False, run_unshuffle_phase=True, stage="val",
+        scenes_to_task_spec_dicts=OrderedDict({"FloorPlan21": val["FloorPlan21"][:1]}),
+        rearrange_env_kwargs=env_kwargs, sensors=SensorSuite([]), max_steps={"walkthrough": 20, "unshuffle": 200},
+        epochs=1, seed=0)
+    successes = []
+    try:
+        task = sampler.next_task()
+        while not task.is_done():
+            action, ok = task.query_expert()
+            assert ok
+            task.step(action)
+            successes.append(task.env.last_event.metadata["lastActionSuccess"])
+        metrics = task.metrics()
+        frame = task.env.last_event.frame.tobytes()
+    finally:
+        sampler.close()
+    return metrics, successes, frame
+
+
+def test_rearrangement_episode_through_make_controller_matches_default_backend(monkeypatch):
+    monkeypatch.delenv("THOR_EXECUTABLE", raising=False)
+    lite = _expert_episode({})
+    thor = _expert_episode({"backend": "thor", "controller_kwargs": {"thor_executable": "thor_lite"}})
+    assert thor[1] == lite[1] and thor[2] == lite[2]
+    assert _plain(thor[0]) == _plain(lite[0])
+    assert lite[0]["unshuffle/ep_length"] > 1
+
+
+def test_thor_executable_switch_and_preflight(monkeypatch):
+    from backends.launch import check_thor, thor_lite_build_kwargs
+
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.setenv("THOR_EXECUTABLE", "thor_lite")
+    kwargs = thor_lite_build_kwargs({"width": 64}, None)
+    assert kwargs["local_executable_path"] == executable_path() and kwargs["x_display"] == ":0"
+    check_thor(kwargs)  # no display, no Unity build on disk: the build needs neither
+    monkeypatch.delenv("THOR_EXECUTABLE")
+    assert thor_lite_build_kwargs({"width": 64}, None) == {"width": 64}  # default unchanged
+    assert thor_lite_build_kwargs({}, "/opt/unity/thor")["local_executable_path"] == "/opt/unity/thor"
