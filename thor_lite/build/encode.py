@@ -6,6 +6,7 @@ applies. Instance ids are RGBA with alpha 255, the 4-byte layout the client keys
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Dict, List, Optional, Tuple
 
 import msgpack
@@ -24,6 +25,16 @@ _REQUIRED: Dict[str, Any] = {
     "colors": None,
     "agentId": 0,
 }
+
+
+@functools.lru_cache(maxsize=None)
+def _class_color_tuple(object_type: str) -> Tuple[int, int, int]:
+    return class_color(object_type)
+
+
+def _class_color(object_type: str) -> List[int]:
+    """thor_lite's colour for a class (what its class segmentation and color_to_object_id use)."""
+    return list(_class_color_tuple(object_type))
 
 
 def _plain(obj: Any) -> Any:
@@ -45,7 +56,7 @@ def agent_metadata(meta: Any, overrides: Optional[Dict[str, Any]] = None) -> Dic
     colors = out.get("colors")
     if colors:  # Unity lists class colours too: color_to_object_id then names them
         types = sorted({c["name"].split("|")[0] for c in colors})
-        out["colors"] = list(colors) + [{"name": t, "color": list(class_color(t))} for t in types]
+        out["colors"] = list(colors) + [{"name": t, "color": _class_color(t)} for t in types]
     if overrides:
         out.update(overrides)
     return out
@@ -70,15 +81,33 @@ def _bottom_up(a: np.ndarray) -> bytes:
     return np.ascontiguousarray(a[::-1]).tobytes()
 
 
-def _rgba(rgb: np.ndarray) -> np.ndarray:
-    out = np.empty(rgb.shape[:2] + (4,), dtype=np.uint8)
-    out[..., :3] = rgb
+_OPAQUE = np.uint32(255 << 24)
+
+
+def _ids_rgba(event: Any, colors: Optional[list]) -> Optional[bytes]:
+    """Instance ids as RGBA bytes, bottom row first, in one table lookup per pixel.
+
+    thor_lite's metadata lists instance i's colour as colors[i - 1] (0 is the black background);
+    when the table and the id frame disagree the RGB segmentation frame is converted instead."""
+    ids = event.instance_ids_frame
+    if ids is None:
+        return None
+    instances = [c["color"] for c in colors or [] if "|" in c["name"]]
+    if instances and int(ids.max()) <= len(instances):
+        rgb = np.asarray([[0, 0, 0]] + instances, dtype=np.uint32)
+        lut = rgb[:, 0] | (rgb[:, 1] << 8) | (rgb[:, 2] << 16) | _OPAQUE
+        return np.take(lut, ids[::-1]).astype("<u4", copy=False).tobytes()
+    seg = event.instance_segmentation_frame
+    out = np.empty(seg.shape[:2] + (4,), dtype=np.uint8)
+    out[..., :3] = seg
     out[..., 3] = 255
-    return out
+    return _bottom_up(out)
 
 
-def image_fields(event: Any, render: bool) -> List[Tuple[int, bytes]]:
-    """The frames this thor_lite Event holds, in Unity's field order; none when not rendering."""
+def image_fields(event: Any, render: bool, colors: Optional[list] = None) -> List[Tuple[int, bytes]]:
+    """The frames this thor_lite Event holds, in Unity's field order; none when not rendering.
+
+    `colors` is the event's metadata colour table (it maps instance ids to colours)."""
     if not render:
         return []
     fields = []
@@ -88,9 +117,9 @@ def image_fields(event: Any, render: bool) -> List[Tuple[int, bytes]]:
     depth = event.depth_frame
     if depth is not None:
         fields.append((wire.DEPTH_IMAGE, _bottom_up(depth.astype("<f4", copy=False))))
-    ids = event.instance_segmentation_frame
+    ids = _ids_rgba(event, colors)
     if ids is not None:
-        fields.append((wire.IDS_IMAGE, _bottom_up(_rgba(ids))))
+        fields.append((wire.IDS_IMAGE, ids))
     classes = event.semantic_segmentation_frame
     if classes is not None:
         fields.append((wire.CLASSES_IMAGE, _bottom_up(classes.astype(np.uint8, copy=False))))

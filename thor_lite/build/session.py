@@ -39,7 +39,8 @@ class BuildSession:
         return encode.bare_metadata(self.width, self.height, self.scene, action, ok, error, code, ret), []
 
     def _from_event(self, event: Any, render: bool, overrides: Optional[Dict[str, Any]] = None):
-        return encode.agent_metadata(event.metadata, overrides), encode.image_fields(event, render)
+        meta = encode.agent_metadata(event.metadata, overrides)
+        return meta, encode.image_fields(event, render, event.metadata.get("colors"))
 
     def _manager_reply(self, action: str, render: bool, ok: bool = True, error: str = "",
                        code: Optional[str] = None, ret: Any = None):
