@@ -7,6 +7,7 @@ or (watched from a thread, for a client killed while we wait in open) a new pare
 """
 from __future__ import annotations
 
+import fcntl
 import os
 import threading
 import time
@@ -31,9 +32,28 @@ def watch_parent(interval: float = 0.5) -> threading.Thread:
     return t
 
 
+_F_SETPIPE_SZ = 1031  # Linux fcntl: resize a pipe's buffer
+_WANTED_PIPE_BYTES = 4 << 20
+
+
+def widen_pipe(fd: int) -> int:
+    """Give server.pipe a buffer that holds a whole reply (up to what an unprivileged process may set).
+
+    With the default 64 KiB, a 224x224 reply (about 0.7 MB) crosses in a dozen rounds of
+    select/read in the client, each a context switch; in one buffer it is read in a few calls.
+    Returns the size in effect (0 where the system does not allow resizing)."""
+    try:
+        with open("/proc/sys/fs/pipe-max-size") as f:
+            limit = int(f.read())
+        return fcntl.fcntl(fd, _F_SETPIPE_SZ, min(limit, _WANTED_PIPE_BYTES))
+    except (OSError, ValueError):
+        return 0
+
+
 def serve(server_pipe: str, client_pipe: str, session: BuildSession, log: Optional[object] = None) -> int:
     """Answer actions until the client goes away; returns the exit status (0)."""
     out = os.open(server_pipe, os.O_WRONLY)
+    widen_pipe(out)
     inp: Optional[int] = None
     try:
         meta, images = session.first_reply()
