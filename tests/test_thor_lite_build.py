@@ -110,6 +110,17 @@ def test_failures_follow_thor_semantics(pair):
     assert thor.step(action="Pass").metadata["lastActionSuccess"] is True  # still answering
 
 
+def test_headless_sends_no_frames_and_takes_the_size_by_change_resolution():
+    c = ai2thor_controller.Controller(local_executable_path=executable_path(), scene="FloorPlan2", headless=True,
+                                      x_display=":0", width=80, height=48)
+    try:
+        ev = c.step("RotateLeft")
+        assert ev.frame is None and ev.metadata["lastActionSuccess"]
+        assert (ev.metadata["screenWidth"], ev.metadata["screenHeight"]) == (80, 48)
+    finally:
+        c.stop()
+
+
 def test_stop_leaves_no_process():
     c = ai2thor_controller.Controller(local_executable_path=executable_path(), scene="FloorPlan1",
                                       x_display=":0", width=64, height=64)
