@@ -227,3 +227,17 @@ def test_thor_executable_switch_and_preflight(monkeypatch):
     monkeypatch.delenv("THOR_EXECUTABLE")
     assert thor_lite_build_kwargs({"width": 64}, None) == {"width": 64}  # default unchanged
     assert thor_lite_build_kwargs({}, "/opt/unity/thor")["local_executable_path"] == "/opt/unity/thor"
+
+
+def test_an_unencodable_reply_is_a_failed_action_not_a_dead_build():
+    from thor_lite.build import encode
+    from thor_lite.build.session import BuildSession
+
+    s = BuildSession(32, 32)
+    meta, _ = s.error_reply({"action": "Odd"}, TypeError("cannot encode object"))
+    assert meta["lastActionSuccess"] is False and "cannot encode" in meta["errorMessage"]
+    assert encode.event_message(meta, 3, [])[-5:] == b"\xff\x00\x00\x00\x00"
+    meta, _ = s.handle({"action": "GetScenesInBuild"})
+    assert "FloorPlan1_physics" in meta["actionReturn"] and len(meta["actionReturn"]) == 120
+    meta, _ = s.handle({"action": "Reset", "sceneName": "FloorPlan9999_physics"})
+    assert meta["lastActionSuccess"] is False and "FloorPlan9999" in meta["errorMessage"]

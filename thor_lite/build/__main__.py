@@ -59,7 +59,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     watch_parent()
     screenshots = os.environ.get("AI2THOR_SERVER_SIDE_SCREENSHOT", "True") != "False"
     session = BuildSession(width, height, screenshots)
-    return serve(os.environ[_PIPES[0]], os.environ[_PIPES[1]], session)
+    from .wire import ProtocolError
+
+    try:
+        return serve(os.environ[_PIPES[0]], os.environ[_PIPES[1]], session)
+    except (ProtocolError, ValueError) as e:  # not ai2thor's FIFO protocol on the pipe
+        print(f"{PROG}: error: {' '.join(str(e).split())}", file=sys.stderr, flush=True)
+        return 1
 
 
 if __name__ == "__main__":

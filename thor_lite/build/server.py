@@ -62,8 +62,13 @@ def serve(server_pipe: str, client_pipe: str, session: BuildSession, log: Option
         while True:
             request = wire.read_action(inp)
             seq = request.pop("sequenceId", 0)
-            meta, images = session.handle(request)
-            wire.write_all(out, encode.event_message(meta, seq, images))
+            try:
+                meta, images = session.handle(request)
+                message = encode.event_message(meta, seq, images)
+            except Exception as e:  # the client would otherwise wait out its timeout
+                meta, _ = session.error_reply(request, e)
+                message = encode.event_message(meta, seq, [])
+            wire.write_all(out, message)
     except wire.ClientGone:
         return 0
     finally:

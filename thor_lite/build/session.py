@@ -51,6 +51,11 @@ class BuildSession:
                 "actionReturn": ret}
         return self._from_event(self.controller.last_event, render, over)
 
+    def error_reply(self, request: Dict[str, Any], error: BaseException) -> Tuple[Dict[str, Any], list]:
+        """A failed action for anything the build itself could not answer (never a dead pipe)."""
+        message = " ".join(f"{type(error).__name__}: {error}".split())
+        return self._bare(str(request.get("action")), False, message[:500])
+
     # --- dispatch ------------------------------------------------------------------------
     def handle(self, request: Dict[str, Any]) -> Tuple[Dict[str, Any], list]:
         """(per-agent metadata, image fields) answering one action (sequenceId already removed)."""
