@@ -29,22 +29,21 @@ THOR_EXECUTABLE_ENV = "THOR_EXECUTABLE"
 THOR_LITE_BUILD = "thor_lite"
 
 
-def thor_lite_build_kwargs(controller_kwargs: Dict[str, Any], thor_executable: Optional[str]) -> Dict[str, Any]:
-    """ai2thor Controller kwargs with the executable chosen by `thor_executable` or $THOR_EXECUTABLE.
+def thor_executable_choice(thor_executable: Optional[str] = None) -> str:
+    """What backend="thor" launches: `thor_executable`, else $THOR_EXECUTABLE, else "" (ai2thor's
+    own build choice). "thor_lite" means thor_lite's build; anything else is an executable's path."""
+    return thor_executable or os.environ.get(THOR_EXECUTABLE_ENV) or ""
 
-    "thor_lite" selects thor_lite's build (genuine ai2thor client, CPU simulator, no display: a
-    placeholder x_display is passed because ai2thor puts one in the child's environment); any
-    other value is a Unity build's path; neither leaves the kwargs as they are."""
-    choice = thor_executable or os.environ.get(THOR_EXECUTABLE_ENV) or ""
+
+def with_thor_executable(controller_kwargs: Dict[str, Any], path: str) -> Dict[str, Any]:
+    """ai2thor Controller kwargs launching `path` ("" leaves them as they are). thor_lite's build
+    gets a placeholder x_display when there is none: ai2thor puts one in the child's
+    environment (and fails without one), the build never uses it."""
     kwargs = dict(controller_kwargs)
-    if choice == THOR_LITE_BUILD:
-        from thor_lite.build import executable_path
-
-        kwargs["local_executable_path"] = executable_path()
-        if not kwargs.get("x_display") and not os.environ.get("DISPLAY"):
-            kwargs["x_display"] = ":0"
-    elif choice:
-        kwargs["local_executable_path"] = choice
+    if path:
+        kwargs["local_executable_path"] = path
+    if is_thor_lite_build(path) and not kwargs.get("x_display") and not os.environ.get("DISPLAY"):
+        kwargs["x_display"] = ":0"
     return kwargs
 
 
@@ -69,7 +68,12 @@ def make_controller(backend: str = DEFAULT_BACKEND, *, layout_clears_moveables: 
             controller_kwargs[LAYOUT_CLEARS_MOVEABLES] = True
         return Controller(**controller_kwargs)
     if backend == "thor":
-        kwargs = thor_lite_build_kwargs(controller_kwargs, thor_executable)
+        path = thor_executable_choice(thor_executable)
+        if path == THOR_LITE_BUILD:
+            from thor_lite.build import executable_path
+
+            path = executable_path()
+        kwargs = with_thor_executable(controller_kwargs, path)
         check_thor(kwargs)
         from ai2thor.controller import Controller  # type: ignore
 

@@ -217,16 +217,18 @@ def test_rearrangement_episode_through_make_controller_matches_default_backend(m
 
 
 def test_thor_executable_switch_and_preflight(monkeypatch):
-    from backends.launch import check_thor, thor_lite_build_kwargs
+    from backends.launch import check_thor, thor_executable_choice, with_thor_executable
 
     monkeypatch.delenv("DISPLAY", raising=False)
     monkeypatch.setenv("THOR_EXECUTABLE", "thor_lite")
-    kwargs = thor_lite_build_kwargs({"width": 64}, None)
+    assert thor_executable_choice() == "thor_lite" and thor_executable_choice("/opt/x") == "/opt/x"
+    kwargs = with_thor_executable({"width": 64}, executable_path())
     assert kwargs["local_executable_path"] == executable_path() and kwargs["x_display"] == ":0"
     check_thor(kwargs)  # no display, no Unity build on disk: the build needs neither
     monkeypatch.delenv("THOR_EXECUTABLE")
-    assert thor_lite_build_kwargs({"width": 64}, None) == {"width": 64}  # default unchanged
-    assert thor_lite_build_kwargs({}, "/opt/unity/thor")["local_executable_path"] == "/opt/unity/thor"
+    assert thor_executable_choice() == ""
+    assert with_thor_executable({"width": 64}, "") == {"width": 64}  # default unchanged
+    assert with_thor_executable({}, "/opt/unity/thor") == {"local_executable_path": "/opt/unity/thor"}
 
 
 def test_an_unencodable_reply_is_a_failed_action_not_a_dead_build():
