@@ -12,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from itertools import cycle
 from pathlib import Path
 
 import numpy as np
@@ -177,29 +178,36 @@ def test_client_death_leaves_no_server(sig):
             client.wait()
 
 
-def _expert_episode(env_kwargs):
-    """Metrics and action successes of one 1-phase shipped val episode solved by the greedy expert."""
+def _expert_episode(env_kwargs, two_phase: bool = False):
+    """Metrics, action successes and last frame of one shipped val episode solved by the greedy
+    expert (2-phase: a 20-step walkthrough turning and walking first)."""
     from collections import OrderedDict
 
     from allenact.base_abstractions.sensor import SensorSuite
 
+    from rearrange.constants import REARRANGE_ACTIONS
     from rearrange.dataset import dataset_path, load_dataset
-    from rearrange.tasks import RearrangeTaskSampler
+    from rearrange.tasks import RearrangeTaskSampler, UnshuffleTask
 
     val = load_dataset(dataset_path("val"))
     sampler = RearrangeTaskSampler(
-        run_walkthrough_phase=False, run_unshuffle_phase=True, stage="val",
+        run_walkthrough_phase=two_phase, run_unshuffle_phase=True, stage="val",
         scenes_to_task_spec_dicts=OrderedDict({"FloorPlan21": val["FloorPlan21"][:1]}),
         rearrange_env_kwargs=env_kwargs, sensors=SensorSuite([]), max_steps={"walkthrough": 20, "unshuffle": 200},
         epochs=1, seed=0)
     successes = []
     try:
-        task = sampler.next_task()
-        while not task.is_done():
-            action, ok = task.query_expert()
-            assert ok
-            task.step(action)
-            successes.append(task.env.last_event.metadata["lastActionSuccess"])
+        for _ in range(2 if two_phase else 1):
+            task = sampler.next_task()
+            walk = cycle([REARRANGE_ACTIONS.index("rotate_right"), REARRANGE_ACTIONS.index("move_ahead")])
+            while not task.is_done():
+                if isinstance(task, UnshuffleTask):
+                    action, ok = task.query_expert()
+                    assert ok
+                else:
+                    action = next(walk)
+                task.step(action)
+                successes.append(task.env.last_event.metadata["lastActionSuccess"])
         metrics = task.metrics()
         frame = task.env.last_event.frame.tobytes()
     finally:
@@ -207,13 +215,17 @@ def _expert_episode(env_kwargs):
     return metrics, successes, frame
 
 
-def test_rearrangement_episode_through_make_controller_matches_default_backend(monkeypatch):
+@pytest.mark.parametrize("two_phase", [False, True], ids=["1-phase", "2-phase"])
+def test_rearrangement_episode_through_make_controller_matches_default_backend(monkeypatch, two_phase):
     monkeypatch.delenv("THOR_EXECUTABLE", raising=False)
-    lite = _expert_episode({})
-    thor = _expert_episode({"backend": "thor", "controller_kwargs": {"thor_executable": "thor_lite"}})
+    lite = _expert_episode({}, two_phase)
+    thor = _expert_episode({"backend": "thor", "controller_kwargs": {"thor_executable": "thor_lite"}}, two_phase)
     assert thor[1] == lite[1] and thor[2] == lite[2]
     assert _plain(thor[0]) == _plain(lite[0])
-    assert lite[0]["unshuffle/ep_length"] > 1
+    if two_phase:
+        assert lite[0]["walkthrough/ep_length"] == 20 and lite[0]["unshuffle/ep_length"] >= 1
+    else:
+        assert lite[0]["unshuffle/ep_length"] > 1 and "walkthrough/ep_length" not in lite[0]
 
 
 def test_thor_executable_switch_and_preflight(monkeypatch):
