@@ -71,8 +71,11 @@ def make_controller(backend: str = DEFAULT_BACKEND, *, layout_clears_moveables: 
         path = thor_executable_choice(thor_executable)
         if path == THOR_LITE_BUILD:
             from thor_lite.build import executable_path
+            from thor_lite.constants import LAYOUT_CLEARS_MOVEABLES
 
             path = executable_path()
+            if layout_clears_moveables:  # reaches thor_lite through Initialize, as in-process
+                controller_kwargs[LAYOUT_CLEARS_MOVEABLES] = True
         kwargs = with_thor_executable(controller_kwargs, path)
         check_thor(kwargs)
         from ai2thor.controller import Controller  # type: ignore
@@ -87,11 +90,13 @@ def make_controller(backend: str = DEFAULT_BACKEND, *, layout_clears_moveables: 
 THOR2_POSES = "thor2Poses"
 
 
-def thor2_pose_kwargs(backend: str) -> Dict[str, Any]:
+def thor2_pose_kwargs(backend: str, thor_executable: Optional[str] = None) -> Dict[str, Any]:
     """Extra SetObjectPoses arguments for a trajectory recorded in THOR 2.1.0 (ALFRED's):
     thor_lite then takes openables' fronts and door hinges from ALFRED's recorded opening
-    poses; real THOR has its own meshes and takes none."""
-    return {THOR2_POSES: True} if backend == DEFAULT_BACKEND else {}
+    poses; real THOR has its own meshes and takes none. backend="thor" running thor_lite's
+    build (thor_executable or $THOR_EXECUTABLE "thor_lite") is thor_lite and takes them."""
+    lite_build = backend == "thor" and thor_executable_choice(thor_executable) == THOR_LITE_BUILD
+    return {THOR2_POSES: True} if backend == DEFAULT_BACKEND or lite_build else {}
 
 
 def _major(version: str) -> int:

@@ -19,6 +19,16 @@ _MANAGER_ACTIONS = frozenset({"Reset", "Initialize", "ChangeResolution", "Change
 DEFAULT_SIZE = 300  # ai2thor's default width and height; headless launches pass no size
 
 
+def complete_rotation(req: Dict[str, Any]) -> Dict[str, Any]:
+    """ai2thor's client sends a scalar `rotation` as {"y": value}; Unity reads the missing x and z
+    of that Vector3 as 0, and so does the build (thor_lite itself wants all three)."""
+    rot = req.get("rotation")
+    if isinstance(rot, dict) and set(rot) == {"y"} and isinstance(rot["y"], (int, float)) \
+            and not isinstance(rot["y"], bool):
+        req = dict(req, rotation={"x": 0.0, "y": float(rot["y"]), "z": 0.0})
+    return req
+
+
 class BuildSession:
     """State between messages: screen size, the scene Reset named, the thor_lite Controller."""
 
@@ -127,7 +137,7 @@ class BuildSession:
         c = self.controller
         before = c.last_event
         try:
-            event = c.step(req)
+            event = c.step(complete_rotation(req))
         except Exception as e:  # thor_lite raises after recording the failed Event (ai2thor's codes)
             event = c.last_event
             if event is before or event.metadata["lastActionSuccess"]:
