@@ -1,24 +1,30 @@
 """Equality of thor_lite in-process and thor_lite through ai2thor's client (thor_lite.build).
 
     python benchmarks/thor_lite_build_equality.py [--data data/rearrange/val.pkl.gz] [--episodes 20]
+        [--alfred ../shared/data/alfred/json_2.1.0 --trajectories 10]
 
 Runs the same rearrangement episodes (1-phase, greedy expert) on backend="thor_lite" and on
 backend="thor" with thor_executable="thor_lite", with RGB + depth + instance segmentation on,
 and compares per episode: the metrics, every action's success, and the RGB, depth and
 instance-segmentation frames after every step (SHA-1 of the raw bytes). Episodes are taken
-round-robin over the file's scenes. Writes benchmarks/results/thor_lite_build_equality.{md,json}.
+round-robin over the file's scenes. With --alfred, real ALFRED trajectories (traj_data.json
+with a plan under that folder, sorted) are replayed both ways too (alfred_fidelity.replay: recorded
+navigation, interactions through their recorded masks), comparing every step's success and
+frames and the replay's result. Writes benchmarks/results/thor_lite_build_equality.{md,json}.
 """
 from __future__ import annotations
 
 import hashlib
+import json
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
 from _common import RESULTS_DIR, markdown_table, run_cli, write_json, write_markdown
-from common.cli import OneLineArgumentParser, check_input_file, check_int, report_usage_errors
+from common.cli import (OneLineArgumentParser, UsageError, check_input_dir, check_input_file, check_int,
+                        report_usage_errors)
 
 
 def _digest(a: Any) -> str:
@@ -75,16 +81,78 @@ def run_episodes(episodes, env_kwargs: Dict[str, Any]) -> List[Dict[str, Any]]:
     return out
 
 
+class _Recorder:
+    """An AlfredEnv that remembers each step's success and frame digests."""
+
+    def __init__(self, env: Any) -> None:
+        self._env = env
+        self.steps: List[tuple] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._env, name)
+
+    def _note(self) -> None:
+        ev = self._env.last_event
+        self.steps.append((bool(ev.metadata["lastActionSuccess"]), _digest(ev.frame),
+                           _digest(ev.depth_frame.astype(np.float32)), _digest(ev.instance_segmentation_frame)))
+
+    def step(self, *args: Any, **kwargs: Any) -> Any:
+        out = self._env.step(*args, **kwargs)
+        self._note()
+        return out
+
+    def va_interact(self, *args: Any, **kwargs: Any) -> Any:
+        out = self._env.va_interact(*args, **kwargs)
+        self._note()
+        return out
+
+
+def replay_alfred(paths: List[Path], backend: str) -> List[Dict[str, Any]]:
+    """Per trajectory: the replay's result and every step's success and frame digests."""
+    from alfred_fidelity import replay
+    from alfred_task import constants as C
+    from alfred_task.environment import AlfredEnv
+
+    env = AlfredEnv(backend=backend, width=C.SCREEN_WIDTH, height=C.SCREEN_HEIGHT)
+    out = []
+    try:
+        for path in paths:
+            rec = _Recorder(env)
+            result = replay(rec, json.loads(path.read_text()))
+            out.append({"trial": path.parent.name, "result": _plain(result), "steps": rec.steps})
+    finally:
+        env.controller.stop()
+    return out
+
+
+def _alfred_rows(lite: List[Dict[str, Any]], thor: List[Dict[str, Any]]) -> Tuple[List[tuple], int]:
+    rows, equal = [], 0
+    for a, b in zip(lite, thor):
+        same_steps = sum(x == y for x, y in zip(a["steps"], b["steps"]))
+        same = a["result"] == b["result"] and a["steps"] == b["steps"]
+        equal += same
+        rows.append((a["trial"], len(a["steps"]), "yes" if a["result"] == b["result"] else "NO",
+                     f"{same_steps}/{len(a['steps'])}", f"{a['result']['ok_steps']}/{a['result']['steps']}"))
+    return rows, equal
+
+
 def main() -> int:
     from rearrange.dataset import dataset_path, load_dataset
 
     p = OneLineArgumentParser(prog="benchmarks/thor_lite_build_equality.py", description=__doc__.splitlines()[0])
     p.add_argument("--data", type=Path, default=dataset_path("val"), help="a rearrangement .pkl.gz split")
     p.add_argument("--episodes", type=int, default=20)
+    p.add_argument("--alfred", type=Path, default=None, help="a folder of ALFRED traj_data.json files to replay")
+    p.add_argument("--trajectories", type=int, default=10, help="how many of them (sorted by path)")
     args = p.parse_args()
     with report_usage_errors(p.prog):
         check_int("--episodes", args.episodes, 1)
+        check_int("--trajectories", args.trajectories, 1)
         check_input_file("--data", args.data)
+        trajs = sorted(p for p in check_input_dir("--alfred", args.alfred).rglob("traj_data.json")
+                       if {"plan", "task_type"} <= set(json.loads(p.read_text()))) if args.alfred else []
+        if args.alfred and not trajs:
+            raise UsageError(f"--alfred {args.alfred}: no traj_data.json below it")
     episodes = _pick(load_dataset(args.data), args.episodes)
     render = {"renderDepthImage": True, "renderInstanceSegmentation": True}
     lite = run_episodes(episodes, {"controller_kwargs": dict(render)})
@@ -102,11 +170,27 @@ def main() -> int:
     lines += markdown_table(("episode", "steps", "metrics equal", "successes equal", "steps with equal frames",
                              "success"), rows, "lrllrr")
     lines += ["", f"{equal}/{len(lite)} episodes identical (metrics, action successes, RGB/depth/instance frames)."]
+    alfred: Dict[str, Any] = {}
+    ok = equal == len(lite)
+    if trajs:
+        import os
+
+        paths = trajs[:args.trajectories]
+        alfred["lite"] = replay_alfred(paths, "thor_lite")
+        os.environ["THOR_EXECUTABLE"] = "thor_lite"  # also selects thor_lite's THOR 2.1.0 pose rules
+        alfred["thor"] = replay_alfred(paths, "thor")
+        arows, aequal = _alfred_rows(alfred["lite"], alfred["thor"])
+        lines += ["", f"## ALFRED replays ({len(paths)} trajectories of {args.alfred})", ""]
+        lines += markdown_table(("trial", "steps", "result equal", "steps equal (success + frames)",
+                                 "steps that succeed"), arows, "lrlrr")
+        lines += ["", f"{aequal}/{len(paths)} replays identical (result, every step's success and frames)."]
+        ok = ok and aequal == len(paths)
     text = "\n".join(lines)
     print(text)
     write_markdown(RESULTS_DIR / "thor_lite_build_equality.md", text)
-    write_json(RESULTS_DIR / "thor_lite_build_equality.json", {"data": str(args.data), "lite": lite, "thor": thor})
-    return 0 if equal == len(lite) else 1
+    write_json(RESULTS_DIR / "thor_lite_build_equality.json",
+               {"data": str(args.data), "lite": lite, "thor": thor, "alfred": alfred})
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
