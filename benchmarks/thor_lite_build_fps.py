@@ -22,7 +22,7 @@ import platform
 import random
 import statistics
 import time
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Dict, List, Tuple
 
 from _common import RESULTS_DIR, markdown_table, run_cli, write_json, write_markdown
 from common.cli import OneLineArgumentParser, check_int, report_usage_errors

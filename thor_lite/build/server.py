@@ -50,7 +50,7 @@ def widen_pipe(fd: int) -> int:
         return 0
 
 
-def serve(server_pipe: str, client_pipe: str, session: BuildSession, log: Optional[object] = None) -> int:
+def serve(server_pipe: str, client_pipe: str, session: BuildSession) -> int:
     """Answer actions until the client goes away; returns the exit status (0)."""
     out = os.open(server_pipe, os.O_WRONLY)
     widen_pipe(out)

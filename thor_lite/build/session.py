@@ -15,7 +15,6 @@ from ..constants import CAMERA_FAR, CAMERA_NEAR
 from . import encode
 
 _LOG = logging.getLogger(__name__)
-_MANAGER_ACTIONS = frozenset({"Reset", "Initialize", "ChangeResolution", "ChangeQuality", "GetScenesInBuild"})
 DEFAULT_SIZE = 300  # ai2thor's default width and height; headless launches pass no size
 
 
