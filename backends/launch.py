@@ -12,7 +12,7 @@ from __future__ import annotations
 import glob
 import json
 import os
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from .thor_facts import REQUIRED_THOR_VERSION, THOR_COMMIT_ID
 
@@ -24,16 +24,48 @@ class ThorUnavailableError(RuntimeError):
     """The real AI2-THOR backend cannot start on this machine."""
 
 
+#: Environment variable naming the executable backend="thor" launches ("thor_lite": thor_lite's build)
+THOR_EXECUTABLE_ENV = "THOR_EXECUTABLE"
+#: The thor_executable value that means thor_lite's own AI2-THOR build (thor_lite.build)
+THOR_LITE_BUILD = "thor_lite"
+
+
+def thor_executable_choice(thor_executable: Optional[str] = None) -> str:
+    """What backend="thor" launches: `thor_executable`, else $THOR_EXECUTABLE, else "" (ai2thor's
+    own build choice). "thor_lite" means thor_lite's build; anything else is an executable's path."""
+    return thor_executable or os.environ.get(THOR_EXECUTABLE_ENV) or ""
+
+
+def with_thor_executable(controller_kwargs: Dict[str, Any], path: str) -> Dict[str, Any]:
+    """ai2thor Controller kwargs launching `path` ("" leaves them as they are). thor_lite's build
+    gets a placeholder x_display when there is none: ai2thor puts one in the child's
+    environment (and fails without one), the build never uses it."""
+    kwargs = dict(controller_kwargs)
+    if path:
+        kwargs["local_executable_path"] = path
+    if is_thor_lite_build(path) and not kwargs.get("x_display") and not os.environ.get("DISPLAY"):
+        kwargs["x_display"] = ":0"
+    return kwargs
+
+
+def is_thor_lite_build(path: Optional[str]) -> bool:
+    """Whether `path` is a launcher written by thor_lite.build (it needs no display or GPU)."""
+    return bool(path) and os.path.basename(str(path)).startswith("thor-lite-build-")
+
+
 def make_controller(
     backend: str = DEFAULT_BACKEND,
     *,
     layout_clears_moveables: bool = False,
+    thor_executable: Optional[str] = None,
     **controller_kwargs: Any,
 ):
     """A started controller of `backend`; the real one only after `check_thor` passes.
 
     `layout_clears_moveables` (thor_lite only; real THOR has the real furniture): navigation
-    trusts the recorded THOR 2.1.0 layout over today's moveable-furniture poses (ALFRED)."""
+    trusts the recorded THOR 2.1.0 layout over today's moveable-furniture poses (ALFRED).
+    `thor_executable` (backend="thor" only; default $THOR_EXECUTABLE): "thor_lite" runs
+    thor_lite's AI2-THOR build through the genuine ai2thor client; a path names a Unity build."""
     if backend == DEFAULT_BACKEND:
         from thor_lite import Controller
         from thor_lite.constants import LAYOUT_CLEARS_MOVEABLES
@@ -42,10 +74,18 @@ def make_controller(
             controller_kwargs[LAYOUT_CLEARS_MOVEABLES] = True
         return Controller(**controller_kwargs)
     if backend == "thor":
-        check_thor(controller_kwargs)
+        path = thor_executable_choice(thor_executable)
+        if path == THOR_LITE_BUILD:
+            from thor_lite.build import executable_path
+            from thor_lite.constants import LAYOUT_CLEARS_MOVEABLES
+
+            path = executable_path()
+            if layout_clears_moveables:  # reaches thor_lite through Initialize, as in-process
+                controller_kwargs[LAYOUT_CLEARS_MOVEABLES] = True
+        kwargs = with_thor_executable(controller_kwargs, path)
+        check_thor(kwargs)
         from ai2thor.controller import Controller  # type: ignore
 
-        kwargs = dict(controller_kwargs)
         kwargs.setdefault("commit_id", THOR_COMMIT_ID)
         return Controller(**kwargs)
     raise ValueError(f"unknown simulator backend '{backend}' (expected one of {BACKENDS})")
@@ -56,11 +96,13 @@ def make_controller(
 THOR2_POSES = "thor2Poses"
 
 
-def thor2_pose_kwargs(backend: str) -> Dict[str, Any]:
+def thor2_pose_kwargs(backend: str, thor_executable: Optional[str] = None) -> Dict[str, Any]:
     """Extra SetObjectPoses arguments for a trajectory recorded in THOR 2.1.0 (ALFRED's):
     thor_lite then takes openables' fronts and door hinges from ALFRED's recorded opening
-    poses; real THOR has its own meshes and takes none."""
-    return {THOR2_POSES: True} if backend == DEFAULT_BACKEND else {}
+    poses; real THOR has its own meshes and takes none. backend="thor" running thor_lite's
+    build (thor_executable or $THOR_EXECUTABLE "thor_lite") is thor_lite and takes them."""
+    lite_build = backend == "thor" and thor_executable_choice(thor_executable) == THOR_LITE_BUILD
+    return {THOR2_POSES: True} if backend == DEFAULT_BACKEND or lite_build else {}
 
 
 def _major(version: str) -> int:
@@ -180,7 +222,7 @@ def check_thor(controller_kwargs: Dict[str, Any]) -> None:
             "CUDA_VISIBLE_DEVICES"
         ):
             problems.append("CloudRendering needs gpu_device=<int>")
-    else:
+    elif not is_thor_lite_build(controller_kwargs.get("local_executable_path")):
         x_display = controller_kwargs.get("x_display") or os.environ.get("DISPLAY")
         if not x_display and not open_x_displays():
             problems.append(
