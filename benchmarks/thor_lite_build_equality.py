@@ -8,7 +8,7 @@ backend="thor" with thor_executable="thor_lite", with RGB + depth + instance seg
 and compares per episode: the metrics, every action's success, and the RGB, depth and
 instance-segmentation frames after every step (SHA-1 of the raw bytes). Episodes are taken
 round-robin over the file's scenes. With --alfred, real ALFRED trajectories (traj_data.json
-with a plan under that folder, sorted) are replayed both ways too (alfred_fidelity.replay: recorded
+with a plan under that folder, sorted) are replayed both ways too (alfred_task.evaluation.replay.replay_trajectory: recorded
 navigation, interactions through their recorded masks), comparing every step's success and
 frames and the replay's result. Writes benchmarks/results/thor_lite_build_equality.{md,json}.
 """
@@ -142,16 +142,16 @@ class _Recorder:
 
 def replay_alfred(paths: List[Path], backend: str) -> List[Dict[str, Any]]:
     """Per trajectory: the replay's result and every step's success and frame digests."""
-    from alfred_fidelity import replay
+    from alfred_task.evaluation.replay import replay_trajectory
     from alfred_task import constants as C
-    from alfred_task.environment import AlfredEnv
+    from alfred_task.env.environment import AlfredEnv
 
     env = AlfredEnv(backend=backend, width=C.SCREEN_WIDTH, height=C.SCREEN_HEIGHT)
     out = []
     try:
         for path in paths:
             rec = _Recorder(env)
-            result = replay(rec, json.loads(path.read_text()))
+            result = replay_trajectory(rec, json.loads(path.read_text()))
             out.append({"trial": path.parent.name, "result": _plain(result), "steps": rec.steps})
     finally:
         env.controller.stop()

@@ -353,11 +353,11 @@ def _alfred_episode(backend: str):
     """Per step (expert action, success, frame digests) and metrics of one ALFRED online-expert episode."""
     import hashlib
 
-    from alfred_task.il_dataset import build_vocab
+    from alfred_task.data.il_dataset import build_vocab
     from alfred_task.models.observations import EXPERT_ACTION_UUID
-    from alfred_task.online import AlfredTaskSampler
-    from alfred_task.sensors import AlfredExpertActionSensor
-    from alfred_task.traj_data import load_split_file
+    from alfred_task.alfred_task_samplers import AlfredTaskSampler
+    from alfred_task.alfred_sensors import AlfredExpertActionSensor
+    from alfred_task.data.traj_data import load_split_file
 
     data = ROOT / "data" / "alfred_lite"
     splits = load_split_file(data / "splits.json")
