@@ -18,6 +18,7 @@ import inspect
 import json
 import pickle
 import random
+import sys
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
@@ -26,6 +27,7 @@ import numpy as np
 from tqdm import tqdm
 
 from common.atomic_io import atomic_open, write_text_atomic
+from common.checkpoint_card import CardError, card_path, read_card
 from common.cli import (
     OneLineArgumentParser,
     UsageError,
@@ -37,6 +39,7 @@ from common.cli import (
 )
 from common.procs import stop_children_on_signals
 
+from .constants import REPO_ROOT
 from .harness import play_episode
 from .official_files import YEARS
 
@@ -217,6 +220,7 @@ def _json_default(o: Any):
 
 
 PROG = "python -m rearrange.eval"
+DEFAULT_CONFIG = "baseline_configs/one_phase/one_phase_rgb_dagger.py"
 
 
 def _load_config_checked(path: str, kwargs: Dict[str, Any]):
@@ -247,7 +251,9 @@ def _check_data(config, stage: str, scenes: Optional[Sequence[str]]) -> None:
         )
 
 
-def _checkpoint_agent(config, path: str, seed: int) -> "CheckpointAgent":
+def _checkpoint_agent(
+    config, path: str, seed: int, card: Optional[Dict[str, Any]] = None
+) -> "CheckpointAgent":
     """A checkpoint that is missing, unreadable or made for another model is a user error."""
     check_input_file("--checkpoint", path)
     try:
@@ -259,8 +265,14 @@ def _checkpoint_agent(config, path: str, seed: int) -> "CheckpointAgent":
     except RuntimeError as e:
         if "state_dict" in str(e):
             first = str(e).strip().splitlines()[-1].strip()
+            hint = (
+                f"; its card {card_path(path)} names --config {card['config']} with "
+                f"--config-kwargs '{json.dumps(card['config_kwargs'])}'"
+                if card
+                else ""
+            )
             raise UsageError(
-                f"--checkpoint {path}: does not fit the config's model ({first})"
+                f"--checkpoint {path}: does not fit the config's model ({first}){hint}"
             ) from None
         raise UsageError(f"--checkpoint {path}: not a readable torch checkpoint ({e})") from None
     except (
@@ -287,7 +299,10 @@ def _prepare(args: argparse.Namespace):
         raise UsageError("--agents checkpoint needs --checkpoint")
     if args.scenes is not None and not args.scenes:
         raise UsageError("--scenes needs at least one scene name")
-    kwargs = parse_json_object("--config-kwargs", args.config_kwargs)
+    explicit = parse_json_object("--config-kwargs", args.config_kwargs)
+    card = _card_of(args)
+    config_path, kwargs = _config_choice(args.config, explicit, card, args.checkpoint)
+    args.config = config_path
     if (
         args.year is not None
     ):  # the official files of that year: <data_dir or data>/<year>/<stage>.pkl.gz
@@ -298,21 +313,81 @@ def _prepare(args: argparse.Namespace):
                 dataset_path(args.stage, kwargs.get("data_dir"), args.year).parent
             )
     config = _load_config_checked(args.config, kwargs)
+    if card and card.get("config_class") and _same_config(args.config, card):
+        if type(config).__name__ != card["config_class"]:
+            raise UsageError(
+                f"{card_path(args.checkpoint)}: field 'config_class' is "
+                f"{card['config_class']!r} but {args.config} defines {type(config).__name__!r}"
+            )
     _check_data(config, args.stage, args.scenes)
     ckpt_agent = (
-        _checkpoint_agent(config, args.checkpoint, args.seed)
+        _checkpoint_agent(config, args.checkpoint, args.seed, card)
         if "checkpoint" in args.agents
         else None
     )
     return config, ckpt_agent
 
 
+def _card_of(args: argparse.Namespace) -> Optional[Dict[str, Any]]:
+    """The checkpoint's card (`<checkpoint>.json`), when a checkpoint is evaluated and has one."""
+    if "checkpoint" not in args.agents or not args.checkpoint:
+        return None
+    try:
+        card = read_card(args.checkpoint)
+    except CardError as e:
+        raise UsageError(str(e)) from None
+    if card is not None and card["task"] != "rearrangement":
+        raise UsageError(
+            f"--checkpoint {args.checkpoint}: its card {card_path(args.checkpoint)} says "
+            f"task {card['task']!r}; evaluate it with its own evaluator"
+        )
+    return card
+
+
+def _resolve_repo_path(path: str) -> str:
+    """A card names repository-relative paths; they work from any working directory."""
+    return path if Path(path).exists() or Path(path).is_absolute() else str(REPO_ROOT / path)
+
+
+def _same_config(path: str, card: Dict[str, Any]) -> bool:
+    return Path(path).resolve() == Path(_resolve_repo_path(card["config"])).resolve()
+
+
+def _config_choice(
+    flag: Optional[str],
+    explicit: Dict[str, Any],
+    card: Optional[Dict[str, Any]],
+    checkpoint: Optional[str],
+) -> tuple:
+    """(config path, kwargs): --config, else the card's config, else the default; the card's
+    kwargs apply to its own config only, and --config-kwargs entries replace them."""
+    if card is None:
+        return flag or DEFAULT_CONFIG, explicit
+    path = flag or _resolve_repo_path(card["config"])
+    if not _same_config(path, card):
+        return path, explicit
+    kwargs = {**card["config_kwargs"], **explicit}
+    print(
+        f"{PROG}: config {card['config']} with kwargs {json.dumps(kwargs)} "
+        f"(from {card_path(checkpoint)})",
+        file=sys.stderr,
+    )
+    return path, kwargs
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = OneLineArgumentParser(
         prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("--config", default="baseline_configs/one_phase/one_phase_rgb_dagger.py")
-    ap.add_argument("--config-kwargs", default="{}", help="JSON kwargs for the config")
+    ap.add_argument(
+        "--config",
+        help="experiment config file (default: the checkpoint's card, else " + DEFAULT_CONFIG + ")",
+    )
+    ap.add_argument(
+        "--config-kwargs",
+        default="{}",
+        help="JSON kwargs for the config; they replace entries of the checkpoint card's kwargs",
+    )
     ap.add_argument("--checkpoint")
     ap.add_argument(
         "--agents",
