@@ -33,15 +33,19 @@ from common.cli import (
     UsageError,
     check_input_file,
     check_int,
+    check_output_dir,
     check_output_file,
     parse_json_object,
+    print_error,
     report_usage_errors,
 )
 from common.procs import stop_children_on_signals
+from backends import BACKENDS, DEFAULT_BACKEND
 
 from .constants import REPO_ROOT
 from .harness import play_episode
-from .official_files import YEARS
+from .official_eval import LEADERBOARD_WARNING
+from .official_files import CHECKPOINT_BASE_URL_ENV, CHECKPOINTS, DATA_BASE_URL_ENV, YEARS
 
 HEADLINE = (
     "unshuffle/prop_fixed_strict",
@@ -375,6 +379,77 @@ def _config_choice(
     return path, kwargs
 
 
+def _official_arguments(ap: argparse.ArgumentParser) -> None:
+    g = ap.add_argument_group(
+        "official checkpoints",
+        "--official NAME fetches the official checkpoint of baseline_configs/**/NAME.py and the "
+        "official split of --year (default 2023) and --stage, then evaluates it; mirrors: "
+        f"${CHECKPOINT_BASE_URL_ENV}, ${DATA_BASE_URL_ENV}",
+    )
+    g.add_argument("--official", metavar="NAME", help=f"one of: {', '.join(CHECKPOINTS)}")
+    g.add_argument(
+        "--list", action="store_true", help="the known configs and where their files would go"
+    )
+    g.add_argument("--dry-run", action="store_true", help="say what would be fetched and run")
+    g.add_argument("--fetch-only", action="store_true", help="fetch the files, evaluate nothing")
+    g.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        help=f"simulator (default {DEFAULT_BACKEND}; 'thor' for leaderboard-comparable numbers)",
+    )
+    g.add_argument("--data-root", type=Path, default=None, help="official splits (default data/)")
+    g.add_argument(
+        "--checkpoint-dir", type=Path, default=None, help="default pretrained_model_ckpts/"
+    )
+    g.add_argument("--no-progress", action="store_true", help="no download progress bar")
+
+
+def _backend_of(args: argparse.Namespace) -> str:
+    return args.backend or DEFAULT_BACKEND
+
+
+def _official(args: argparse.Namespace) -> Optional[int]:
+    """--official/--list: an exit status when done here, None to go on and evaluate."""
+    from common.download import DownloadError
+
+    from . import official_eval as oe
+
+    year = args.year or 2023
+    where = dict(data_root=args.data_root, ckpt_dir=args.checkpoint_dir)
+    with report_usage_errors(PROG):
+        if args.official and (args.checkpoint or args.config):
+            raise UsageError(
+                f"--official {args.official} names its own config and checkpoint; "
+                "drop --config/--checkpoint"
+            )
+        if args.list:
+            names = [args.official] if args.official else list(CHECKPOINTS)
+            print("\n".join(oe.list_lines(names, year, args.stage, **where)))
+            return 0
+        p = oe.plan(args.official, year, args.stage, _backend_of(args), **where)
+        if args.dry_run:
+            print("\n".join(oe.dry_run_lines(p)))
+            return 0
+        check_output_dir("--data-root", p.data_root)
+        check_output_dir("--checkpoint-dir", p.checkpoint.parent)
+    try:
+        oe.fetch(p, progress=not args.no_progress)
+    except DownloadError as e:
+        print_error(PROG, e)
+        return 1
+    if args.fetch_only:
+        return 0
+    if p.backend == DEFAULT_BACKEND:
+        print(oe.LEADERBOARD_WARNING, file=sys.stderr)
+    args.config, args.checkpoint, args.year = str(p.config), str(p.checkpoint), p.year
+    kwargs = {
+        "data_dir": str(p.data_root),
+        **parse_json_object("--config-kwargs", args.config_kwargs),
+    }
+    args.config_kwargs = json.dumps(kwargs)
+    return None
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = OneLineArgumentParser(
         prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -409,7 +484,21 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--gif", type=Path)
     ap.add_argument("--submission", type=Path)
     ap.add_argument("--table", type=Path)
+    _official_arguments(ap)
     args = ap.parse_args(argv)
+    if args.official or args.list:
+        rc = _official(args)
+        if rc is not None:
+            return rc
+    elif args.dry_run or args.fetch_only:
+        with report_usage_errors(PROG):
+            raise UsageError("--dry-run and --fetch-only go with --official <config name>")
+    if args.backend:
+        merged = {
+            "backend": args.backend,
+            **parse_json_object("--config-kwargs", args.config_kwargs),
+        }
+        args.config_kwargs = json.dumps(merged)
     with report_usage_errors(PROG):
         config, ckpt_agent = _prepare(args)
     rows: Dict[str, Dict[str, float]] = {}
@@ -437,6 +526,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 write_submission(res, args.submission)
     table = metrics_table(rows)
     print(table)
+    if args.official and _backend_of(args) == DEFAULT_BACKEND:
+        print(LEADERBOARD_WARNING)
     if args.table:
         write_text_atomic(args.table, table + "\n")
     return 0
