@@ -18,6 +18,7 @@ import inspect
 import json
 import pickle
 import random
+import sys
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
@@ -26,19 +27,25 @@ import numpy as np
 from tqdm import tqdm
 
 from common.atomic_io import atomic_open, write_text_atomic
+from common.checkpoint_card import CardError, card_path, read_card
 from common.cli import (
     OneLineArgumentParser,
     UsageError,
     check_input_file,
     check_int,
+    check_output_dir,
     check_output_file,
     parse_json_object,
+    print_error,
     report_usage_errors,
 )
 from common.procs import stop_children_on_signals
+from backends import BACKENDS, DEFAULT_BACKEND
 
+from .constants import REPO_ROOT
 from .harness import play_episode
-from .official_files import YEARS
+from .official_eval import LEADERBOARD_WARNING
+from .official_files import CHECKPOINT_BASE_URL_ENV, CHECKPOINTS, DATA_BASE_URL_ENV, YEARS
 
 HEADLINE = (
     "unshuffle/prop_fixed_strict",
@@ -217,6 +224,7 @@ def _json_default(o: Any):
 
 
 PROG = "python -m rearrange.eval"
+DEFAULT_CONFIG = "baseline_configs/one_phase/one_phase_rgb_dagger.py"
 
 
 def _load_config_checked(path: str, kwargs: Dict[str, Any]):
@@ -247,7 +255,9 @@ def _check_data(config, stage: str, scenes: Optional[Sequence[str]]) -> None:
         )
 
 
-def _checkpoint_agent(config, path: str, seed: int) -> "CheckpointAgent":
+def _checkpoint_agent(
+    config, path: str, seed: int, card: Optional[Dict[str, Any]] = None
+) -> "CheckpointAgent":
     """A checkpoint that is missing, unreadable or made for another model is a user error."""
     check_input_file("--checkpoint", path)
     try:
@@ -259,8 +269,14 @@ def _checkpoint_agent(config, path: str, seed: int) -> "CheckpointAgent":
     except RuntimeError as e:
         if "state_dict" in str(e):
             first = str(e).strip().splitlines()[-1].strip()
+            hint = (
+                f"; its card {card_path(path)} names --config {card['config']} with "
+                f"--config-kwargs '{json.dumps(card['config_kwargs'])}'"
+                if card
+                else ""
+            )
             raise UsageError(
-                f"--checkpoint {path}: does not fit the config's model ({first})"
+                f"--checkpoint {path}: does not fit the config's model ({first}){hint}"
             ) from None
         raise UsageError(f"--checkpoint {path}: not a readable torch checkpoint ({e})") from None
     except (
@@ -287,7 +303,10 @@ def _prepare(args: argparse.Namespace):
         raise UsageError("--agents checkpoint needs --checkpoint")
     if args.scenes is not None and not args.scenes:
         raise UsageError("--scenes needs at least one scene name")
-    kwargs = parse_json_object("--config-kwargs", args.config_kwargs)
+    explicit = parse_json_object("--config-kwargs", args.config_kwargs)
+    card = _card_of(args)
+    config_path, kwargs = _config_choice(args.config, explicit, card, args.checkpoint)
+    args.config = config_path
     if (
         args.year is not None
     ):  # the official files of that year: <data_dir or data>/<year>/<stage>.pkl.gz
@@ -298,21 +317,152 @@ def _prepare(args: argparse.Namespace):
                 dataset_path(args.stage, kwargs.get("data_dir"), args.year).parent
             )
     config = _load_config_checked(args.config, kwargs)
+    if card and card.get("config_class") and _same_config(args.config, card):
+        if type(config).__name__ != card["config_class"]:
+            raise UsageError(
+                f"{card_path(args.checkpoint)}: field 'config_class' is "
+                f"{card['config_class']!r} but {args.config} defines {type(config).__name__!r}"
+            )
     _check_data(config, args.stage, args.scenes)
     ckpt_agent = (
-        _checkpoint_agent(config, args.checkpoint, args.seed)
+        _checkpoint_agent(config, args.checkpoint, args.seed, card)
         if "checkpoint" in args.agents
         else None
     )
     return config, ckpt_agent
 
 
+def _card_of(args: argparse.Namespace) -> Optional[Dict[str, Any]]:
+    """The checkpoint's card (`<checkpoint>.json`), when a checkpoint is evaluated and has one."""
+    if "checkpoint" not in args.agents or not args.checkpoint:
+        return None
+    try:
+        card = read_card(args.checkpoint)
+    except CardError as e:
+        raise UsageError(str(e)) from None
+    if card is not None and card["task"] != "rearrangement":
+        raise UsageError(
+            f"--checkpoint {args.checkpoint}: its card {card_path(args.checkpoint)} says "
+            f"task {card['task']!r}; evaluate it with its own evaluator"
+        )
+    return card
+
+
+def _resolve_repo_path(path: str) -> str:
+    """A card names repository-relative paths; they work from any working directory."""
+    return path if Path(path).exists() or Path(path).is_absolute() else str(REPO_ROOT / path)
+
+
+def _same_config(path: str, card: Dict[str, Any]) -> bool:
+    return Path(path).resolve() == Path(_resolve_repo_path(card["config"])).resolve()
+
+
+def _config_choice(
+    flag: Optional[str],
+    explicit: Dict[str, Any],
+    card: Optional[Dict[str, Any]],
+    checkpoint: Optional[str],
+) -> tuple:
+    """(config path, kwargs): --config, else the card's config, else the default; the card's
+    kwargs apply to its own config only, and --config-kwargs entries replace them."""
+    if card is None:
+        return flag or DEFAULT_CONFIG, explicit
+    path = flag or _resolve_repo_path(card["config"])
+    if not _same_config(path, card):
+        return path, explicit
+    kwargs = {**card["config_kwargs"], **explicit}
+    print(
+        f"{PROG}: config {card['config']} with kwargs {json.dumps(kwargs)} "
+        f"(from {card_path(checkpoint)})",
+        file=sys.stderr,
+    )
+    return path, kwargs
+
+
+def _official_arguments(ap: argparse.ArgumentParser) -> None:
+    g = ap.add_argument_group(
+        "official checkpoints",
+        "--official NAME fetches the official checkpoint of baseline_configs/**/NAME.py and the "
+        "official split of --year (default 2023) and --stage, then evaluates it; mirrors: "
+        f"${CHECKPOINT_BASE_URL_ENV}, ${DATA_BASE_URL_ENV}",
+    )
+    g.add_argument("--official", metavar="NAME", help=f"one of: {', '.join(CHECKPOINTS)}")
+    g.add_argument(
+        "--list", action="store_true", help="the known configs and where their files would go"
+    )
+    g.add_argument("--dry-run", action="store_true", help="say what would be fetched and run")
+    g.add_argument("--fetch-only", action="store_true", help="fetch the files, evaluate nothing")
+    g.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        help=f"simulator (default {DEFAULT_BACKEND}; 'thor' for leaderboard-comparable numbers)",
+    )
+    g.add_argument("--data-root", type=Path, default=None, help="official splits (default data/)")
+    g.add_argument(
+        "--checkpoint-dir", type=Path, default=None, help="default pretrained_model_ckpts/"
+    )
+    g.add_argument("--no-progress", action="store_true", help="no download progress bar")
+
+
+def _backend_of(args: argparse.Namespace) -> str:
+    return args.backend or DEFAULT_BACKEND
+
+
+def _official(args: argparse.Namespace) -> Optional[int]:
+    """--official/--list: an exit status when done here, None to go on and evaluate."""
+    from common.download import DownloadError
+
+    from . import official_eval as oe
+
+    year = args.year or 2023
+    where = dict(data_root=args.data_root, ckpt_dir=args.checkpoint_dir)
+    with report_usage_errors(PROG):
+        if args.official and (args.checkpoint or args.config):
+            raise UsageError(
+                f"--official {args.official} names its own config and checkpoint; "
+                "drop --config/--checkpoint"
+            )
+        if args.list:
+            names = [args.official] if args.official else list(CHECKPOINTS)
+            print("\n".join(oe.list_lines(names, year, args.stage, **where)))
+            return 0
+        p = oe.plan(args.official, year, args.stage, _backend_of(args), **where)
+        if args.dry_run:
+            print("\n".join(oe.dry_run_lines(p)))
+            return 0
+        check_output_dir("--data-root", p.data_root)
+        check_output_dir("--checkpoint-dir", p.checkpoint.parent)
+    try:
+        oe.fetch(p, progress=not args.no_progress)
+    except DownloadError as e:
+        print_error(PROG, e)
+        return 1
+    if args.fetch_only:
+        return 0
+    if p.backend == DEFAULT_BACKEND:
+        print(oe.LEADERBOARD_WARNING, file=sys.stderr)
+    args.config, args.checkpoint, args.year = str(p.config), str(p.checkpoint), p.year
+    kwargs = {
+        "data_dir": str(p.data_root),
+        **parse_json_object("--config-kwargs", args.config_kwargs),
+    }
+    args.config_kwargs = json.dumps(kwargs)
+    return None
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = OneLineArgumentParser(
         prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("--config", default="baseline_configs/one_phase/one_phase_rgb_dagger.py")
-    ap.add_argument("--config-kwargs", default="{}", help="JSON kwargs for the config")
+    ap.add_argument(
+        "--config",
+        help="experiment config file (default: the checkpoint's card, else " + DEFAULT_CONFIG + ")",
+    )
+    ap.add_argument(
+        "--config-kwargs",
+        default="{}",
+        help="JSON kwargs for the config; they replace entries of the checkpoint card's kwargs",
+    )
     ap.add_argument("--checkpoint")
     ap.add_argument(
         "--agents",
@@ -334,7 +484,21 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--gif", type=Path)
     ap.add_argument("--submission", type=Path)
     ap.add_argument("--table", type=Path)
+    _official_arguments(ap)
     args = ap.parse_args(argv)
+    if args.official or args.list:
+        rc = _official(args)
+        if rc is not None:
+            return rc
+    elif args.dry_run or args.fetch_only:
+        with report_usage_errors(PROG):
+            raise UsageError("--dry-run and --fetch-only go with --official <config name>")
+    if args.backend:
+        merged = {
+            "backend": args.backend,
+            **parse_json_object("--config-kwargs", args.config_kwargs),
+        }
+        args.config_kwargs = json.dumps(merged)
     with report_usage_errors(PROG):
         config, ckpt_agent = _prepare(args)
     rows: Dict[str, Dict[str, float]] = {}
@@ -362,6 +526,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 write_submission(res, args.submission)
     table = metrics_table(rows)
     print(table)
+    if args.official and _backend_of(args) == DEFAULT_BACKEND:
+        print(LEADERBOARD_WARNING)
     if args.table:
         write_text_atomic(args.table, table + "\n")
     return 0

@@ -8,11 +8,13 @@
 2. with --train-from-scratch instead: a short allenact DAgger training on the full task,
    `allenact --eval` on val, the same random/done comparison and a submission.json.gz (the
    previous main job; a few CPU minutes do not beat random there);
-3. ALFRED: the online expert, a random agent and the shipped lite Seq2Seq+PM checkpoint
+3. ALFRED: "step 0" (an agent that stops at once: the goal conditions already true), the online
+   expert, a random agent and the shipped lite Seq2Seq+PM checkpoint
    (pretrained_model_ckpts/alfred_seq2seq_pm_gpu/, `--agent checkpoint`, task episodes capped at
    ALFRED_CKPT_MAX_STEPS) on the shipped valid splits (ALFRED's result files
-   `task_results_*.json` in out/main_job/alfred/<agent>/ and SR, GC, PLW tables built from them;
-   skip with --skip-alfred).
+   `task_results_*.json` in out/main_job/alfred/<agent>/ and SR, GC, PLW tables built from them,
+   each agent's GC over step 0, and whether the learned agent beats random; skip with
+   --skip-alfred).
 
 Everything goes to out/main_job/. Exits non-zero if any stage fails.
 """
@@ -28,7 +30,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Optional, Sequence, Set
+from typing import Dict, List, Optional, Sequence, Set
 
 from common.atomic_io import write_text_atomic
 from common.cli import (
@@ -344,39 +346,47 @@ def train_from_scratch(args: argparse.Namespace, out: Path) -> None:
 
 
 ALFRED_SPLITS = ("valid_seen", "valid_unseen")
+#: "step 0": an agent that stops before any action scores the goal conditions already true
+ALFRED_STEP0 = "step0"
 
 
-def alfred_part(out: Path, workers: int, limit: Optional[int] = None) -> None:
-    """ALFRED on thor_lite: the online expert, a random agent and the shipped Seq2Seq+PM
-    checkpoint on the shipped valid splits (task_results_*.json per agent, tables in results.md
-    built from those files).
-
-    `limit` keeps the first episodes of each split (quick checks; the main job runs them all).
-    """
-    data = REPO / "data" / "alfred_lite"
-    sections = []
-    agents = {
-        "expert": [],
-        "random": [],
+def alfred_agents() -> Dict[str, List[str]]:
+    """name -> the evaluator's agent flags: step 0, the expert, random, the shipped checkpoint."""
+    return {
+        ALFRED_STEP0: ["--agent", "random", "--agent-kwargs", '{"stop_prob": 1.0}'],
+        "expert": ["--agent", "expert"],
+        "random": ["--agent", "random"],
         "seq2seq_pm_checkpoint": [
+            "--agent",
+            "checkpoint",
             "--checkpoint",
             str(ALFRED_SHIPPED),
             "--max-steps",
             str(ALFRED_CKPT_MAX_STEPS),
         ],
     }
-    for agent, extra in agents.items():
+
+
+def alfred_part(out: Path, workers: int, limit: Optional[int] = None) -> None:
+    """ALFRED on thor_lite: step 0 (stop at once), the online expert, a random agent and the
+    shipped Seq2Seq+PM checkpoint on the shipped valid splits (task_results_*.json per agent;
+    tables in results.md built from those files, then each agent's GC over step 0 and whether
+    the learned agent beats random).
+
+    `limit` keeps the first episodes of each split (quick checks; the main job runs them all).
+    """
+    data = REPO / "data" / "alfred_lite"
+    sections = []
+    results: Dict[str, Dict[str, dict]] = {}
+    for agent, flags in alfred_agents().items():
         agent_out = out / agent
         out.mkdir(parents=True, exist_ok=True)
         existing = set(agent_out.glob("task_results_*.json"))
-        kind = "checkpoint" if extra else agent
         cmd = [
             sys.executable,
             "-m",
             "alfred_task.evaluation",
-            "--agent",
-            kind,
-            *extra,
+            *flags,
             "--data",
             str(data),
             "--splits",
@@ -392,9 +402,12 @@ def alfred_part(out: Path, workers: int, limit: Optional[int] = None) -> None:
         if limit is not None:
             cmd += ["--limit", str(limit)]
         run(cmd, out / f"{agent}.log")
+        results[agent] = alfred_results(agent_out, ALFRED_SPLITS, existing)
         sections.append(f"## {agent}\n\n" + alfred_tables(agent_out, ALFRED_SPLITS, existing))
     text = (
         "# Main job, ALFRED part: shipped valid splits on thor_lite\n\n"
+        + alfred_over_step0(results, ALFRED_SPLITS)
+        + "\n\n"
         + "\n\n".join(sections)
         + "\n"
     )
@@ -403,12 +416,12 @@ def alfred_part(out: Path, workers: int, limit: Optional[int] = None) -> None:
     print(f"wrote {out / 'results.md'} and ALFRED result files under {out}")
 
 
-def alfred_tables(agent_out: Path, splits: Sequence[str], existing: Set[Path] = frozenset()) -> str:
-    """One table per split from the `task_results_<split>_<ts>.json` that this run wrote
+def alfred_results(
+    agent_out: Path, splits: Sequence[str], existing: Set[Path] = frozenset()
+) -> Dict[str, dict]:
+    """{split: results} from the `task_results_<split>_<ts>.json` that this run wrote
     (files in `existing` are from earlier runs and are ignored)."""
-    from alfred_task.evaluation.metrics import format_task_table
-
-    tables = []
+    out = {}
     for split in splits:
         new = sorted(set(agent_out.glob(f"task_results_{split}_*.json")) - set(existing))
         if len(new) != 1:
@@ -424,9 +437,58 @@ def alfred_tables(agent_out: Path, splits: Sequence[str], existing: Set[Path] = 
         ]
         if missing:
             raise SystemExit(f"main job: {new[0]}: results.all lacks {missing}")
+        out[split] = results
+    return out
+
+
+def alfred_tables(agent_out: Path, splits: Sequence[str], existing: Set[Path] = frozenset()) -> str:
+    """One table per split from this run's result files (see `alfred_results`)."""
+    from alfred_task.evaluation.metrics import format_task_table
+
+    tables = []
+    for split, results in alfred_results(agent_out, splits, existing).items():
         n = results["all"]["num_evals"]
         tables.append(format_task_table(results, f"task evaluation: {split} ({n} episodes)"))
     return "\n\n".join(tables)
+
+
+def alfred_over_step0(results: Dict[str, Dict[str, dict]], splits: Sequence[str]) -> str:
+    """GC of each agent next to step 0's (goal conditions true before any action) and plain
+    verdicts: a learned agent that does not exceed random's GC is said not to beat it."""
+    lines = [
+        "## Goal conditions over step 0",
+        "",
+        "Step 0: the agent stops before acting, so its GC is the share of goal conditions "
+        "already true in the initial state.",
+        "",
+        "| split | agent | episodes | SR % | GC % | GC over step 0 (points) |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    verdicts = []
+    for split in splits:
+        base = results[ALFRED_STEP0][split]["all"]["gc"]
+        for agent, by_split in results.items():
+            a = by_split[split]["all"]
+            delta = "" if agent == ALFRED_STEP0 else f"{100 * (a['gc'] - base):+.2f}"
+            lines.append(
+                f"| {split} | {agent} | {a['num_evals']} | {100 * a['sr']:.2f} | "
+                f"{100 * a['gc']:.2f} | {delta} |"
+            )
+        for agent in (a for a in results if "checkpoint" in a):
+            gc, rnd = results[agent][split]["all"]["gc"], results["random"][split]["all"]["gc"]
+            if gc <= rnd:
+                verdicts.append(
+                    f"- {split}: {agent} does NOT beat random (GC {100 * gc:.2f} vs random "
+                    f"{100 * rnd:.2f}; step 0 {100 * base:.2f})."
+                )
+            else:
+                verdicts.append(
+                    f"- {split}: {agent} GC {100 * gc:.2f} is above random's {100 * rnd:.2f} "
+                    f"(point estimates on {results[agent][split]['all']['num_evals']} episodes, "
+                    "no confidence interval; step 0 "
+                    f"{100 * base:.2f})."
+                )
+    return "\n".join(lines + [""] + verdicts)
 
 
 def _train_fps(log: Path):

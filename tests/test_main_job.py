@@ -128,3 +128,39 @@ def test_main_job_evaluates_the_shipped_agent(tmp_path, main_job):
         == 0
     )
     assert json.loads((tmp_path / "o1" / "results.json").read_text()) == rows
+
+
+def _results(gc_pairs) -> dict:
+    """{split: results} whose 'all' GC is completed/total of 1 episode per pair."""
+    out = {}
+    for split, (done, total) in gc_pairs.items():
+        rec = episode_record("t", "pick_and_place_simple", 0, "goal", False, done, total, 10, 12)
+        out[split] = task_results([rec])["results"]
+    return out
+
+
+def test_step0_row_deltas_and_a_plain_verdict(main_job):
+    splits = ("valid_seen", "valid_unseen")
+    results = {
+        "step0": _results({"valid_seen": (1, 4), "valid_unseen": (0, 4)}),
+        "expert": _results({"valid_seen": (4, 4), "valid_unseen": (4, 4)}),
+        "random": _results({"valid_seen": (1, 4), "valid_unseen": (0, 4)}),
+        "seq2seq_pm_checkpoint": _results({"valid_seen": (1, 4), "valid_unseen": (2, 4)}),
+    }
+    text = main_job.alfred_over_step0(results, splits)
+    assert "| valid_seen | step0 | 1 | 0.00 | 25.00 |  |" in text
+    assert "| valid_seen | expert | 1 | 0.00 | 100.00 | +75.00 |" in text
+    assert "| valid_seen | seq2seq_pm_checkpoint | 1 | 0.00 | 25.00 | +0.00 |" in text
+    assert "| valid_unseen | seq2seq_pm_checkpoint | 1 | 0.00 | 50.00 | +50.00 |" in text
+    assert (
+        "- valid_seen: seq2seq_pm_checkpoint does NOT beat random (GC 25.00 vs random 25.00; "
+        "step 0 25.00)." in text
+    )
+    assert "- valid_unseen: seq2seq_pm_checkpoint GC 50.00 is above random's 0.00" in text
+    assert "no confidence interval" in text
+
+
+def test_step0_agent_stops_before_any_action(main_job):
+    flags = main_job.alfred_agents()["step0"]
+    assert flags[:2] == ["--agent", "random"] and json.loads(flags[3]) == {"stop_prob": 1.0}
+    assert list(main_job.alfred_agents())[0] == "step0"

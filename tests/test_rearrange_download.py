@@ -5,6 +5,7 @@ one run and across runs), no server, and the official table itself."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import random
 import re
@@ -23,7 +24,8 @@ from rearrange.official_files import CHECKPOINTS, DATA_FILES, MAP_WEIGHTS, YEARS
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
-REFERENCE = SHARED / "reference" / "rearrangement_downloads.md"
+#: the official table's facts, vendored (source named inside; tests/fixtures/README.md)
+REFERENCE = ROOT / "tests" / "fixtures" / "rearrangement_downloads.json"
 OFFICIAL_VAL_2023 = SHARED / "data" / "rearrangement" / "2023_val.pkl.gz"
 
 
@@ -361,28 +363,20 @@ def test_official_2023_val_through_the_real_table(server, tmp_path, capsys):
     assert data == load_dataset(OFFICIAL_VAL_2023, stage="val")
 
 
-def _reference_rows() -> Dict[str, Tuple[int, str]]:
-    rows = re.findall(
-        r"^\| (\d{4}/\w+\.pkl\.gz) \| (\d+) \| `([0-9a-f]{64})` \|$", REFERENCE.read_text(), re.M
-    )
-    return {path: (int(size), sha) for path, size, sha in rows}
+def _reference() -> dict:
+    return json.loads(REFERENCE.read_text())
 
 
-@pytest.mark.skipif(
-    not REFERENCE.is_file(), reason="needs ../shared/reference/rearrangement_downloads.md"
-)
 def test_table_matches_the_reference():
-    """Every size, hash and URL in our table equals the reference (a typo would pass the tests
-    above, which use made-up files)."""
-    ref = _reference_rows()
-    assert {f.url_path: (f.size, f.sha256) for f in DATA_FILES.values()} == ref
-    text = REFERENCE.read_text()
-    for c in CHECKPOINTS.values():
-        assert (
-            f"prior-model-weights.s3.us-east-2.amazonaws.com/embodied-ai/rearrangement/{c.file.url_path}"
-            in text
-        )
-    assert MAP_WEIGHTS.url_path in text and YEARS == (2021, 2022, 2023)
+    """Every size, hash and URL in our table equals the vendored facts (a typo would pass the
+    tests above, which use made-up files)."""
+    ref = _reference()
+    rows = {r["path"]: (r["bytes"], r["sha256"]) for r in ref["data_files"]}
+    assert {f.url_path: (f.size, f.sha256) for f in DATA_FILES.values()} == rows
+    base = "https://prior-model-weights.s3.us-east-2.amazonaws.com/embodied-ai/rearrangement/"
+    ours = {base + c.file.url_path for c in CHECKPOINTS.values()} | {base + MAP_WEIGHTS.url_path}
+    assert ours == set(ref["checkpoint_urls"])
+    assert YEARS == (2021, 2022, 2023)
 
 
 def test_table_layout_and_gitignore():

@@ -44,6 +44,7 @@ from typing import Any, Dict, Optional, Sequence
 
 from backends import BACKENDS, DEFAULT_BACKEND
 from common.atomic_io import write_json_atomic
+from common.checkpoint_card import CardError, card_path, read_card
 from common.cli import (
     OneLineArgumentParser,
     UsageError,
@@ -101,14 +102,36 @@ __all__ = [
 ]
 
 
-def _agent_record(agent: Agent, args: argparse.Namespace) -> Dict[str, Any]:
-    """What result files say about the agent: its name, checkpoint and visual encoder (if any)."""
+def _agent_record(
+    agent: Agent, args: argparse.Namespace, card: Optional[Dict[str, Any]] = None
+) -> Dict[str, Any]:
+    """What result files say about the agent: its name, checkpoint and visual encoder (if any),
+    and from the checkpoint's card the config that trained it and how."""
     inner = getattr(agent, "inner", agent)
-    return {
+    record = {
         "agent": args.agent,
         "checkpoint": args.checkpoint,
         "visual_encoder": getattr(inner, "visual_encoder", None),
     }
+    if card:
+        record.update({k: card[k] for k in ("config", "config_kwargs", "trained_by")})
+    return record
+
+
+def _checkpoint_card(args: argparse.Namespace) -> Optional[Dict[str, Any]]:
+    """The card (`<checkpoint>.json`) of the evaluated checkpoint, checked against the file."""
+    if args.agent != "checkpoint" or not args.checkpoint:
+        return None
+    try:
+        card = read_card(args.checkpoint)
+    except CardError as e:
+        raise EvalInputError(str(e)) from None
+    if card is not None and card["task"] != "alfred":
+        raise EvalInputError(
+            f"--checkpoint {args.checkpoint}: its card {card_path(args.checkpoint)} says task "
+            f"{card['task']!r}; evaluate it with python -m rearrange.eval"
+        )
+    return card
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -172,8 +195,12 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def _agent_kwargs(args: argparse.Namespace) -> Dict[str, Any]:
-    kw: Dict[str, Any] = parse_json_object("--agent-kwargs", args.agent_kwargs, EvalInputError)
+def _agent_kwargs(
+    args: argparse.Namespace, card: Optional[Dict[str, Any]] = None
+) -> Dict[str, Any]:
+    """--agent-kwargs over the card's `agent_kwargs` (the inference options it was measured with)."""
+    explicit = parse_json_object("--agent-kwargs", args.agent_kwargs, EvalInputError)
+    kw: Dict[str, Any] = {**((card or {}).get("agent_kwargs") or {}), **explicit}
     if args.agent == "random":
         kw.setdefault("seed", args.seed)
     if args.agent == "checkpoint":
@@ -218,12 +245,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             )
         if subgoals and splits[0] in TEST_SPLITS:
             raise EvalInputError(f"--subgoals needs expert plans; split {splits[0]} has none")
-        factory = _agent_factory(args.agent, **_agent_kwargs(args))
+        card = _checkpoint_card(args)
+        factory = _agent_factory(args.agent, **_agent_kwargs(args, card))
         agent = factory()  # built here: bad checkpoints etc. fail before any episode
         set_torch_threads(
             args.torch_threads
         )  # after the build: agents without torch never import it
-        run = _agent_record(agent, args)
+        run = _agent_record(agent, args, card)
         entries = resolve_entries(args.data, args.splits, splits, args.limit)
     except UnknownAgentError as e:
         print(f"error: {e}", file=sys.stderr)
