@@ -12,7 +12,7 @@ in the results, so a table says exactly which episodes it was measured on.
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -212,7 +212,7 @@ def play_rows(
     source: AgentSource,
     held: Episodes,
     heuristic: ScanAndOpen,
-    horizon: int,
+    horizon: Optional[int],
     seed: int,
     processes: int = 1,
 ) -> Dict[str, List[Dict[str, Any]]]:
@@ -372,7 +372,7 @@ def evaluate_protocol(
     held: Episodes,
     train_file: Path,
     train: Episodes,
-    horizon: int,
+    horizon: Optional[int],
     seed: int,
     processes: int = 1,
 ) -> Dict[str, Any]:
@@ -381,6 +381,7 @@ def evaluate_protocol(
     heuristic = ScanAndOpen.fit(train)
     results = play_rows(source, held, heuristic, horizon, seed, processes)
     report = compare(results)
+    report.update(overlap=overlap(held, train))
     report.update(
         held_out={
             "file": str(held_file),
@@ -403,6 +404,98 @@ def evaluate_protocol(
     return report
 
 
+def _start(ep: Dict[str, Any]) -> Tuple:
+    p = ep["agent_position"]
+    return round(p["x"], 3), round(p["z"], 3), round(float(ep["agent_rotation"])) % 360
+
+
+def overlap(held: Episodes, train: Episodes) -> Dict[str, Any]:
+    """What the held-out episodes share with the training ones: scenes, and start poses (scene,
+    x, z, yaw) - held-out episodes in training scenes measure new placements, not new rooms."""
+    starts = {(s, _start(e)) for s, eps in train.items() for e in eps}
+    return {
+        "scenes_in_training": sorted(set(held) & set(train)),
+        "start_poses_in_training": sum(
+            (s, _start(e)) in starts for s, eps in held.items() for e in eps
+        ),
+    }
+
+
+def slice_inputs(state: Dict[str, Any], held_data: Episodes, train_data: Episodes):
+    """(held, train, horizon) of a scripts/train_rearrange_curriculum.py checkpoint: its slice's
+    scenes, kinds and per-scene counts taken from the two files, and its horizon."""
+    from .curriculum import SliceSpec, episode_kind
+
+    spec = SliceSpec(**state["slice"])
+
+    def part(data: Episodes, per_scene: int) -> Episodes:
+        return OrderedDict(
+            (s, [e for e in data[s] if episode_kind(e) in spec.kinds][:per_scene])
+            for s in spec.scenes
+            if s in data
+        )
+
+    return (
+        part(held_data, spec.held_out_per_scene),
+        part(train_data, spec.train_per_scene),
+        int(spec.max_steps),
+    )
+
+
+def prepare(
+    checkpoint: Path,
+    held_file: Path,
+    train_file: Path,
+    repo: Path,
+    config: Optional[str] = None,
+    config_kwargs: Optional[Dict[str, Any]] = None,
+    seed: int = 0,
+) -> Tuple[AgentSource, Episodes, Episodes, Optional[int]]:
+    """Everything checked before the first episode: (source, held, train, horizon). A checkpoint
+    of scripts/train_rearrange_curriculum.py names its config and slice; any other is an allenact
+    checkpoint of `config`, played on the whole files at the config's horizon. Raises
+    common.cli.UsageError with one line on bad input."""
+    import torch
+
+    from common.cli import UsageError, check_input_file
+
+    from .dataset import DatasetError, load_dataset
+
+    for flag, path in (
+        ("--checkpoint", checkpoint),
+        ("--held-out", held_file),
+        ("--train-episodes", train_file),
+    ):
+        check_input_file(flag, path)
+    try:
+        held_data, train_data = load_dataset(held_file), load_dataset(train_file)
+    except (DatasetError, OSError, EOFError, ValueError) as e:
+        raise UsageError(
+            f"--held-out/--train-episodes: not a rearrangement episode file ({e})"
+        ) from None
+    try:
+        state = torch.load(checkpoint, map_location="cpu", weights_only=False)
+    except Exception as e:  # any unreadable file is the user's input, reported in one line
+        raise UsageError(
+            f"--checkpoint {checkpoint}: not a readable torch checkpoint ({e})"
+        ) from None
+    if isinstance(state, dict) and "slice" in state and "config" in state:
+        held, train, horizon = slice_inputs(state, held_data, train_data)
+        source = AgentSource(Path(checkpoint), Path(repo))
+    elif config is None:
+        raise UsageError(f"--checkpoint {checkpoint}: names no config and slice; pass --config")
+    else:
+        held, train, horizon = held_data, train_data, None
+        source = AgentSource(Path(checkpoint), Path(repo), config, config_kwargs or {}, seed)
+    if not any(held.values()):
+        raise UsageError(f"--held-out {held_file}: holds no episodes of the agent's slice")
+    try:
+        ScanAndOpen.fit(train)
+    except ValueError as e:
+        raise UsageError(f"--train-episodes {train_file}: {e}") from None
+    return source, held, train, horizon
+
+
 __all__ = [
     "AgentSource",
     "ScanAndOpen",
@@ -412,6 +505,7 @@ __all__ = [
     "evaluate_protocol",
     "goal_blind",
     "play_rows",
+    "prepare",
     "protocol_table",
     "sha256_of",
     "verdict_words",
