@@ -110,6 +110,8 @@ def run_scene(args: Tuple[str, List[Dict[str, Any]], str]) -> List[Dict[str, Any
                     "unique_id": info["unique_id"],
                     "steps": n,
                     "seconds": time.perf_counter() - t0,
+                    "plan_ms": [1e3 * x for x in task.greedy_expert.plan_seconds[1:]],
+                    "setup_ms": 1e3 * task.greedy_expert.plan_seconds[0],
                     "unfixed": unfixed_reasons(task, n),
                     **m,
                 }
@@ -200,12 +202,17 @@ def _run(args: argparse.Namespace, data, out: Path) -> int:
             lines.append(row(room, by_room[room]))
     lines.append(row("**all**", results))
     steps = sum(r["steps"] for r in results)
+    plan = [ms for r in results for ms in r["plan_ms"]] or [float("nan")]
     env_seconds = sum(r["seconds"] for r in results)
     lines += [
         "",
         f"{steps} expert steps in {wall:.0f} s wall on {args.processes} processes "
         f"({steps / max(env_seconds, 1e-9):.1f} steps/s per process, median episode "
         f"{np.median([r['seconds'] for r in results]):.2f} s)",
+        f"expert planning per step (after the first): median "
+        f"{np.median(plan):.2f} ms, mean {np.mean(plan):.2f} ms, p90 {np.percentile(plan, 90):.2f} ms "
+        f"over {len(plan)} steps; first action of an episode: median "
+        f"{np.median([r['setup_ms'] for r in results]):.1f} ms",
     ]
     lines += ["", *taxonomy_lines(results, by_room)]
     text = "\n".join(lines)

@@ -15,7 +15,13 @@ from typing import Sequence, Tuple
 
 import numpy as np
 
-__all__ = ["wilson_interval", "bootstrap_ratio_ci", "paired_bootstrap_difference"]
+__all__ = [
+    "wilson_interval",
+    "bootstrap_ratio_ci",
+    "paired_bootstrap_difference",
+    "paired_bootstrap_mean_difference",
+    "mcnemar_exact",
+]
 
 Interval = Tuple[float, float]
 
@@ -85,3 +91,32 @@ def paired_bootstrap_difference(
     idx = np.random.default_rng(seed).integers(0, sums.shape[1], size=(n_boot, sums.shape[1]))
     boots = diff(sums[:, idx].sum(2))
     return float(diff(sums.sum(1))), _percentiles(boots, confidence)
+
+
+def paired_bootstrap_mean_difference(
+    a: Sequence[float],
+    b: Sequence[float],
+    seed: int,
+    n_boot: int = 2000,
+    confidence: float = 0.95,
+) -> Tuple[float, Interval]:
+    """mean(a) - mean(b) over the same units (a[i] and b[i] measured on unit i) with the paired
+    percentile bootstrap of `paired_bootstrap_difference` (each unit counts once)."""
+    a_, b_ = np.asarray(a, float), np.asarray(b, float)
+    if a_.shape != b_.shape:
+        raise ValueError(f"paired samples differ in size: {a_.shape} vs {b_.shape}")
+    ones = np.ones_like(a_)
+    return paired_bootstrap_difference(a_, ones, b_, ones, seed, n_boot, confidence)
+
+
+def mcnemar_exact(only_a: int, only_b: int) -> float:
+    """Two-sided exact McNemar p-value from the discordant pairs: `only_a` units where only A
+    succeeded, `only_b` where only B did. Under "A and B are equally good" each discordant pair
+    is a fair coin, so p is the two-sided binomial test of only_a in only_a + only_b at 1/2
+    (exact, because our discordant counts are often small); 1.0 with no discordant pairs."""
+    from scipy.stats import binomtest
+
+    n = int(only_a) + int(only_b)
+    if n == 0:
+        return 1.0
+    return float(binomtest(int(only_a), n, 0.5).pvalue)

@@ -221,16 +221,20 @@ def run_episodes(
     try:
         for _ in tqdm(range(len(kinds)), desc=desc, unit="ep"):
             task = sampler.next_task()
-            kind = kinds[episode_key(task)]
+            key = episode_key(task)
+            kind = kinds[key]
             reset(task)
             record = frames is not None and not results
             m = play_episode(task, act, frames if record else None)
             results.append(
                 {
+                    "scene": key[0],
+                    "index": key[1],
                     "kind": kind,
                     "fixed_strict": float(m["unshuffle/prop_fixed_strict"]),
                     "success": float(m["unshuffle/success"]),
                     "steps": float(m["unshuffle/ep_length"]),
+                    "actions": list(m["task_info"]["unshuffle_actions"]),
                 }
             )
     finally:

@@ -485,6 +485,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--submission", type=Path)
     ap.add_argument("--table", type=Path)
     _official_arguments(ap)
+    proto = ap.add_argument_group(
+        "learning protocol (rearrange/protocol.py)",
+        "--protocol: the agent, its goal-blind self, the scan-and-open heuristic (fitted on "
+        "--train-episodes), random and done on the --held-out episodes, paired comparisons",
+    )
+    proto.add_argument("--protocol", action="store_true")
+    proto.add_argument("--held-out", type=Path, help="the held-out episode file (.pkl.gz)")
+    proto.add_argument("--train-episodes", type=Path, help="the agent's training episode file")
+    proto.add_argument("--json", type=Path, help="write the protocol report (JSON) here")
+    proto.add_argument("--processes", type=int, default=1)
     args = ap.parse_args(argv)
     if args.official or args.list:
         rc = _official(args)
@@ -499,6 +509,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             **parse_json_object("--config-kwargs", args.config_kwargs),
         }
         args.config_kwargs = json.dumps(merged)
+    if args.protocol:
+        return protocol_main(args)
     with report_usage_errors(PROG):
         config, ckpt_agent = _prepare(args)
     rows: Dict[str, Dict[str, float]] = {}
@@ -530,6 +542,48 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(LEADERBOARD_WARNING)
     if args.table:
         write_text_atomic(args.table, table + "\n")
+    return 0
+
+
+def protocol_main(args: argparse.Namespace) -> int:
+    """--protocol: the five-row table (markdown) and, with --json, the full report."""
+    from . import protocol as proto
+
+    with report_usage_errors(PROG):
+        for flag in ("checkpoint", "held_out", "train_episodes"):
+            if getattr(args, flag) is None:
+                raise UsageError(f"--protocol needs --{flag.replace('_', '-')}")
+        for flag in ("table", "json"):
+            if getattr(args, flag) is not None:
+                check_output_file(f"--{flag}", getattr(args, flag))
+        check_int("--processes", args.processes, 1)
+        kwargs = parse_json_object("--config-kwargs", args.config_kwargs)
+        source, held, train, horizon = proto.prepare(
+            args.checkpoint,
+            args.held_out,
+            args.train_episodes,
+            Path.cwd(),
+            args.config,
+            kwargs,
+            args.seed,
+        )
+    with stop_children_on_signals(PROG):
+        report = proto.evaluate_protocol(
+            source,
+            args.held_out,
+            held,
+            args.train_episodes,
+            train,
+            horizon,
+            args.seed,
+            args.processes,
+        )
+    table = proto.protocol_table(report) + "\n\n" + proto.verdict_words(report)
+    print(table)
+    if args.table:
+        write_text_atomic(args.table, table + "\n")
+    if args.json:
+        write_text_atomic(args.json, json.dumps(report, indent=1, default=_json_default) + "\n")
     return 0
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections import defaultdict, deque
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Set, Tuple
 
@@ -53,6 +54,7 @@ class ShortestPathNavigatorTHOR:
         self.removed_edges: Set[Tuple[Key, Key]] = set()
         self._dist_cache: Tuple[Optional[frozenset], int, Dict[Key, int]] = (None, -1, {})
         self._graph_version = 0
+        self._ensured: Tuple[Optional[frozenset], Optional[nx.DiGraph]] = (None, None)
 
     @property
     def scene_name(self) -> str:
@@ -184,8 +186,10 @@ class ShortestPathNavigatorTHOR:
         """Next action on a shortest path to any target; 'Pass' when already there."""
         targets = frozenset(targets)
         self.ensure_node(source)
-        for t in targets:
-            self.ensure_node(t)
+        if self._ensured != (targets, self.graph):
+            for t in targets:
+                self.ensure_node(t)
+            self._ensured = (targets, self.graph)
         if source in targets:
             return "Pass"
         dist = self._distances_to(targets)
@@ -238,6 +242,9 @@ class GreedyUnshuffleExpert:
         # Why the expert last failed on each object (read by benchmarks' failure taxonomy).
         self.failure_reasons: Dict[str, str] = {}
         self._drop_reason: Optional[str] = None
+        self._target_keys_cache: Dict[Tuple[int, int], Tuple[List, frozenset]] = {}
+        # seconds spent choosing each action (benchmarks/rearrange_expert.py reports the median)
+        self.plan_seconds: List[float] = []
         if task.object_names_seen_in_walkthrough is not None:
             ips, gps, cps = env.poses
             for g in gps:
@@ -256,13 +263,23 @@ class GreedyUnshuffleExpert:
     def _interactable_poses(self, pose: Dict[str, Any]) -> List[Dict[str, Any]]:
         return self.env.interactable_cache.get(self.env.scene, pose, self.env.controller)
 
+    def _target_keys(self, poses: List[Dict[str, Any]]) -> frozenset:
+        """The graph keys of `poses`, computed once per pose list: the lists are cached per
+        object pose and only ever shrink in place (`_delete_current_pose`), so (identity,
+        length) tells whether the keys are still those of the list."""
+        tag = (id(poses), len(poses))
+        hit = self._target_keys_cache.get(tag)
+        if hit is None or hit[0] is not poses:
+            hit = (poses, frozenset(location_to_key(p) for p in poses))
+            self._target_keys_cache[tag] = hit
+        return hit[1]
+
     def _nav_to(self, pose: Dict[str, Any]) -> Tuple[Optional[str], List[Dict[str, Any]]]:
         """Navigation action toward a pose from which `pose` can be interacted with."""
         poses = self._interactable_poses(pose)
         if not poses:
             return None, poses
-        targets = {location_to_key(p) for p in poses}
-        act = self.nav.shortest_path_next_action(self._agent_key(), targets)
+        act = self.nav.shortest_path_next_action(self._agent_key(), self._target_keys(poses))
         if act != "Pass":
             return act, poses
         loc = self.env.get_agent_location()
@@ -415,7 +432,9 @@ class GreedyUnshuffleExpert:
         return acts.index(a) if a in acts else None
 
     def _generate_and_record(self) -> None:
+        t0 = time.perf_counter()
         name = self._generate()
+        self.plan_seconds.append(time.perf_counter() - t0)
         self._last_expert_action_name = name
         self.expert_action_list.append(self._to_index(name))
 

@@ -1,10 +1,13 @@
-"""The README's main job: a shipped 1-phase DAgger agent beats random on held-out episodes.
+"""The README's main job: the shipped 1-phase DAgger agent in the learning protocol.
 
 1. loads the shipped thor_lite checkpoint (pretrained_model_ckpts/one_phase_rgb_dagger/, trained
-   by scripts/train_rearrange_curriculum.py on the one-object slice it names) and plays its argmax
-   policy on the slice's held-out episodes (held_out.pkl.gz next to it) next to a
-   seeded random agent and "done at step 0": % Fixed Strict and % success with 95 % CIs
-   (results.md, results.json) and a GIF of one episode (current view | goal view);
+   by scripts/train_rearrange_curriculum.py on the one-object slice it names) and plays the five
+   rows of rearrange/protocol.py on the slice's held-out episodes (held_out.pkl.gz next to it):
+   its argmax policy, the same policy with its goal view replaced by its current view, the
+   scan-and-open heuristic fitted on its training episodes, a seeded random agent and "done at
+   step 0"; % Fixed Strict and % success with 95 % CIs and the agent's paired differences to
+   each row (results.md, results.json with the episode files' sha256) and a GIF of one episode
+   (current view | goal view);
 2. with --train-from-scratch instead: a short allenact DAgger training on the full task,
    `allenact --eval` on val, the same random/done comparison and a submission.json.gz (the
    previous main job; a few CPU minutes do not beat random there);
@@ -22,7 +25,6 @@ Everything goes to out/main_job/. Exits non-zero if any stage fails.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import glob
 import json
 import os
@@ -46,6 +48,7 @@ REPO = Path(__file__).resolve().parents[1]
 CONFIG = "baseline_configs/one_phase/one_phase_rgb_dagger.py"
 SHIPPED = REPO / "pretrained_model_ckpts" / "one_phase_rgb_dagger" / "thor_lite_one_object_slice.pt"
 HELD_OUT = SHIPPED.parent / "held_out.pkl.gz"  # the slice's held-out episodes it was measured on
+TRAIN_EPISODES = REPO / "data" / "rearrange_curriculum_open" / "train.pkl.gz"  # it was trained on
 ALFRED_SHIPPED = (
     REPO / "pretrained_model_ckpts" / "alfred_seq2seq_pm_gpu" / "alfred_seq2seq_pm_lite.pt"
 )
@@ -88,6 +91,7 @@ def _check_args(args: argparse.Namespace) -> None:
 
         check_input_file("--checkpoint", args.checkpoint)
         check_input_file("--held-out", args.held_out)
+        check_input_file("--train-episodes", args.train_episodes)
         if args.held_out_per_scene is not None:
             check_int("--held-out-per-scene", args.held_out_per_scene, 1)
 
@@ -153,6 +157,12 @@ def main(argv=None) -> int:
         help="held-out episodes of the checkpoint's slice",
     )
     ap.add_argument(
+        "--train-episodes",
+        type=Path,
+        default=TRAIN_EPISODES,
+        help="the checkpoint's training episodes (the heuristic's choices are fitted on them)",
+    )
+    ap.add_argument(
         "--held-out-per-scene",
         type=int,
         default=None,
@@ -174,48 +184,65 @@ def main(argv=None) -> int:
 
 
 def evaluate_shipped(args: argparse.Namespace, out: Path) -> None:
-    """The shipped agent vs random vs done on the held-out slice episodes, with 95 % CIs."""
+    """The shipped agent in the learning protocol (rearrange/protocol.py) on its held-out slice
+    episodes: the agent, its goal-blind self, the scan-and-open heuristic fitted on its training
+    episodes, random and done, compared episode by episode with 95 % intervals."""
+    from collections import OrderedDict
+
     import torch
 
+    from common.cli import UsageError
     from rearrange import curriculum as cur
-    from rearrange.dataset import load_dataset
-    from rearrange.eval import write_gif
+    from rearrange import protocol as proto
+    from rearrange.eval import _json_default, write_gif
 
     torch.set_num_threads(
         1
     )  # 64x64 policy steps: more threads fight the simulator (4.3 vs 1.3-1.9 s/episode, loaded)
+    with report_usage_errors("main job"):
+        source, held, train, horizon = proto.prepare(
+            args.checkpoint, args.held_out, args.train_episodes, REPO
+        )
+        if source.config is not None:
+            raise UsageError(f"--checkpoint {args.checkpoint}: not a curriculum checkpoint")
+    if args.held_out_per_scene is not None:
+        held = OrderedDict((s, eps[: args.held_out_per_scene]) for s, eps in held.items())
     config, model, meta = cur.load_agent(args.checkpoint, REPO)
     spec = cur.SliceSpec(**meta["slice"])
-    if args.held_out_per_scene is not None:
-        spec = dataclasses.replace(spec, held_out_per_scene=args.held_out_per_scene)
-    held = cur.held_out_of(spec, load_dataset(args.held_out))
-    if not any(held.values()):
-        raise SystemExit(
-            f"main job: {args.held_out} holds no held-out episodes of the slice {spec.describe()}"
-        )
-    horizon = int(meta["slice"]["max_steps"])
     t0 = time.time()
-    name = f"shipped DAgger ({args.checkpoint.name}, argmax)"
     with stop_children_on_signals("main job"):
-        rows = cur.evaluate_checkpoint(
-            args.checkpoint, REPO, held, horizon, args.seed, name, args.processes
+        report = proto.evaluate_protocol(
+            source,
+            args.held_out,
+            held,
+            args.train_episodes,
+            train,
+            horizon,
+            args.seed,
+            args.processes,
         )
     frames: list = []
     cur.run_episodes(
         config, type(held)(list(held.items())[:1]), *_argmax_agent(model), horizon, "gif", frames
     )
     write_gif(frames, out / "episode.gif")
-    verdict = "beats" if cur.beats(rows[name]["all"], rows["random"]["all"]) else "does NOT beat"
+    ho, tr = report["held_out"], report["training_episodes"]
     summary = (
         f"# Main job: shipped 1-phase RGB DAgger agent on thor_lite, held-out episodes\n\n"
         f"Slice: {spec.describe()}\n\n"
-        f"{cur.ci_table(rows)}\n\nThe shipped agent {verdict} random beyond the 95 % CIs (% Fixed Strict). "
+        f"Held-out: {ho['episodes']} episodes of `{ho['file']}` (sha256 {ho['sha256']}); "
+        f"heuristic fitted on `{tr['file']}` (sha256 {tr['sha256']}). Held-out scenes also in "
+        f"training: {', '.join(report['overlap']['scenes_in_training']) or 'none'}; held-out "
+        f"start poses equal to a training one: {report['overlap']['start_poses_in_training']}.\n\n"
+        f"{proto.protocol_table(report)}\n\n{proto.verdict_words(report)} "
         f"Evaluated in {time.time() - t0:.0f} s; checkpoint {args.checkpoint}, trained by "
         f"`{meta['trained_by']}`.\n"
     )
     print(summary)
     write_text_atomic(out / "results.md", summary)
-    write_text_atomic(out / "results.json", json.dumps(rows, indent=2))
+    write_text_atomic(
+        out / "results.json", json.dumps(report, indent=1, default=_json_default) + "\n"
+    )
     print(f"wrote {out / 'results.md'}, {out / 'results.json'}, {out / 'episode.gif'}")
 
 

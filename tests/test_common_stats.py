@@ -40,3 +40,32 @@ def test_paired_difference_is_antisymmetric_and_zero_on_itself():
     assert lo <= d <= hi and hi > 0.0
     assert paired_bootstrap_difference(*a, *a, seed=0) == (0.0, (0.0, 0.0))
     assert paired_bootstrap_difference([], [], [], [], seed=0) == (0.0, (0.0, 0.0))
+
+
+def test_mcnemar_exact_known_values():
+    from common.stats import mcnemar_exact
+
+    # 1 vs 5 discordant pairs: p = 2 * P(X <= 1 | n = 6, 1/2) = 2 * (1 + 6) / 64
+    assert mcnemar_exact(1, 5) == pytest.approx(14 / 64)
+    assert mcnemar_exact(5, 1) == pytest.approx(14 / 64)
+    # 0 vs 10: 2 / 1024; equal counts give p = 1; no discordant pairs is no evidence
+    assert mcnemar_exact(0, 10) == pytest.approx(2 / 1024)
+    assert mcnemar_exact(7, 7) == pytest.approx(1.0)
+    assert mcnemar_exact(0, 0) == 1.0
+
+
+def test_paired_mean_difference_known_values():
+    from common.stats import paired_bootstrap_mean_difference
+
+    a, b = [0.5, 0.7, 0.9, 0.2], [0.4, 0.6, 0.8, 0.1]  # a constant shift of 0.1: no spread
+    d, (lo, hi) = paired_bootstrap_mean_difference(a, b, seed=0)
+    assert d == pytest.approx(0.1) and lo == pytest.approx(0.1) and hi == pytest.approx(0.1)
+    # the same resampling as the ratio version with unit denominators
+    x, y = [1, 0, 1, 1, 0, 1], [0, 0, 1, 0, 1, 0]
+    assert paired_bootstrap_mean_difference(x, y, seed=4) == paired_bootstrap_difference(
+        x, [1] * 6, y, [1] * 6, seed=4
+    )
+    d, (lo, hi) = paired_bootstrap_mean_difference(x, y, seed=4)
+    assert d == pytest.approx(2 / 6) and lo < d < hi
+    with pytest.raises(ValueError):
+        paired_bootstrap_mean_difference([1, 2], [1], seed=0)

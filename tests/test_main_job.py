@@ -80,7 +80,7 @@ def test_shipped_checkpoint_is_small_and_loads_strictly(main_job):
 
 def test_main_job_evaluates_the_shipped_agent(tmp_path, main_job):
     """The default path on two held-out episodes (the first 2 of 3, `--held-out-per-scene 2`):
-    table with CIs for the three agents, GIF, JSON."""
+    the protocol's five rows with CIs and paired comparisons, GIF, JSON naming the files."""
     from rearrange.dataset import load_dataset, save_dataset
 
     from rearrange.curriculum import episode_kind, load_agent, SliceSpec
@@ -104,12 +104,18 @@ def test_main_job_evaluates_the_shipped_agent(tmp_path, main_job):
         )
         == 0
     )
+    from rearrange.protocol import ROWS, sha256_of
+
     text = (tmp_path / "o" / "results.md").read_text()
-    rows = json.loads((tmp_path / "o" / "results.json").read_text())
-    assert len(rows) == 3 and {"random", "done at step 0"} < set(rows)
-    assert all(r["all"]["episodes"] == 2 for r in rows.values())
-    assert rows["done at step 0"]["all"]["fixed_strict"]["pct"] == 0.0
+    report = json.loads((tmp_path / "o" / "results.json").read_text())
+    rows = report["rows"]
+    assert tuple(rows) == ROWS and all(r["episodes"] == 2 for r in rows.values())
+    assert rows["done at step 0"]["fixed_strict"]["pct"] == 0.0
+    assert report["held_out"]["sha256"] == sha256_of(small)
+    assert report["training_episodes"]["sha256"] == sha256_of(main_job.TRAIN_EPISODES)
+    assert set(report["comparisons"]) == set(ROWS[1:])
     assert "% Fixed Strict [95% CI]" in text and (tmp_path / "o" / "episode.gif").stat().st_size > 0
+    assert "The agent " in text and report["held_out"]["sha256"] in text
     # the agents ran in 2 worker processes (the default); one process gives the same numbers
     assert (
         main_job.main(
@@ -127,7 +133,7 @@ def test_main_job_evaluates_the_shipped_agent(tmp_path, main_job):
         )
         == 0
     )
-    assert json.loads((tmp_path / "o1" / "results.json").read_text()) == rows
+    assert json.loads((tmp_path / "o1" / "results.json").read_text()) == report
 
 
 def _results(gc_pairs) -> dict:
