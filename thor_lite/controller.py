@@ -430,10 +430,10 @@ def _instances(w: World, names: Tuple[str, ...]):
             else drawn_held_box(w, o).transform()[None].astype(np.float32)
         )
         mats.append(m)
-        cols.append(o.color)
+        cols.append(o.part_colors if o.object_id != w.held else o.color[None])
         ids.append(index[o.object_id])
         counts.append(len(m))
-    cols = [np.repeat(np.asarray(cols, dtype=np.uint8).reshape(-1, 3), counts, axis=0)]
+    cols = [np.concatenate(cols).reshape(-1, 3)] if cols else []
     ids = [np.repeat(np.asarray(ids, dtype=np.int32), counts)]
     walls = w._cache.get("room_transforms")
     if walls is None:
