@@ -114,3 +114,27 @@ def test_the_same_state_renders_the_same_bytes(controller):
         )
 
     assert frames() == frames()
+
+
+def test_appearance_is_keyed_by_type_and_name(controller):
+    """Objects of one type share the pattern's kind; an object's pattern byte comes from its
+    name, so it is the same after a reset (goal and current views) and when it moves."""
+    from thor_lite.render import pattern_code
+
+    c = controller
+    c.reset(scene="FloorPlan1")
+    w = c._world
+    first = {oid: o.pattern for oid, o in w.objects.items()}
+    kinds = {}
+    for o in w.objects.values():
+        kinds.setdefault(o.shape_type or o.object_type, set()).add(o.pattern & 3)
+        assert o.pattern == pattern_code(o.shape_type or o.object_type, o.name)
+    assert all(len(k) == 1 for k in kinds.values())
+    assert len({k for ks in kinds.values() for k in ks}) > 1  # types differ
+    cabinets = {o.pattern >> 2 for o in w.objects.values() if o.object_type == "Cabinet"}
+    assert len(cabinets) > 1  # instances of a type differ
+    apple = next(o for o in w.objects.values() if o.object_type == "Apple")
+    moved = apple.with_changes(position=(0.0, 1.0, 0.0))
+    assert moved.pattern == apple.pattern
+    c.reset(scene="FloorPlan1")
+    assert {oid: o.pattern for oid, o in c._world.objects.items()} == first

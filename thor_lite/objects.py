@@ -351,6 +351,14 @@ class SimObject:
         return np.clip(c, 0, 255).astype(np.uint8)
 
     @cached_property
+    def pattern(self) -> int:
+        """Surface pattern byte (`render.pattern_code`): its kind by type, its variant by name,
+        so a type is recognisable and an object looks the same in every view."""
+        from .render import pattern_code
+
+        return pattern_code(self.shape_type or self.object_type, self.name)
+
+    @cached_property
     def part_colors(self) -> np.ndarray:
         """(parts, 3) uint8: `color` per part, a moving part in its own tone."""
         n = len(self.parts)
