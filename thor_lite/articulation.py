@@ -16,14 +16,11 @@ fronts do: an agent's pose or a placement never depends on a part's current angl
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
 from .geometry import Box
-
-if TYPE_CHECKING:
-    from .objects import SimObject
 
 
 @dataclass(frozen=True)
@@ -90,11 +87,10 @@ def _depth_axis(u: Box, front: np.ndarray) -> Tuple[int, float]:
     return d, float(np.sign(front @ u.rot[:, d])) or 1.0
 
 
-def articulated_parts(
-    o: "SimObject", b: Box
-) -> Optional[Tuple[Tuple[Box, ...], Tuple[float, ...]]]:
-    """(boxes, colour factors) drawing `o` (its box `b`) at its openness, or None when its
-    type has no row or the box is tilted (a knocked-over book keeps its box)."""
+def articulated_parts(o: Any, b: Box) -> Optional[Tuple[Tuple[Box, ...], Tuple[float, ...]]]:
+    """(boxes, colour factors) drawing `o` (a SimObject, untyped here: objects imports this
+    module) with its box `b` at its openness, or None when its type has no row or the box is
+    tilted (a knocked-over book keeps its box)."""
     art = ARTICULATIONS.get(o.object_type)
     u = b.upright()
     if art is None or u is None:
