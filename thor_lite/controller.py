@@ -358,8 +358,8 @@ class Controller:
             )
         key = (view.generation, view.version, view.held, view.agent if view.held else None)
         if self._uploaded_key != key:
-            transforms, colors, ids = _instances(view, names)
-            self._renderer.set_instances(transforms, colors, ids)
+            transforms, colors, ids, patterns = _instances(view, names)
+            self._renderer.set_instances(transforms, colors, ids, patterns)
             self._uploaded_key = key
         a = view.agent
         seg = flags["renderInstanceSegmentation"] or flags["renderSemanticSegmentation"]
@@ -420,7 +420,7 @@ def _id_table(w: World) -> Tuple[Tuple[str, ...], np.ndarray]:
 
 def _instances(w: World, names: Tuple[str, ...]):
     index = {n: i for i, n in enumerate(names)}
-    mats, cols, ids, counts = [], [], [], []
+    mats, cols, ids, counts, pats = [], [], [], [], []
     for o in w.objects.values():
         if not o.rendered:
             continue
@@ -430,11 +430,13 @@ def _instances(w: World, names: Tuple[str, ...]):
             else drawn_held_box(w, o).transform()[None].astype(np.float32)
         )
         mats.append(m)
-        cols.append(o.color)
+        cols.append(o.part_colors if o.object_id != w.held else o.color[None])
         ids.append(index[o.object_id])
+        pats.append(o.pattern)
         counts.append(len(m))
-    cols = [np.repeat(np.asarray(cols, dtype=np.uint8).reshape(-1, 3), counts, axis=0)]
+    cols = [np.concatenate(cols).reshape(-1, 3)] if cols else []
     ids = [np.repeat(np.asarray(ids, dtype=np.int32), counts)]
+    pats = [np.repeat(np.asarray(pats, dtype=np.uint8), counts)]
     walls = w._cache.get("room_transforms")
     if walls is None:
         walls = np.stack([b.transform() for b in _room_boxes(w)]).astype(np.float32)
@@ -443,4 +445,10 @@ def _instances(w: World, names: Tuple[str, ...]):
     wall_cols = np.array([[200, 196, 188]] * (len(_WALL_NAMES) - 1) + [[230, 230, 230]], np.uint8)
     cols.append(wall_cols)
     ids.append(np.array([index[n] for n in _WALL_NAMES], dtype=np.int32))
-    return (np.concatenate(mats), np.concatenate(cols).astype(np.uint8), np.concatenate(ids))
+    pats.append(np.zeros(len(_WALL_NAMES), dtype=np.uint8))  # walls, floor and ceiling: flat
+    return (
+        np.concatenate(mats),
+        np.concatenate(cols).astype(np.uint8),
+        np.concatenate(ids),
+        np.concatenate(pats),
+    )

@@ -36,6 +36,7 @@ from .constants import (
     TV_PANEL_DEPTH,
     TV_STAND_WIDTH,
 )
+from .articulation import ARTICULATIONS, articulated_parts
 from .geometry import AABB_CORNER_SIGNS, Box, euler_to_matrix
 from .scene_data import ObjectRecord
 
@@ -94,6 +95,8 @@ class SimObject:
     # THOR 2.1.0 mode: a window drawn as thin panes on these faces of its box ("+x", "-z", ...)
     # instead of the box: a corner window's box spans the room corner (shapes.window_panes)
     panes: Tuple[str, ...] = ()
+    # the openness the scene recorded its box at (a scaled part grows from it: articulation)
+    rest_openness: float = 0.0
 
     # --- construction ------------------------------------------------------------------
     @staticmethod
@@ -114,6 +117,7 @@ class SimObject:
             flags=dict(rec.flags),
             is_open=bool(s.get("isOpen")),
             openness=float(s.get("openness") or 0.0),
+            rest_openness=float(s.get("openness") or 0.0),
             is_toggled=bool(s.get("isToggled")),
             is_sliced=bool(s.get("isSliced")),
             is_cooked=bool(s.get("isCooked")),
@@ -202,6 +206,8 @@ class SimObject:
                 b.rot,
             )
             return _hollow_parts(b, open_faces=("top", "bottom")) + (sheet,)
+        if self._articulated is not None:
+            return self._articulated[0]
         if t in IN_RECEPTACLES and self.flags.get("openable"):
             if self.openness > 0:
                 return self._open_container_parts(b)
@@ -234,6 +240,23 @@ class SimObject:
         if self.thor2_mesh and t in ROUND_TYPES_THOR2:
             return _round_parts(b)
         return (b,)
+
+    @cached_property
+    def _articulated(self) -> Optional[Tuple[Tuple[Box, ...], Tuple[float, ...]]]:
+        """Parts and colour factors of an openable whose lid, cover, screen, curtain, blind or
+        glass door moves (`articulation.ARTICULATIONS`); None for every other object."""
+        if not self.flags.get("openable") or self.object_type not in ARTICULATIONS:
+            return None
+        b = self.box
+        up = b.upright()
+        if self.surface_offset is not None and up is not None:
+            b = _truncated(up, self.surface_offset)  # what THOR's scene rests on it
+        return articulated_parts(self, b)
+
+    @property
+    def articulated(self) -> bool:
+        """Drawn as a body and a moving part (not a hollow container, whatever its count)."""
+        return self._articulated is not None
 
     def drawer_shift(self) -> np.ndarray:
         """How far an open Drawer has slid out of its closed box, as a world xz vector:
@@ -326,6 +349,23 @@ class SimObject:
         ):
             c = c * 0.5 + 127
         return np.clip(c, 0, 255).astype(np.uint8)
+
+    @cached_property
+    def pattern(self) -> int:
+        """Surface pattern byte (`render.pattern_code`): its kind by type, its variant by name,
+        so a type is recognisable and an object looks the same in every view."""
+        from .render import pattern_code
+
+        return pattern_code(self.shape_type or self.object_type, self.name)
+
+    @cached_property
+    def part_colors(self) -> np.ndarray:
+        """(parts, 3) uint8: `color` per part, a moving part in its own tone."""
+        n = len(self.parts)
+        if self._articulated is None:
+            return np.broadcast_to(self.color, (n, 3))
+        tones = np.asarray(self._articulated[1], dtype=np.float64)[:, None]
+        return np.clip(self.color[None].astype(np.float64) * tones, 0, 255).astype(np.uint8)
 
     @cached_property
     def part_transforms(self) -> np.ndarray:

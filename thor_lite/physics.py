@@ -100,7 +100,7 @@ def surface_height(w: World, rec: SimObject, spawn: bool = False) -> float:
         shape in TABLE_LIKE and not spawn
     ):  # a top slab on legs (not hollow): its top, not the floor between the legs
         return float(hi[1])
-    if len(rec.parts) > 1:  # hollow: rest on the inner bottom
+    if len(rec.parts) > 1 and not rec.articulated:  # hollow: rest on the inner bottom
         return float(lo[1] + min(0.02, (hi[1] - lo[1]) * 0.25))
     return float(hi[1])
 

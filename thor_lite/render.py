@@ -24,7 +24,14 @@ import numpy as np
 from .constants import CAMERA_FAR, CAMERA_NEAR
 from .geometry import camera_tan_aspect
 
-__all__ = ["RendererUnavailable", "BoxRenderer", "LIGHT_DIR", "AMBIENT", "DIFFUSE"]
+__all__ = [
+    "RendererUnavailable",
+    "BoxRenderer",
+    "LIGHT_DIR",
+    "AMBIENT",
+    "DIFFUSE",
+    "pattern_code",
+]
 
 # Shading constants (exported so tests and debugging tools can predict colours).
 # Direction *towards* the light: mostly from above, a little from +x and -z, so
@@ -43,11 +50,28 @@ _UNAVAILABLE_HINT = (
 
 # Per-instance record uploaded to the GPU: the top three rows of the
 # world-from-unit-cube matrix (the last row is always 0,0,0,1), the colour as
-# normalised bytes plus one pad byte, and the integer instance id.
+# normalised bytes, the surface pattern byte (`pattern_code`) and the integer instance id.
 _INSTANCE_DTYPE = np.dtype(
-    [("rows", "<f4", (3, 4)), ("color", "u1", (3,)), ("pad", "u1"), ("id", "<i4")]
+    [("rows", "<f4", (3, 4)), ("color", "u1", (3,)), ("pattern", "u1"), ("id", "<i4")]
 )
-_INSTANCE_FORMAT = "4f 4f 4f 3f1 1x 1i /i"
+_INSTANCE_FORMAT = "4f 4f 4f 3f1 1u1 1i /i"
+
+#: pattern byte: 0 is a flat colour; otherwise bit 7 set, bits 0-1 the kind (which faces take
+#: the second tone: those across the box's x, y or z axis, or every side) and bits 2-6 the
+#: variant (how strongly). Chosen per face in the vertex shader: no per-pixel cost
+PATTERN_KINDS = 4
+
+
+def pattern_code(kind_key: str, variant_key: str) -> int:
+    """The pattern byte of a surface: its kind keyed by `kind_key` (an object type, so a type
+    looks alike everywhere), its variant by `variant_key` (an object's name, so the same object
+    looks the same in every view and episode)."""
+    import zlib
+
+    kind = zlib.crc32(kind_key.encode()) % PATTERN_KINDS
+    variant = (zlib.crc32(variant_key.encode()) >> 3) & 31
+    return 128 | (variant << 2) | kind
+
 
 _VERTEX_SHADER = """
 #version 330
@@ -60,6 +84,7 @@ in vec4 in_row0;     // world-from-cube matrix, row 0
 in vec4 in_row1;
 in vec4 in_row2;
 in vec3 in_color;
+in uint in_pattern;
 in int in_id;
 
 flat out vec3 v_color;
@@ -74,7 +99,19 @@ void main() {
                   dot(in_row2.xyz, in_normal));
     float len = length(n);
     float lambert = len > 0.0 ? max(dot(n / len, u_light), 0.0) : 0.0;
-    v_color = in_color * (AMBIENT + DIFFUSE * lambert);
+    // two-tone material, per face and so free per pixel: the faces the pattern's kind picks
+    // (those across the box's x, y or z axis, or all sides) take the type's second tone (its
+    // colour's channels rotated), mixed by the variant (per instance)
+    vec3 c = in_color;
+    int pat = int(in_pattern);
+    if (pat != 0) {
+        int kind = pat & 3;
+        float amount = 0.3 + 0.02 * float((pat >> 2) & 31);
+        vec3 an = abs(in_normal);
+        float sel = kind == 3 ? 1.0 - an.y : an[kind];
+        c = mix(c, c.gbr * 0.85, amount * sel);
+    }
+    v_color = c * (AMBIENT + DIFFUSE * lambert);
     v_id = in_id;
     gl_Position = u_viewproj * vec4(world, 1.0);
 }
@@ -200,11 +237,18 @@ class BoxRenderer:
         self._fov_deg = fov_deg
 
     # --------------------------------------------------------------- instances
-    def set_instances(self, transforms: np.ndarray, colors: np.ndarray, ids: np.ndarray) -> None:
+    def set_instances(
+        self,
+        transforms: np.ndarray,
+        colors: np.ndarray,
+        ids: np.ndarray,
+        patterns: Optional[np.ndarray] = None,
+    ) -> None:
         """Replace the set of boxes drawn.
 
         ``transforms`` is (N,4,4) world-from-unit-cube (cube = [-1,1]^3),
-        ``colors`` (N,3) uint8 and ``ids`` (N,) int32 >= 1. Only the instance
+        ``colors`` (N,3) uint8, ``ids`` (N,) int32 >= 1 and ``patterns`` (N,)
+        uint8 pattern bytes (`pattern_code`; None: all flat). Only the instance
         buffer is re-uploaded, on the next render.
         """
         transforms = np.asarray(transforms)
@@ -225,6 +269,7 @@ class BoxRenderer:
         rec = self._instances
         rec["rows"] = transforms[:, :3, :]
         rec["color"] = colors
+        rec["pattern"] = 0 if patterns is None else np.asarray(patterns, dtype=np.uint8)
         rec["id"] = ids
         self._instances_dirty = True
 
@@ -389,6 +434,7 @@ class BoxRenderer:
                     "in_row1",
                     "in_row2",
                     "in_color",
+                    "in_pattern",
                     "in_id",
                 ),
             ],

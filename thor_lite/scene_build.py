@@ -60,6 +60,7 @@ def build_world(
         profile=profile,
     )
     init_openable_fronts(w)
+    init_fixed_ends(w)
     for oid, d in proud_distances(w.objects.values()).items():
         w.objects[oid] = w.objects[oid].with_changes(proud=d)
     init_surfaces(w)
@@ -79,6 +80,23 @@ def init_openable_fronts(w: World) -> None:
     """Pick the door side of each openable: the face looking into the most free space."""
     for oid, front in free_space_fronts(w.objects.values(), w.free_cells(), w.grid_size).items():
         w.objects[oid] = w.objects[oid].with_changes(front=front)
+
+
+def init_fixed_ends(w: World) -> None:
+    """A shower curtain is bunched, and a shower door hinged, at the end of its box nearer the
+    room's boundary (the wall it hangs from): it spreads or swings towards the room (no prefab
+    records the side; `articulation` reads it as `hinge_high`)."""
+    for oid, o in list(w.objects.items()):
+        if o.object_type not in ("ShowerCurtain", "ShowerDoor") or not o.flags.get("openable"):
+            continue
+        lo, hi = o.aabb
+        fx, fz = o.front
+        if o.object_type == "ShowerCurtain":
+            k = 0 if hi[0] - lo[0] >= hi[2] - lo[2] else 2
+        else:
+            k = 2 if abs(fx) > abs(fz) else 0
+        high = w.room_hi[k] - hi[k] < lo[k] - w.room_lo[k]
+        w.objects[oid] = o.with_changes(hinge_high=bool(high))
 
 
 def init_surfaces(w: World) -> None:
