@@ -336,7 +336,7 @@ def test_helpers_end_rule_resolution_and_grid():
     assert num_subgoals(traj["plan"]["high_pddl"]) == 4
     assert (
         num_subgoals(stub_traj(with_end=False)["plan"]["high_pddl"]) == 4
-    )  # issue #97: last real subgoal kept
+    )  # the last real subgoal is kept
     objs = [
         {
             "objectId": "Apple|+09.00|+00.90|+01.00",

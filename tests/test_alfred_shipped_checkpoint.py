@@ -1,5 +1,5 @@
 """The shipped lite Seq2Seq+PM checkpoints (pretrained_model_ckpts/alfred_seq2seq_pm_il/, trained on
-2 CPU cores, and alfred_seq2seq_pm_gpu/, the GPU lease's run) stay loadable: at most 20 MB, AllenAct's layout without optimizer state, strict load through
+2 CPU cores, and alfred_seq2seq_pm_gpu/, the first GPU run) stay loadable: at most 20 MB, AllenAct's layout without optimizer state, strict load through
 `--agent checkpoint`, the encoder, dimensions, mask head and inference options its README names,
 and it acts."""
 

@@ -218,9 +218,9 @@ def test_short_lease_knobs_data_first_then_imitation_only(tmp_path):
     (dagger_frames 0), ships it and evaluates nothing (valid 0, SKIP_EVAL=1); an IL_SECONDS
     deadline that comes before the first checkpoint is one line, not a run without weights."""
     out = tmp_path / "run"
-    lease = dict(DRY_RUN="1", SKIP_EVAL="1")
+    short_run = dict(DRY_RUN="1", SKIP_EVAL="1")
     options = {"valid": 0, "dagger_frames": 0}
-    proc = _run(out, 600, options, STOP_AFTER="data", **lease)
+    proc = _run(out, 600, options, STOP_AFTER="data", **short_run)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
     assert "(STOP_AFTER=data)" in proc.stdout
     assert (out / "data" / "alfred_s2s_thor_aug" / "splits.json").is_file() and not (
@@ -230,7 +230,7 @@ def test_short_lease_knobs_data_first_then_imitation_only(tmp_path):
     assert splits["train"] and not splits.get("valid_seen") and not splits.get("valid_unseen")
 
     # a deadline long before the first of ten checkpoints of a huge run
-    proc = _run(out, 600, {**options, "il_frames": 100_000_000}, IL_SECONDS="20", **lease)
+    proc = _run(out, 600, {**options, "il_frames": 100_000_000}, IL_SECONDS="20", **short_run)
     assert proc.returncode == 1
     assert (
         proc.stderr.strip().splitlines()[-1]
@@ -242,7 +242,7 @@ def test_short_lease_knobs_data_first_then_imitation_only(tmp_path):
 
     shutil.rmtree(out / "il")
     proc = _run(
-        out, 600, options, IL_SECONDS="500", **lease
+        out, 600, options, IL_SECONDS="500", **short_run
     )  # the tiny run ends well before its deadline
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
     assert "deadline" not in proc.stdout and "no evaluation here" in proc.stdout
@@ -271,9 +271,9 @@ def test_ablations_train_beside_imitation_and_ship_at_the_step_all_reached(tmp_p
     newest checkpoint step that all of them hold: drop the no-PM run's newest checkpoint and the
     rerun ships both at the one before."""
     out = tmp_path / "run"
-    lease = dict(DRY_RUN="1", SKIP_EVAL="1", IL_SECONDS="600")
+    short_run = dict(DRY_RUN="1", SKIP_EVAL="1", IL_SECONDS="600")
     options = {"valid": 0, "dagger_frames": 0, "ablations": ["seq2seq"], "il_frames": 6000}
-    proc = _run(out, 900, options, **lease)
+    proc = _run(out, 900, options, **short_run)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
     pm_steps, nopm_steps = _steps(out / "il"), _steps(out / "il_seq2seq")
     assert pm_steps == nopm_steps and len(pm_steps) >= 2  # same batches, same checkpoint steps
@@ -292,7 +292,7 @@ def test_ablations_train_beside_imitation_and_ship_at_the_step_all_reached(tmp_p
         key=lambda p: int(p.stem.rsplit("_", 1)[1]),
     )
     newest.unlink()
-    proc = _run(out, 600, options, **lease)  # reuses both runs, trains nothing
+    proc = _run(out, 600, options, **short_run)  # reuses both runs, trains nothing
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
     assert "imitation (" not in proc.stdout and f"ships at step {pm_steps[-2]:012d}" in proc.stdout
     for name in ("imitation", "imitation_seq2seq"):

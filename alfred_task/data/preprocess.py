@@ -114,7 +114,7 @@ def preprocess_traj(
         return ex
 
     high_pddl = ex["plan"]["high_pddl"]
-    if not t.plan.has_end:  # some trajectories lack the End subgoal (§2.4, issue #97)
+    if not t.plan.has_end:  # some trajectories lack the End subgoal (§2.4)
         high_pddl.append(_end_subgoal(len(high_pddl)))
     action_low = _action_low_segments(ex["plan"]["low_actions"], high_pddl, vocab)
     action_high = _action_high_entries(high_pddl, vocab, grow)

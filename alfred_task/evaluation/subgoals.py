@@ -12,7 +12,7 @@ attempted agent action call ``update(action_name, success)``; it inspects
   the state after every step).
 * ``get_subgoal_idx()`` = number of completed subgoals - 1 (starts at -1).
 * ``num_subgoals`` excludes a trailing End (``planner_action.action == "End"``); when the
-  End is missing, every subgoal counts (issue #97 rule: look at the last planner action).
+  End is missing, every subgoal counts (ALFRED's rule: look at the last planner action).
   ``done`` once ``get_subgoal_idx() == num_subgoals - 1``.
 
 Completion checks (ids resolved to scene objects, see below):
@@ -125,7 +125,7 @@ class RewardConfig:
 
 
 def num_subgoals(high_pddl: Sequence[Mapping]) -> int:
-    """Number of subgoals, excluding a trailing End (kept when the End is missing, issue #97)."""
+    """Number of subgoals, excluding a trailing End (kept when the End is missing)."""
     if not high_pddl:
         return 0
     last = high_pddl[-1].get("planner_action", {}).get("action")

@@ -11,7 +11,7 @@ Total = Σ weight × term; defaults are ALFRED's README command (1, 1, 0.1, 0.1)
 Not ALFRED's (off by default, weight ``mask_dice``): a soft Dice term on the same interaction masks.
 Why: the balanced BCE weighs the few positive pixels as much as all the negative ones, so a model
 that cannot yet localise a small target lowers it most by covering a blob around it, and ALFRED's
-IoU rule then resolves the blob to the receptacle underneath (docs/alfred_seq2seq_experiments.md, session 8). Dice is
+IoU rule then resolves the blob to the receptacle underneath (docs/logs/alfred_seq2seq_experiments.md). Dice is
 an overlap ratio, so over-covering a 70-pixel target with 10 k pixels costs almost the full term.
 """
 

@@ -85,7 +85,7 @@ class MaskDecoder(nn.Module):
     Why: ALFRED's decoder sees the frame only through the decoder state, a vector, so where the
     named object is must survive a Linear flattening of the 7×7 map; the lite model fitted
     PickupObject masks on its own train frames in under a third of cases
-    (docs/alfred_seq2seq_experiments.md, sessions 9-13).
+    (docs/logs/alfred_seq2seq_experiments.md).
 
     ``subcell=True`` (not ALFRED's; adds ``sub_key``/``sub_query``) adds a 28×28 logit map, bilinearly
     resized, to the output: every 7×7 cell's features give a key (1×1 conv), the decoder state gives

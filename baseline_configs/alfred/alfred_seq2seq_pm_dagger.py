@@ -22,7 +22,7 @@ demonstrations. Every update then has two components in the one pipeline stage, 
 rollout (expert labels on the states the learner reached) and a batch of ``batch_size``
 teacher-forced demonstration sequences from that dataset's ``demo_split`` (ALFRED's offline loss,
 as the imitation configs), so recovery states are learnt without forgetting the demonstrations
-(online-only fine-tunes drifted away from them: docs/alfred_seq2seq_experiments.md, session 12).
+(online-only fine-tunes drifted away from them: docs/logs/alfred_seq2seq_experiments.md).
 The stage still counts online
 frames. Its features must come from ``visual_encoder``; when it is not ``data_root``, ``vocab``
 (a pp.vocab over both) is required, so demonstrations and episodes index the same embeddings.

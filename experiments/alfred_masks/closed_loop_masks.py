@@ -3,7 +3,7 @@
 Why: a Seq2Seq(+PM) trained on demonstrations sees interaction frames only from the expert's
 interaction poses. In ALFRED's task evaluation the agent's own GotoLocation ends elsewhere (the
 object smaller, off-centre), and there its pickup mask missed the target 64 of 73 times on
-valid_seen although the target was in view in 53 (docs/alfred_seq2seq_experiments.md, session 20).
+valid_seen although the target was in view in 53 (docs/logs/alfred_seq2seq_experiments.md).
 Here the trained agent acts
 exactly as in the task evaluation (`evaluation.episodes.run_task_episode`, its inference options, the
 10-failure limit, a step cap) on *train* trajectories, and before every decision taken while the
@@ -288,7 +288,7 @@ def load_rollouts(folder: Path, size: int) -> Dict[str, Any]:
         "records": records,
         "files": [str(f) for f in files],
         "trial_of": trial_of,
-        # only when every file has them (`collect --keep-rgb`; target types since session 22)
+        # only when every file has them (`collect --keep-rgb`; target types in newer files)
         "target_type": (
             None
             if any(t is None for t in extra["target_type"])

@@ -2,7 +2,7 @@
 
 Why: ALFRED's mask decoder decodes the mask from the decoder state alone; on the agent's own
 states its pickup masks land on the target about one time in ten, and refitting it on such states
-does not carry over to other trajectories (docs/alfred_seq2seq_experiments.md, sessions 20-21). A
+does not carry over to other trajectories (docs/logs/alfred_seq2seq_experiments.md, sessions 20-21). A
 pickup target (~1,200 px of 300²) is smaller than one cell of the 7×7 ResNet map. This head keeps
 the decoder state as the signal for *which* object and adds the frame's features as FiLM-modulated
 skips: the 512×7×7 map (``state+f7``) and the encoder's 256×14×14 layer3 map (``state+f14``).

@@ -2,7 +2,7 @@
 
 Session 21 refitted ALFRED's mask decoder (input: the decoder state) on masks of the trained
 agent's own states: it memorised them, but on held-out trajectories it hit the target in 13 % of
-steps (docs/alfred_seq2seq_experiments.md). This probe separates the two things such a head must
+steps (docs/logs/alfred_seq2seq_experiments.md). This probe separates the two things such a head must
 do, *which* object and *where* it is, by training small mask heads from scratch on the same kind
 of labels (`python -m experiments.alfred_masks.closed_loop_masks collect --keep-rgb`), with the same held-out
 trajectories, the same loss (ALFRED's balanced BCE) and schedule, but different inputs:

@@ -3,7 +3,7 @@
     python -m experiments.alfred_masks.mask_resolve --checkpoint out/learn/seq2seq_pm_taken.pt \\
         --data out/alfred_s2s_big --split valid_seen --trajectories 20 [--tag NAME]
 
-Why: session 8 found PickupObject subgoals fail on the mask (a blob that ALFRED's IoU rule resolves
+Why: the subgoal diagnosis found PickupObject subgoals fail on the mask (a blob that ALFRED's IoU rule resolves
 to the receptacle under the target), not on the action. This isolates the mask: each trajectory's
 expert steps are replayed on thor_lite (first annotation), the agent teacher-forced on them exactly
 as subgoal evaluation does (`evaluation.episodes.replay_steps`), and at every step where the *expert* interacts

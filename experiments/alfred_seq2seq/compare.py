@@ -553,7 +553,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="NAME=PATH",
         help="one more checkpoint to evaluate under its own NAME (not one of the variants; e.g. the "
-        "DAgger and imitation arms of must-show 4); repeatable",
+        "DAgger and imitation arms); repeatable",
     )
     ap.add_argument(
         "--pair",
