@@ -26,17 +26,16 @@ import hashlib
 import itertools
 import json
 import pickle
-import sys
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .objects import SimObject
+from ..objects import SimObject
 
 #: the pinned 2023 challenge build (`backends.THOR_COMMIT_ID`): its tables apply by default
 DEFAULT_BUILD = "a9ccb07faf771377c9ff1615bfe7e0ad01968663"
-TABLES_DIR = Path(__file__).resolve().parent / "data" / "names"
+TABLES_DIR = Path(__file__).resolve().parents[1] / "data" / "names"
 TABLE_VERSION = 1
 
 #: an episode pose this near (m) an object's default placement is that object left in place
@@ -306,15 +305,15 @@ def _sha256(path: Path) -> str:
 
 def scene_objects(scene: str) -> List[SimObject]:
     """thor_lite's objects of `scene` at reset, under today's names (no table applied)."""
-    from .scene_build import build_world
-    from .scene_data import scene_record
+    from ..scene_build import build_world
+    from ..scene_data import scene_record
 
     return list(build_world(scene_record(scene)).objects.values())
 
 
 def derive_tables(paths: Sequence[Path], build: str, log=None) -> Tuple[Dict[str, Any], List[str]]:
     """The table set of `build` from official episode files, and the refusals."""
-    from .scene_data import normalize_scene_name
+    from ..scene_data import normalize_scene_name
 
     evidence: Dict[str, SceneEvidence] = {}
     sources = []
@@ -349,41 +348,3 @@ def derive_tables(paths: Sequence[Path], build: str, log=None) -> Tuple[Dict[str
         "scenes": scenes,
     }
     return out, refusals
-
-
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    from common.atomic_io import write_json_atomic
-    from common.cli import (
-        OneLineArgumentParser,
-        UsageError,
-        check_input_file,
-        check_output_dir,
-        report_usage_errors,
-    )
-
-    prog = "python -m thor_lite.names"
-    ap = OneLineArgumentParser(prog=prog, description=__doc__.split("\n")[0])
-    ap.add_argument("--from", dest="files", nargs="+", required=True, metavar="FILE")
-    ap.add_argument("--build", default=DEFAULT_BUILD, help="commit id the files were made with")
-    ap.add_argument("--out", default=str(TABLES_DIR), help="folder of <commit_id>.json tables")
-    args = ap.parse_args(argv)
-    with report_usage_errors(prog, NameTableError):
-        paths = [check_input_file("--from", p) for p in args.files]
-        out = check_output_dir("--out", args.out)
-        if not args.build or not all(c.isalnum() or c in "-_." for c in args.build):
-            raise UsageError(f"--build {args.build!r}: expected a commit id")
-        table, refusals = derive_tables(paths, args.build, log=lambda s: print(s, flush=True))
-    for line in refusals:
-        print(f"refused: {line}", file=sys.stderr)
-    out.mkdir(parents=True, exist_ok=True)
-    dest = write_json_atomic(out / f"{args.build}.json", table, indent=1)
-    load_table.cache_clear()
-    n = sum(len(t["names"]) for t in table["scenes"].values())
-    print(f"wrote {dest}: {len(table['scenes'])} scenes, {n} names, {len(refusals)} refused")
-    return 0
-
-
-if __name__ == "__main__":
-    from common.cli import run_main
-
-    run_main(main)
