@@ -36,6 +36,7 @@ from .constants import (
 from .event import Event, LazyMetadata
 from .fidelity import profile_for
 from .geometry import Box
+from .names import DEFAULT_BUILD, apply_names
 from .metadata import agent_metadata, held_object_pose, objects_metadata, scene_bounds
 from .scene_data import layout_dilation, layouts_dir, normalize_scene_name, scene_record
 from .scene_build import build_world
@@ -109,6 +110,8 @@ class Controller:
         if kwargs.get("renderClassImage"):
             self.initialization_parameters["renderSemanticSegmentation"] = True
         self.headless = bool(kwargs.get("headless", False))  # THOR: no frames at all
+        # the build whose object names the scenes carry (thor_lite.names; None: the pinned one)
+        self.commit_id: Optional[str] = kwargs.get("commit_id")
         self._renderer = None
         self._uploaded_key: Optional[int] = None
         self.last_event: Optional[Event] = None
@@ -156,6 +159,8 @@ class Controller:
             layouts_dir(),
             bool(p.get(LAYOUT_CLEARS_MOVEABLES, False)),
             layout_dilation(),
+            # names are build-specific; ALFRED's THOR 2.1.0 scenes keep their own
+            None if p.get(LAYOUT_CLEARS_MOVEABLES, False) else (self.commit_id or DEFAULT_BUILD),
         )
         base = _BASE_WORLDS.get(key)
         if base is None:
@@ -169,6 +174,8 @@ class Controller:
                 layout_dilation=key[8],
                 profile=profile_for(key[7]),
             )
+            if key[9] is not None:
+                apply_names(base, key[9])
             base.free_cells(), base.reachable_cells()
             base.house_bounds = compute_house_bounds(base)  # fixed at load; see actions.guard
             _BASE_WORLDS[key] = base
