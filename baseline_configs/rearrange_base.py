@@ -245,6 +245,9 @@ class RearrangeBaseExperimentConfig(ExperimentConfig):
     def make_sampler_fn(self, **kwargs):
         from rearrange.tasks import RearrangeTaskSampler
 
+        # A sampler process runs one simulator; torch's default of one thread per core would make
+        # every sampler's few tensor ops contend with the other samplers and the trainer.
+        torch.set_num_threads(1)
         return RearrangeTaskSampler(**kwargs)
 
     def _data(self, stage: str) -> "OrderedDict[str, List[Dict[str, Any]]]":

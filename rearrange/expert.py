@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import defaultdict, deque
+from collections import OrderedDict, defaultdict, deque
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Set, Tuple
 
 import networkx as nx
@@ -37,9 +37,14 @@ class ShortestPathNavigatorTHOR:
     """A graph over (x, z, rotation, horizon); edges are single navigation actions.
 
     The scene graph is built once and shared; each episode keeps its own set of deleted
-    edges (failed moves), so nothing is copied per episode. Next-action queries use a reverse BFS from the target set, cached until the
-    targets or the graph change, so repeated expert queries cost O(degree).
+    edges (failed moves), so nothing is copied per episode. Next-action queries read a
+    shortest-path tree (reverse-BFS distances) per target set; the trees of an episode's
+    recent target sets are kept, and a failed move drops only the trees whose distances it
+    changes, so a repeated query costs O(degree) even when the expert switches between the
+    object and its goal or bumps into a wall.
     """
+
+    MAX_TREES = 16
 
     _scene_graphs: Dict[Tuple[str, float, bool], nx.DiGraph] = {}
 
@@ -52,8 +57,12 @@ class ShortestPathNavigatorTHOR:
         self._scene: Optional[str] = None
         self.graph: Optional[nx.DiGraph] = None
         self.removed_edges: Set[Tuple[Key, Key]] = set()
-        self._dist_cache: Tuple[Optional[frozenset], int, Dict[Key, int]] = (None, -1, {})
+        # target set -> distances to it; cleared when nodes are added or an episode starts
+        self._trees: "OrderedDict[frozenset, Dict[Key, int]]" = OrderedDict()
+        # node -> its out-edges as (action, neighbour), in the order the expert prefers them
+        self._succ: Dict[Key, List[Tuple[str, Key]]] = {}
         self._graph_version = 0
+        self._graph_nodes = 0
         self._ensured: Tuple[Optional[frozenset], Optional[nx.DiGraph]] = (None, None)
 
     @property
@@ -73,7 +82,7 @@ class ShortestPathNavigatorTHOR:
         self.graph = base
         self.removed_edges: Set[Tuple[Key, Key]] = set()
         self._scene = scene
-        self._graph_version += 1
+        self._graph_changed()
 
     def _reachable(self) -> List[Tuple[float, float]]:
         ev = self.controller.step("GetReachablePositions")
@@ -152,39 +161,74 @@ class ShortestPathNavigatorTHOR:
             return "MoveLeft"
         return None  # MoveBack is never used (it produced odd trajectories)
 
+    def _graph_changed(self) -> None:
+        self._graph_version += 1
+        self._graph_nodes = len(self.graph or ())
+        self._trees.clear()
+        self._succ.clear()
+
     def ensure_node(self, key: Key) -> None:
         if self.graph is None:
             self.on_reset()
         if key not in self.graph:
             self._add_node(self.graph, key)
-            self._graph_version += 1
+            self._graph_changed()
+
+    def _successors(self, key: Key) -> List[Tuple[str, Key]]:
+        succ = self._succ.get(key)
+        if succ is None:
+            succ = sorted((d["action"], n) for _, n, d in self.graph.out_edges(key, data=True))
+            self._succ[key] = succ
+        return succ
 
     def remove_edge(self, key: Key, action: str) -> None:
         if self.graph is None or key not in self.graph:
             return
-        for _, nbr, data in list(self.graph.out_edges(key, data=True)):
-            if data.get("action") == action and (key, nbr) not in self.removed_edges:
+        for act, nbr in self._successors(key):
+            if act == action and (key, nbr) not in self.removed_edges:
                 self.removed_edges.add((key, nbr))
                 self._graph_version += 1
+                self._drop_trees_using(key, nbr)
+
+    def _drop_trees_using(self, key: Key, nbr: Key) -> None:
+        """Forget the trees whose distances change without edge key -> nbr: those where it was
+        the last remaining shortest step out of `key` (any other edge leaves them exact)."""
+        for targets, dist in list(self._trees.items()):
+            d = dist.get(key)
+            if d is None or d == 0 or dist.get(nbr) != d - 1:
+                continue
+            if not any(
+                dist.get(n) == d - 1 and (key, n) not in self.removed_edges
+                for _, n in self._successors(key)
+            ):
+                del self._trees[targets]
 
     def _distances_to(self, targets: frozenset) -> Dict[Key, int]:
-        cached_targets, version, dist = self._dist_cache
-        if cached_targets == targets and version == self._graph_version:
+        dist = self._trees.get(targets)
+        if dist is not None:
+            self._trees.move_to_end(targets)
             return dist
+        pred = self.graph._pred  # networkx's predecessor dicts: the views cost a call per node
+        removed = self.removed_edges
         dist = {t: 0 for t in targets if t in self.graph}
         queue = deque(dist)
         while queue:
             cur = queue.popleft()
-            for prev in self.graph.predecessors(cur):
-                if prev not in dist and (prev, cur) not in self.removed_edges:
-                    dist[prev] = dist[cur] + 1
+            nd = dist[cur] + 1
+            for prev in pred[cur]:
+                if prev not in dist and (prev, cur) not in removed:
+                    dist[prev] = nd
                     queue.append(prev)
-        self._dist_cache = (targets, self._graph_version, dist)
+        self._trees[targets] = dist
+        while len(self._trees) > self.MAX_TREES:
+            self._trees.popitem(last=False)
         return dist
 
     def shortest_path_next_action(self, source: Key, targets: Iterable[Key]) -> Optional[str]:
         """Next action on a shortest path to any target; 'Pass' when already there."""
-        targets = frozenset(targets)
+        targets = targets if isinstance(targets, frozenset) else frozenset(targets)
+        if len(self.graph or ()) != self._graph_nodes:  # another navigator grew the shared graph
+            self._graph_changed()
         self.ensure_node(source)
         if self._ensured != (targets, self.graph):
             for t in targets:
@@ -193,19 +237,13 @@ class ShortestPathNavigatorTHOR:
         if source in targets:
             return "Pass"
         dist = self._distances_to(targets)
-        if source not in dist:
+        d = dist.get(source)
+        if d is None:
             return None
-        best = None
-        for _, nbr, data in sorted(
-            self.graph.out_edges(source, data=True), key=lambda e: (e[2]["action"], e[1])
-        ):
-            d = dist.get(nbr)
-            if (source, nbr) in self.removed_edges:
-                continue
-            if d is not None and d == dist[source] - 1:
-                best = data["action"]
-                break
-        return best
+        for action, nbr in self._successors(source):
+            if (source, nbr) not in self.removed_edges and dist.get(nbr) == d - 1:
+                return action
+        return None
 
 
 class GreedyUnshuffleExpert:
