@@ -24,6 +24,7 @@ ai2thor_controller = pytest.importorskip("ai2thor.controller")
 
 from thor_lite import Controller as LiteController  # noqa: E402
 from thor_lite.build import executable_path  # noqa: E402
+from backends import THOR_COMMIT_ID  # noqa: E402
 
 SIZE = 96
 INIT = dict(
@@ -403,3 +404,16 @@ def test_alfred_expert_episode_through_the_build_matches_in_process(monkeypatch)
     thor = _alfred_episode("thor")
     assert thor == lite
     assert lite[1]["success"] == 1.0
+
+
+@pytest.mark.parametrize("commit_id", ["", THOR_COMMIT_ID])
+def test_the_build_gives_a_builds_names_when_its_environment_names_one(monkeypatch, commit_id):
+    """ai2thor's client keeps its commit_id; THOR_LITE_COMMIT_ID chooses the names instead."""
+    from thor_lite.build.session import COMMIT_ID_ENV, BuildSession
+
+    monkeypatch.setenv(COMMIT_ID_ENV, commit_id)
+    s = BuildSession(64, 64)
+    assert s.handle({"action": "Reset", "sceneName": "FloorPlan24_physics"})[0]["lastActionSuccess"]
+    meta, _ = s.handle({"action": "Initialize", "gridSize": 0.25})
+    names = {o["name"] for o in meta["objects"]}
+    assert ("Fridge_ab2776a0" in names) == bool(commit_id)

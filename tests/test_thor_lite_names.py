@@ -44,7 +44,7 @@ def test_default_build_is_the_pinned_release() -> None:
 
 
 def test_shipped_table_applies_at_reset_with_consistent_ids() -> None:
-    c = Controller(scene="FloorPlan24")
+    c = Controller(scene="FloorPlan24", commit_id=THOR_COMMIT_ID)
     objs = _objects(c, "FloorPlan24")
     names = [o["name"] for o in objs]
     ids = {o["objectId"] for o in objs}
@@ -66,17 +66,27 @@ def test_release_ids_replace_ids_that_differ() -> None:
     """FloorPlan323's lower drawers sit 13 cm from where the pinned build puts them."""
     table = load_table(DEFAULT_BUILD)["scenes"]["FloorPlan323"]
     old, new = next(iter(table["ids"].items()))
-    ids = {o["objectId"] for o in _objects(Controller(scene="FloorPlan323"), "FloorPlan323")}
+    ids = {
+        o["objectId"]
+        for o in _objects(
+            Controller(scene="FloorPlan323", commit_id=THOR_COMMIT_ID), "FloorPlan323"
+        )
+    }
     assert new in ids and old not in ids
 
 
-def test_other_builds_and_alfred_keep_todays_names() -> None:
+def test_no_build_other_builds_and_alfred_keep_todays_names() -> None:
+    """Without a commit_id (our own task code, whose splits were generated with thor_lite's
+    names), with a build that has no table, and in ALFRED's scenes, names stay as they were."""
     plain = {o["name"] for o in _objects(Controller(commit_id="no-such-build"), "FloorPlan24")}
     assert FRIDGE not in plain
-    alfred = Controller(scene="FloorPlan24", **{LAYOUT_CLEARS_MOVEABLES: True})
+    assert FRIDGE not in {o["name"] for o in _objects(Controller(), "FloorPlan24")}
+    alfred = Controller(
+        scene="FloorPlan24", commit_id=THOR_COMMIT_ID, **{LAYOUT_CLEARS_MOVEABLES: True}
+    )
     assert FRIDGE not in {o["name"] for o in alfred.last_event.metadata["objects"]}
-    # the default and the explicit pinned build agree, deterministically
-    a = _objects(Controller(), "FloorPlan24")
+    # the pinned build's names are deterministic
+    a = _objects(Controller(commit_id=THOR_COMMIT_ID), "FloorPlan24")
     b = _objects(Controller(commit_id=THOR_COMMIT_ID), "FloorPlan24")
     assert [o["name"] for o in a] == [o["name"] for o in b]
 
@@ -188,7 +198,7 @@ def test_official_val_names_exist_after_reset() -> None:
     """Every openable name and id, and every pose name except the refused types', exists."""
     data = pickle.load(gzip.open(VAL))
     refused = " ".join(load_table(DEFAULT_BUILD)["refused"])
-    c = Controller()
+    c = Controller(commit_id=THOR_COMMIT_ID)
     missing = []
     for scene, eps in sorted(data.items()):
         objs = _objects(c, scene)

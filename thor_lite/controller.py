@@ -36,7 +36,7 @@ from .constants import (
 from .event import Event, LazyMetadata
 from .fidelity import profile_for
 from .geometry import Box
-from .names import DEFAULT_BUILD, apply_names
+from .names import apply_names
 from .metadata import agent_metadata, held_object_pose, objects_metadata, scene_bounds
 from .scene_data import layout_dilation, layouts_dir, normalize_scene_name, scene_record
 from .scene_build import build_world
@@ -159,8 +159,10 @@ class Controller:
             layouts_dir(),
             bool(p.get(LAYOUT_CLEARS_MOVEABLES, False)),
             layout_dilation(),
-            # names are build-specific; ALFRED's THOR 2.1.0 scenes keep their own
-            None if p.get(LAYOUT_CLEARS_MOVEABLES, False) else (self.commit_id or DEFAULT_BUILD),
+            # names are build-specific: a commit_id asks for that build's names (as the official
+            # code passes its challenge build's); without one, and in ALFRED's THOR 2.1.0 scenes,
+            # objects keep the names thor_lite's own splits were generated with
+            None if p.get(LAYOUT_CLEARS_MOVEABLES, False) or not self.commit_id else self.commit_id,
         )
         base = _BASE_WORLDS.get(key)
         if base is None:
