@@ -187,6 +187,14 @@ def run_scene(job: Tuple[str, List[Dict[str, Any]], int, int]) -> List[Dict[str,
     return rows
 
 
+def spread(episodes: List[Dict[str, Any]], n: Optional[int]) -> List[Dict[str, Any]]:
+    """`n` episodes evenly spaced over a scene's list (all when `n` is None): the official splits
+    order a scene's episodes by how many objects they change, so the first few change one."""
+    if n is None or n >= len(episodes):
+        return list(episodes)
+    return [episodes[(2 * k + 1) * len(episodes) // (2 * n)] for k in range(n)]
+
+
 def summary_rows(rows: List[Dict[str, Any]]) -> List[List[Any]]:
     groups: Dict[Tuple[str, str], List[Dict[str, Any]]] = defaultdict(list)
     for r in rows:
@@ -256,7 +264,9 @@ def main(argv=None) -> int:
         "--stage", default="val", help="thor_lite split (data/rearrange/<stage>.pkl.gz)"
     )
     ap.add_argument("--data", type=Path, help="explicit .pkl.gz (e.g. the official 2023 val)")
-    ap.add_argument("--episodes-per-scene", type=int, default=None, help="first N per scene")
+    ap.add_argument(
+        "--episodes-per-scene", type=int, default=None, help="N per scene, evenly spaced"
+    )
     ap.add_argument("--max-poses", type=int, default=16, help="poses tried per change (seeded)")
     ap.add_argument("--processes", type=int, default=max(1, min(2, os.cpu_count() or 1)))
     ap.add_argument("--seed", type=int, default=0)
@@ -281,7 +291,7 @@ def _run(args: argparse.Namespace, data, out: Path, label: str) -> int:
     jobs = [
         (
             s,
-            eps[: args.episodes_per_scene] if args.episodes_per_scene else eps,
+            spread(eps, args.episodes_per_scene),
             args.max_poses,
             args.seed,
         )
