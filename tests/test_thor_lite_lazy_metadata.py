@@ -1,0 +1,105 @@
+"""`metadata["objects"]` builds each object's bounding boxes on first use; whatever a reader
+does with the dicts (index, iterate, compare, copy, pickle, JSON, mutate), they must be the dicts
+the eager builder makes, over seeded random states in several scenes."""
+
+from __future__ import annotations
+
+import copy
+import json
+import pickle
+import random
+
+import pytest
+
+from thor_lite import Controller
+from thor_lite.metadata import ObjectMetadata, object_metadata
+
+SCENES = ("FloorPlan1", "FloorPlan212", "FloorPlan305", "FloorPlan420")
+ACTIONS = ("MoveAhead", "RotateLeft", "RotateRight", "LookUp", "LookDown")
+
+
+def _eager(event, c) -> list:
+    """The objects list as the eager builder makes it for the event's world."""
+    from thor_lite.metadata import receptacle_contents
+
+    w = c._world
+    objs = [o for o in w.objects.values() if o.enabled]
+    vis = w.visibility([o.object_id for o in objs])
+    return [object_metadata(w, o, vis, receptacle_contents(w)) for o in objs]
+
+
+def _states(scene: str, n: int, seed: int):
+    """`n` seeded states: random navigation with pickups/opens/puts between them."""
+    rng = random.Random(seed)
+    c = Controller(scene=scene, width=64, height=64)
+    try:
+        for _ in range(n):
+            for _ in range(rng.randint(1, 6)):
+                c.step(action=rng.choice(ACTIONS))
+            ev = c.last_event
+            vis = [o for o in ev.metadata["objects"] if o["visible"]]
+            if vis:
+                o = rng.choice(vis)
+                act = "PickupObject" if o["pickupable"] else "OpenObject"
+                if c.last_event.metadata["inventoryObjects"] and o["receptacle"]:
+                    act = "PutObject"
+                c.step(action=act, objectId=o["objectId"])
+            yield c, c.step(action="Pass")
+    finally:
+        c.stop()
+
+
+@pytest.mark.parametrize("scene", SCENES)
+def test_lazy_objects_equal_eager(scene):
+    held_seen = 0
+    for c, ev in _states(scene, 12, seed=len(scene)):
+        lazy = ev.metadata["objects"]
+        eager = _eager(ev, c)
+        held_seen += bool(ev.metadata["inventoryObjects"])
+        assert len(lazy) == len(eager)
+        for a, b in zip(lazy, eager):
+            assert list(a.keys()) == list(b.keys())
+            assert a == b and b == a
+            assert a["axisAlignedBoundingBox"] == b["axisAlignedBoundingBox"]
+    assert held_seen or scene != "FloorPlan1"  # the held branch (eager dict) ran somewhere
+
+
+def _fresh(c):
+    return [o for o in c.step(action="Pass").metadata["objects"] if isinstance(o, ObjectMetadata)]
+
+
+def test_every_way_of_reading_fills_the_boxes():
+    c = Controller(scene="FloorPlan1", width=64, height=64)
+    try:
+        reference = [dict(o) for o in c.step(action="Pass").metadata["objects"]]
+        by_id = {o["objectId"]: o for o in reference}
+        readers = (
+            lambda o: json.loads(json.dumps(o)),
+            lambda o: pickle.loads(pickle.dumps(o)),
+            copy.deepcopy,
+            copy.copy,
+            lambda o: {**o},
+            lambda o: dict(o.items()),
+            lambda o: {k: o[k] for k in o},
+            lambda o: o.copy(),
+        )
+        for read in readers:
+            for o in _fresh(c):
+                got = read(o)
+                assert got == by_id[got["objectId"]]
+                assert list(got) == list(by_id[got["objectId"]])
+        o = _fresh(c)[0]
+        assert "axisAlignedBoundingBox" in o and len(o) == len(by_id[o["objectId"]])
+        o["position"]["x"] += 1.0  # each event's dicts are its own
+        assert _fresh(c)[0]["position"] == by_id[o["objectId"]]["position"]
+        o = _fresh(c)[0]
+        o["axisAlignedBoundingBox"] = None  # a write is not undone by the late fill
+        assert o["axisAlignedBoundingBox"] is None and o.get("axisAlignedBoundingBox") is None
+        o = _fresh(c)[0]
+        assert (
+            o.get("objectOrientedBoundingBox") == by_id[o["objectId"]]["objectOrientedBoundingBox"]
+        )
+        with pytest.raises(KeyError):
+            _fresh(c)[0]["noSuchKey"]
+    finally:
+        c.stop()
