@@ -116,7 +116,7 @@ def object_visibility(
     # Two passes give the same answer as one (an object counts when any of its points does):
     # the first few points of each object first, then the rest only for objects that are not
     # yet both seen and clear, which skips most points of the objects in plain sight.
-    first = _rank_in_owner(owner)[sel] < FIRST_PASS_POINTS
+    first = w.cached("vis_rank", lambda: _rank_in_owner(owner))[sel] < FIRST_PASS_POINTS
     seen_obj = np.zeros(len(ids), dtype=bool)
     clear_obj = np.zeros(len(ids), dtype=bool)
     for part in (sel[first], sel[~first]):
