@@ -209,34 +209,65 @@ class ObjectMetadata(dict):
         return self
 
 
+def _record_part(o: SimObject) -> Tuple[Dict[str, Any], tuple]:
+    """What an object's metadata takes from its record alone, in THOR's key order (cached on
+    the record: records are replaced, never mutated). Containers in it are templates: every
+    event gets its own copies."""
+    cached = o.__dict__.get("_meta_record")
+    if cached is None:
+        pos, rot, lo, hi, oobb_t, corners_t = o.geometry_meta
+        base = dict(_static_fields(o))
+        base.update(
+            {
+                "position": _v(pos),
+                "rotation": _v(rot),
+                "visible": False,
+                "isInteractable": False,
+                "distance": 0.0,
+                "receptacleObjectIds": None,
+                "parentReceptacles": tuple(o.parents) if o.parents else None,
+                "isPickedUp": False,
+                "controlledObjects": tuple(o.controlled_objects)
+                if o.controlled_objects is not None
+                else None,
+                "salientMaterials": tuple(o.salient_materials) if o.salient_materials else None,
+            }
+        )
+        lists = {
+            k: base[k]
+            for k in ("parentReceptacles", "controlledObjects", "salientMaterials")
+            if base[k] is not None
+        }
+        cached = (base, (pos, lists, (lo, hi, oobb_t, corners_t)))
+        object.__setattr__(o, "_meta_record", cached)
+    return cached
+
+
 def lazy_object_metadata(
     w: World, o: SimObject, vis: Dict[str, tuple], contents: Dict[str, List[str]]
 ) -> Dict[str, Any]:
     """`object_metadata` for an object not in hand, with the boxes filled in on first use."""
-    pos, rot, lo, hi, oobb_t, corners_t = o.geometry_meta
+    base, (pos, lists, geom) = _record_part(o)
     visible, interactable = vis.get(o.object_id, (False, False))
     a = w.agent
-    d = ObjectMetadata(_static_fields(o))
-    d._geom = (lo, hi, oobb_t, corners_t)
+    d = ObjectMetadata(base)
+    d._geom = geom
     dict.update(
         d,
         {
-            "position": _v(pos),
-            "rotation": _v(rot),
+            "position": base["position"].copy(),
+            "rotation": base["rotation"].copy(),
             "visible": visible,
             "isInteractable": interactable,
             "distance": float(
                 ((pos[0] - a.x) ** 2 + (pos[1] - a.y) ** 2 + (pos[2] - a.z) ** 2) ** 0.5
             ),
-            "receptacleObjectIds": list(contents.get(o.object_id, [])) if d["receptacle"] else None,
-            "parentReceptacles": list(o.parents) if o.parents else None,
-            "isPickedUp": False,
-            "controlledObjects": list(o.controlled_objects)
-            if o.controlled_objects is not None
-            else None,
-            "salientMaterials": list(o.salient_materials) if o.salient_materials else None,
         },
     )
+    if base["receptacle"]:
+        dict.__setitem__(d, "receptacleObjectIds", list(contents.get(o.object_id, ())))
+    for k, v in lists.items():
+        dict.__setitem__(d, k, list(v))
     return d
 
 
