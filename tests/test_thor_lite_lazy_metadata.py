@@ -82,6 +82,7 @@ def test_every_way_of_reading_fills_the_boxes():
             lambda o: dict(o.items()),
             lambda o: {k: o[k] for k in o},
             lambda o: o.copy(),
+            dict,
         )
         for read in readers:
             for o in _fresh(c):
