@@ -104,65 +104,99 @@ def _mask(ev, name: str) -> np.ndarray:
     return np.zeros((SIZE, SIZE), dtype=bool) if m is None else np.asarray(m, dtype=bool)
 
 
-def pixel_diff(goal_ev, start_ev, name: str) -> Tuple[int, int, np.ndarray, np.ndarray]:
-    """(differing pixels inside the object's mask, outside it, goal RGB, start RGB)."""
-    a, b = goal_ev.frame, start_ev.frame
-    diff = np.any(a != b, axis=2)
-    mask = _mask(goal_ev, name) | _mask(start_ev, name)
-    return int((diff & mask).sum()), int((diff & ~mask).sum()), a, b
+class _View:
+    """One rendered view at a pose: RGB and the object's instance mask."""
+
+    __slots__ = ("frame", "mask")
+
+    def __init__(self, ev, name: str) -> None:
+        self.frame = np.ascontiguousarray(ev.frame)
+        self.mask = _mask(ev, name)
 
 
-def measure_change(
-    goal_env, start_env, change: Dict[str, Any], max_poses: int, rng: random.Random
+def _views(env, name: str, poses: Sequence[Dict[str, Any]]) -> List[Optional[_View]]:
+    out: List[Optional[_View]] = []
+    for p in poses:
+        ev = _teleport(env, p)
+        out.append(_View(ev, name) if ev.metadata["lastActionSuccess"] else None)
+    return out
+
+
+def compare_views(
+    change: Dict[str, Any], goal: Sequence[Optional[_View]], start: Sequence[Optional[_View]]
 ) -> Dict[str, Any]:
     """Best pose of one changed object: the in-mask count is maximised over its poses."""
-    seen: Dict[Tuple, Dict[str, Any]] = {}
-    for env in (goal_env, start_env):
-        for p in interactable_poses(env, change["name"]):
-            seen.setdefault(_pose_key(p), p)
-    poses = [seen[k] for k in sorted(seen)]
-    if len(poses) > max_poses:
-        poses = rng.sample(poses, max_poses)
-    best = {**change, "poses": len(poses), "inside": 0, "outside": 0, "visible_poses": 0}
+    best = {**change, "poses": len(goal), "inside": 0, "outside": 0, "visible_poses": 0}
     best_frames = None
-    for p in poses:
-        g, s = _teleport(goal_env, p), _teleport(start_env, p)
-        if not (g.metadata["lastActionSuccess"] and s.metadata["lastActionSuccess"]):
+    for g, s in zip(goal, start):
+        if g is None or s is None:
             continue
-        inside, outside, fa, fb = pixel_diff(g, s, change["name"])
+        diff = np.any(g.frame != s.frame, axis=2)
+        mask = g.mask | s.mask
+        inside, outside = int((diff & mask).sum()), int((diff & ~mask).sum())
         best["visible_poses"] += inside >= VISIBLE_PX
         if best_frames is None or inside > best["inside"]:
             best.update(inside=inside, outside=outside)
-            best_frames = (fa, fb)
+            best_frames = (g.frame, s.frame)
     best["visible"] = best["inside"] >= VISIBLE_PX
     best["frames"] = best_frames
     return best
 
 
-def make_envs():
-    """Two task environments (goal and start) with instance segmentation at 224²."""
+def make_env():
+    """The task environment with instance segmentation at 224²."""
     from rearrange.environment import RearrangeTHOREnvironment
 
     kw = {"width": SIZE, "height": SIZE, "renderInstanceSegmentation": True}
-    return RearrangeTHOREnvironment(controller_kwargs=kw), RearrangeTHOREnvironment(
-        controller_kwargs=kw
-    )
+    return RearrangeTHOREnvironment(controller_kwargs=kw)
 
 
 def measure_episode(
-    goal_env, start_env, episode: Dict[str, Any], max_poses: int, seed: int
+    env,
+    episode: Dict[str, Any],
+    max_poses: int,
+    seed: int,
+    same_start: bool = False,
+    also: Sequence[Dict[str, Any]] = (),
 ) -> List[Dict[str, Any]]:
-    """Every changed object of one episode, measured (frames kept for the example grid)."""
+    """Every changed object of one episode, measured (frames kept for the example grid).
+
+    One environment, driven as the unshuffle task drives it: `reset` builds the goal state,
+    `shuffle` the start state. The start state is built first to list the changes and their
+    start-state poses, then the goal state (its poses, its views), then the start state again
+    (its views at the same poses). `same_start` compares the goal state with itself and `also`
+    adds objects to measure (name, type, kind) whether they changed or not: the check that
+    an unchanged object differs nowhere."""
     from rearrange.environment import RearrangeTaskSpec
 
-    goal_env.reset(RearrangeTaskSpec(**episode))
-    start_env.reset(RearrangeTaskSpec(**episode))
-    start_env.shuffle()
-    ips, gps, _ = start_env.poses
+    def shuffled():
+        env.reset(RearrangeTaskSpec(**episode))
+        if not same_start:
+            env.shuffle()
+
+    shuffled()
+    ips, gps, _ = env.poses
+    if same_start:
+        ips = gps
+    changes = changed_objects(gps, ips) + list(also)
+    poses: Dict[str, Dict[Tuple, Dict[str, Any]]] = {c["name"]: {} for c in changes}
+    for c in changes:
+        for p in interactable_poses(env, c["name"]):
+            poses[c["name"]].setdefault(_pose_key(p), p)
+    env.reset(RearrangeTaskSpec(**episode))
     rng = random.Random(f"{seed}:{episode['scene']}:{episode.get('index')}")
+    chosen: Dict[str, List[Dict[str, Any]]] = {}
+    goal_views: Dict[str, List[Optional[_View]]] = {}
+    for c in changes:
+        for p in interactable_poses(env, c["name"]):
+            poses[c["name"]].setdefault(_pose_key(p), p)
+        ps = [poses[c["name"]][k] for k in sorted(poses[c["name"]])]
+        chosen[c["name"]] = rng.sample(ps, max_poses) if len(ps) > max_poses else ps
+        goal_views[c["name"]] = _views(env, c["name"], chosen[c["name"]])
+    shuffled()
     out = []
-    for ch in changed_objects(gps, ips):
-        r = measure_change(goal_env, start_env, ch, max_poses, rng)
+    for c in changes:
+        r = compare_views(c, goal_views[c["name"]], _views(env, c["name"], chosen[c["name"]]))
         r.update(scene=episode["scene"], index=episode.get("index"))
         out.append(r)
     return out
@@ -170,20 +204,19 @@ def measure_episode(
 
 def run_scene(job: Tuple[str, List[Dict[str, Any]], int, int]) -> List[Dict[str, Any]]:
     scene, episodes, max_poses, seed = job
-    goal_env, start_env = make_envs()
+    env = make_env()
     rows: List[Dict[str, Any]] = []
     kept: Dict[Tuple[str, bool], int] = defaultdict(int)
     try:
         for ep in episodes:
-            for r in measure_episode(goal_env, start_env, {**ep, "scene": scene}, max_poses, seed):
+            for r in measure_episode(env, {**ep, "scene": scene}, max_poses, seed):
                 key = (r["kind"], r["visible"])
                 if kept[key] >= KEEP_FRAMES_PER_SCENE:  # frames only for the example grid
                     r["frames"] = None
                 kept[key] += r["frames"] is not None
                 rows.append(r)
     finally:
-        goal_env.stop()
-        start_env.stop()
+        env.stop()
     return rows
 
 
