@@ -104,3 +104,36 @@ def test_every_way_of_reading_fills_the_boxes():
             _fresh(c)[0]["noSuchKey"]
     finally:
         c.stop()
+
+
+def test_remembered_visibility_follows_state_and_camera():
+    """Revisited poses reuse the visibility answer; any change of objects, hand, camera or
+    visibility distance (a reset with new settings, where versions start again) gives a fresh
+    one (compared with the rule computed afresh)."""
+    c = Controller(scene="FloorPlan1", width=64, height=64)
+    try:
+        seq = ["RotateLeft", "RotateRight", "LookDown", "LookUp", "RotateRight", "RotateLeft"]
+        rng = random.Random(3)
+        checked = interactions = 0
+        for i in range(30):
+            act = seq[i % len(seq)]
+            vis = [o for o in c.last_event.metadata["objects"] if o["visible"]]
+            if i % 7 == 3 and vis:
+                o = rng.choice(vis)
+                act = "PickupObject" if o["pickupable"] else "OpenObject"
+                ev = c.step(action=act, objectId=o["objectId"], forceAction=True)
+                interactions += ev.metadata["lastActionSuccess"]
+            elif i == 20:
+                ev = c.reset("FloorPlan1", width=96, height=80, fieldOfView=70)
+            elif i == 24:
+                ev = c.reset("FloorPlan1", visibilityDistance=0.75)
+            else:
+                ev = c.step(action=act)
+            w = c._world
+            fresh = w.visibility([o["objectId"] for o in ev.metadata["objects"]])
+            for o in ev.metadata["objects"]:
+                assert (o["visible"], o["isInteractable"]) == fresh[o["objectId"]]
+                checked += 1
+        assert checked > 0 and interactions >= 1
+    finally:
+        c.stop()

@@ -311,6 +311,35 @@ def object_metadata(
     return d
 
 
+#: agent poses whose visibility answers are kept per world state (an agent turning back,
+#: bumping into a wall or looking up and down again stands where it stood before)
+POSE_VISIBILITY_CACHE = 256
+
+
+def pose_visibility(w: World, object_ids: Tuple[str, ...]) -> Dict[str, tuple]:
+    """`w.visibility(object_ids)` from the agent's pose, remembered per (world, objects state,
+    hand, pose, camera, rules): the answer depends on nothing else. A fresh dict each call."""
+    key = (
+        getattr(w, "generation", None),
+        w.version,
+        w.held,
+        w.agent,
+        w.visibility_distance,
+        w.fov,
+        w.width,
+        w.height,
+        w.profile,
+        object_ids,
+    )
+    memo = w._cache.setdefault("pose_visibility", {})
+    hit = memo.get(key)
+    if hit is None:
+        if len(memo) >= POSE_VISIBILITY_CACHE:
+            memo.clear()
+        hit = memo[key] = w.visibility(list(object_ids))
+    return dict(hit)
+
+
 def receptacle_contents(w: World) -> Dict[str, List[str]]:
     """Receptacle id -> ids of the enabled objects directly in or on it."""
     contents: Dict[str, List[str]] = {}
@@ -326,7 +355,7 @@ def objects_metadata(w: World) -> List[Dict[str, Any]]:
     flt = getattr(w, "object_filter", None)
     if flt is not None:
         objs = [o for o in objs if o.object_id in flt]
-    vis = w.visibility([o.object_id for o in objs])
+    vis = pose_visibility(w, tuple(o.object_id for o in objs))
     contents = receptacle_contents(w)
     held = w.held
     return [
