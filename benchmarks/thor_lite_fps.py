@@ -12,6 +12,8 @@ Cases: resolution (224, 300) x action mix x image mode.
           ``rgb``      depth/segmentation off; every step reads event.frame
           ``none``     depth/segmentation off; frames never read (the interaction mix still
                        reads metadata["objects"] to choose targets)
+          ``all+objects`` as ``all``, and every step also reads metadata["objects"] and each
+                       object's ``visible`` (what task code does: sensors, rewards, experts)
 
 Prints the median over ``--repeats`` runs of ``--steps`` steps (steps/s and ms/step), then a
 cProfile of the 224 / nav / all case, and writes the table to
@@ -44,19 +46,21 @@ NAV_WEIGHTS = (0.4, 0.2, 0.2, 0.1, 0.1)
 INTERACT_ACTIONS = ("OpenObject", "CloseObject", "PickupObject", "PutObject", "DropHandObject")
 RESOLUTIONS = (224, 300)
 MIXES = ("nav", "interact")
-MODES = ("all", "rgb", "none")
+MODES = ("all", "all+objects", "rgb", "none")
 
 
 def make_controller(scene: str, res: int, mode: str) -> Controller:
-    full = mode == "all"
+    full = mode.startswith("all")
     return Controller(
         scene=scene, width=res, height=res, renderDepthImage=full, renderInstanceSegmentation=full
     )
 
 
 def _read_frames(event, mode: str) -> None:
-    if mode == "all":
+    if mode.startswith("all"):
         event.frame, event.depth_frame, event.instance_segmentation_frame
+    if mode == "all+objects":
+        sum(o["visible"] for o in event.metadata["objects"])
     elif mode == "rgb":
         event.frame
 
@@ -158,6 +162,9 @@ def main(argv=None) -> int:
     p.add_argument("--scene", default="FloorPlan1")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-profile", action="store_true")
+    p.add_argument("--res", type=int, nargs="+", default=list(RESOLUTIONS), help="resolutions")
+    p.add_argument("--mixes", nargs="+", choices=MIXES, default=list(MIXES))
+    p.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
     p.add_argument("--out", type=Path, default=RESULTS_DIR / "thor_lite_fps.md")
     args = p.parse_args(argv)
 
@@ -183,9 +190,9 @@ def main(argv=None) -> int:
     )
     print(header)
     print(sep)
-    for res in RESOLUTIONS:
-        for mix in MIXES:
-            for mode in MODES:
+    for res in args.res:
+        for mix in args.mixes:
+            for mode in args.modes:
                 med, times, ok, cpu = bench_case(
                     args.scene, res, mix, mode, args.steps, args.repeats, args.seed
                 )
@@ -204,6 +211,7 @@ def main(argv=None) -> int:
         f"Python {platform.python_version()}, {os.cpu_count()} CPUs, "
         f"LP_NUM_THREADS={os.environ.get('LP_NUM_THREADS')}.",
         "`images read`: all = RGB + depth + instance segmentation rendered and read every step; "
+        'all+objects = all, and metadata["objects"] with each `visible` read every step; '
         "rgb = RGB only; none = frames never read. `interactions ok`: share of the "
         "interaction-mix Open/Close/Pickup/Put/Drop actions that succeeded. `CPU ms/step`: "
         "median CPU time of this process per step (robust to other processes on the cores).",

@@ -36,8 +36,14 @@ from .constants import (
 from .event import Event, LazyMetadata
 from .fidelity import profile_for
 from .geometry import Box
+from .metadata import (
+    agent_metadata,
+    colors_metadata,
+    held_object_pose,
+    objects_metadata,
+    scene_bounds,
+)
 from .names import apply_names
-from .metadata import agent_metadata, held_object_pose, objects_metadata, scene_bounds
 from .scene_data import layout_dilation, layouts_dir, normalize_scene_name, scene_record
 from .scene_build import build_world
 from .world import World, drawn_held_box
@@ -336,15 +342,7 @@ class Controller:
                 "sceneBounds": scene_bounds(view),
             }
             seg = flags["renderInstanceSegmentation"] or flags["renderSemanticSegmentation"]
-            out["colors"] = (
-                [
-                    {"color": [int(c) for c in palette[i]], "name": n}
-                    for i, n in enumerate(names)
-                    if i
-                ]
-                if seg
-                else None
-            )
+            out["colors"] = colors_metadata(names, palette) if seg else None
             out["colorBounds"] = None
             return out
 

@@ -1,8 +1,14 @@
-"""THOR-schema metadata dictionaries built from a frozen world view."""
+"""THOR-schema metadata dictionaries built from a frozen world view.
+
+Task code reads `metadata["objects"]` every step, mostly the scalar fields, poses and `visible`.
+The two bounding boxes (sixteen corner lists and their dicts) cost more to build than all the
+rest, so an object's dict fills them in on first use (`ObjectMetadata`); to every reader it is
+the plain dict THOR returns, with the same keys in the same order.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Sequence, Tuple
 
 
 from .constants import HAND_LOCAL_POSITION
@@ -67,6 +73,204 @@ def _static_fields(o: SimObject) -> Dict[str, Any]:
     return cached
 
 
+_BOX_KEYS = ("axisAlignedBoundingBox", "objectOrientedBoundingBox")
+
+
+def _boxes(lo, hi, corners, oobb) -> Dict[str, Any]:
+    return {
+        "axisAlignedBoundingBox": {
+            "cornerPoints": corners,
+            "center": {
+                "x": (lo[0] + hi[0]) / 2,
+                "y": (lo[1] + hi[1]) / 2,
+                "z": (lo[2] + hi[2]) / 2,
+            },
+            "size": {"x": hi[0] - lo[0], "y": hi[1] - lo[1], "z": hi[2] - lo[2]},
+        },
+        "objectOrientedBoundingBox": {"cornerPoints": oobb} if oobb is not None else None,
+    }
+
+
+class ObjectMetadata(dict):
+    """One object's metadata dict whose bounding-box entries are built on first use (from the
+    record's immutable geometry tuples), after which it is an ordinary dict."""
+
+    __slots__ = ("_geom",)
+
+    def _fill(self) -> None:
+        geom = self._geom
+        if geom is not None:
+            self._geom = None
+            lo, hi, oobb_t, corners_t = geom
+            oobb = list(map(list, oobb_t)) if oobb_t is not None else None
+            dict.update(self, _boxes(lo, hi, list(map(list, corners_t)), oobb))
+
+    def __missing__(self, key):
+        if self._geom is not None and key in _BOX_KEYS:
+            self._fill()
+            return dict.__getitem__(self, key)
+        raise KeyError(key)
+
+    def get(self, key, default=None):
+        if self._geom is not None and key in _BOX_KEYS:
+            self._fill()
+        return dict.get(self, key, default)
+
+    def __contains__(self, key) -> bool:
+        if self._geom is not None and key in _BOX_KEYS:
+            return True
+        return dict.__contains__(self, key)
+
+    def __iter__(self):
+        self._fill()
+        return dict.__iter__(self)
+
+    def __len__(self) -> int:
+        self._fill()
+        return dict.__len__(self)
+
+    def __reversed__(self):
+        self._fill()
+        return dict.__reversed__(self)
+
+    def keys(self):
+        self._fill()
+        return dict.keys(self)
+
+    def items(self):
+        self._fill()
+        return dict.items(self)
+
+    def values(self):
+        self._fill()
+        return dict.values(self)
+
+    def copy(self) -> dict:
+        self._fill()
+        return dict(dict.items(self))
+
+    def __eq__(self, other) -> bool:
+        self._fill()
+        if isinstance(other, ObjectMetadata):
+            other._fill()
+        return dict.__eq__(self, other)
+
+    def __ne__(self, other) -> bool:
+        return not self.__eq__(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        self._fill()
+        return dict.__repr__(self)
+
+    def __reduce__(self):
+        self._fill()
+        return (dict, (dict(dict.items(self)),))
+
+    def __reduce_ex__(self, protocol):
+        return self.__reduce__()
+
+    def __setitem__(self, key, value) -> None:
+        self._fill()
+        dict.__setitem__(self, key, value)
+
+    def __delitem__(self, key) -> None:
+        self._fill()
+        dict.__delitem__(self, key)
+
+    def pop(self, *args):
+        self._fill()
+        return dict.pop(self, *args)
+
+    def popitem(self):
+        self._fill()
+        return dict.popitem(self)
+
+    def setdefault(self, key, default=None):
+        self._fill()
+        return dict.setdefault(self, key, default)
+
+    def update(self, *args, **kwargs) -> None:
+        self._fill()
+        dict.update(self, *args, **kwargs)
+
+    def __or__(self, other):
+        self._fill()
+        return dict(dict.items(self)) | other
+
+    def __ror__(self, other):
+        self._fill()
+        return other | dict(dict.items(self))
+
+    def __ior__(self, other):
+        self._fill()
+        dict.update(self, other)
+        return self
+
+
+def _record_part(o: SimObject) -> Tuple[Dict[str, Any], tuple]:
+    """What an object's metadata takes from its record alone, in THOR's key order (cached on
+    the record: records are replaced, never mutated). Containers in it are templates: every
+    event gets its own copies."""
+    cached = o.__dict__.get("_meta_record")
+    if cached is None:
+        pos, rot, lo, hi, oobb_t, corners_t = o.geometry_meta
+        base = dict(_static_fields(o))
+        base.update(
+            {
+                "position": _v(pos),
+                "rotation": _v(rot),
+                "visible": False,
+                "isInteractable": False,
+                "distance": 0.0,
+                "receptacleObjectIds": None,
+                "parentReceptacles": tuple(o.parents) if o.parents else None,
+                "isPickedUp": False,
+                "controlledObjects": tuple(o.controlled_objects)
+                if o.controlled_objects is not None
+                else None,
+                "salientMaterials": tuple(o.salient_materials) if o.salient_materials else None,
+            }
+        )
+        lists = {
+            k: base[k]
+            for k in ("parentReceptacles", "controlledObjects", "salientMaterials")
+            if base[k] is not None
+        }
+        cached = (base, (pos, lists, (lo, hi, oobb_t, corners_t)))
+        object.__setattr__(o, "_meta_record", cached)
+    return cached
+
+
+def lazy_object_metadata(
+    w: World, o: SimObject, vis: Dict[str, tuple], contents: Dict[str, List[str]]
+) -> Dict[str, Any]:
+    """`object_metadata` for an object not in hand, with the boxes filled in on first use."""
+    base, (pos, lists, geom) = _record_part(o)
+    visible, interactable = vis.get(o.object_id, (False, False))
+    a = w.agent
+    d = ObjectMetadata(base)
+    d._geom = geom
+    dict.update(
+        d,
+        {
+            "position": base["position"].copy(),
+            "rotation": base["rotation"].copy(),
+            "visible": visible,
+            "isInteractable": interactable,
+            "distance": float(
+                ((pos[0] - a.x) ** 2 + (pos[1] - a.y) ** 2 + (pos[2] - a.z) ** 2) ** 0.5
+            ),
+        },
+    )
+    if base["receptacle"]:
+        dict.__setitem__(d, "receptacleObjectIds", list(contents.get(o.object_id, ())))
+    for k, v in lists.items():
+        dict.__setitem__(d, k, list(v))
+    return d
+
+
 def object_metadata(
     w: World, o: SimObject, vis: Dict[str, tuple], contents: Dict[str, List[str]]
 ) -> Dict[str, Any]:
@@ -101,19 +305,49 @@ def object_metadata(
             if o.controlled_objects is not None
             else None,
             "salientMaterials": list(o.salient_materials) if o.salient_materials else None,
-            "axisAlignedBoundingBox": {
-                "cornerPoints": corners,
-                "center": {
-                    "x": (lo[0] + hi[0]) / 2,
-                    "y": (lo[1] + hi[1]) / 2,
-                    "z": (lo[2] + hi[2]) / 2,
-                },
-                "size": {"x": hi[0] - lo[0], "y": hi[1] - lo[1], "z": hi[2] - lo[2]},
-            },
-            "objectOrientedBoundingBox": {"cornerPoints": oobb} if oobb is not None else None,
+            **_boxes(lo, hi, corners, oobb),
         }
     )
     return d
+
+
+#: agent poses whose visibility answers are kept per world state (an agent turning back,
+#: bumping into a wall or looking up and down again stands where it stood before)
+POSE_VISIBILITY_CACHE = 256
+
+
+def pose_visibility(w: World, object_ids: Tuple[str, ...]) -> Dict[str, tuple]:
+    """`w.visibility(object_ids)` from the agent's pose, remembered per (world, objects state,
+    hand, pose, camera, rules): the answer depends on nothing else. A fresh dict each call."""
+    key = (
+        getattr(w, "generation", None),
+        w.version,
+        w.held,
+        w.agent,
+        w.visibility_distance,
+        w.fov,
+        w.width,
+        w.height,
+        w.profile,
+        object_ids,
+    )
+    memo = w._cache.setdefault("pose_visibility", {})
+    hit = memo.get(key)
+    if hit is None:
+        if len(memo) >= POSE_VISIBILITY_CACHE:
+            memo.clear()
+        hit = memo[key] = w.visibility(list(object_ids))
+    return dict(hit)
+
+
+def receptacle_contents(w: World) -> Dict[str, List[str]]:
+    """Receptacle id -> ids of the enabled objects directly in or on it."""
+    contents: Dict[str, List[str]] = {}
+    for o in w.objects.values():
+        if o.enabled:
+            for p in o.parents:
+                contents.setdefault(p, []).append(o.object_id)
+    return contents
 
 
 def objects_metadata(w: World) -> List[Dict[str, Any]]:
@@ -121,13 +355,15 @@ def objects_metadata(w: World) -> List[Dict[str, Any]]:
     flt = getattr(w, "object_filter", None)
     if flt is not None:
         objs = [o for o in objs if o.object_id in flt]
-    vis = w.visibility([o.object_id for o in objs])
-    contents: Dict[str, List[str]] = {}
-    for o in w.objects.values():
-        if o.enabled:
-            for p in o.parents:
-                contents.setdefault(p, []).append(o.object_id)
-    return [object_metadata(w, o, vis, contents) for o in objs]
+    vis = pose_visibility(w, tuple(o.object_id for o in objs))
+    contents = receptacle_contents(w)
+    held = w.held
+    return [
+        lazy_object_metadata(w, o, vis, contents)
+        if o.object_id != held
+        else object_metadata(w, o, vis, contents)
+        for o in objs
+    ]
 
 
 def held_object_pose(w: World) -> Dict[str, Any]:
@@ -149,3 +385,19 @@ def scene_bounds(w: World) -> Dict[str, Any]:
         "center": _v((lo + hi) / 2),
         "size": _v(hi - lo),
     }
+
+
+_COLORS: Dict[int, Tuple[Any, Tuple[Tuple[Tuple[int, int, int], str], ...]]] = {}
+
+
+def colors_metadata(names: Sequence[str], palette) -> List[Dict[str, Any]]:
+    """THOR's `colors` list (instance colour -> name), fresh dicts per call; the colours are
+    converted once per id table (the controller keeps one table while the rendered objects stay
+    the same)."""
+    hit = _COLORS.get(id(palette))
+    if hit is None or hit[0] is not palette:
+        rows = tuple((tuple(int(c) for c in palette[i]), n) for i, n in enumerate(names) if i)
+        if len(_COLORS) >= 64:
+            _COLORS.clear()
+        hit = _COLORS[id(palette)] = (palette, rows)
+    return [{"color": list(c), "name": n} for c, n in hit[1]]
