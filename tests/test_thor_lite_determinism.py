@@ -275,3 +275,17 @@ def test_segmentation_off_by_default():
         assert len(ev.instance_masks) == 0
         assert ev.metadata["colors"] is None
         assert ev.frame.shape == (32, 32, 3)
+
+
+def test_controllers_in_one_process_render_only_their_own_state():
+    """Two controllers share a process (a task's unshuffle and walkthrough environments): a
+    change in one must not show in the other's frames, however their renders interleave."""
+    a = Controller(scene="FloorPlan1", width=128, height=128)
+    before = a.last_event.frame.copy()
+    b = Controller(scene="FloorPlan1", width=128, height=128)
+    target = next(o for o in b.last_event.metadata["objects"] if o["visible"] and o["pickupable"])
+    changed = b.step("DisableObject", objectId=target["objectId"]).frame
+    assert (changed != before).any(), "the change must be in view for this test to mean anything"
+    assert np.array_equal(a.step("Pass").frame, before)
+    a.stop()
+    b.stop()

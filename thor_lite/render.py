@@ -291,6 +291,20 @@ class BoxRenderer:
         may keep them across frames.
         """
         self._ensure_context()
+        # Several renderers share a process (a task's unshuffle and walkthrough controllers):
+        # GL calls act on the current context, so make this renderer's current for the draw.
+        with self._ctx:
+            return self._draw(camera_position, yaw_deg, horizon_deg, rgb, depth, ids)
+
+    def _draw(
+        self,
+        camera_position: Sequence[float],
+        yaw_deg: float,
+        horizon_deg: float,
+        rgb: bool,
+        depth: bool,
+        ids: bool,
+    ) -> tuple[Optional[np.ndarray], Optional[np.ndarray], Optional[np.ndarray]]:
         self._ensure_framebuffer()
         self._upload_instances()
 
@@ -485,10 +499,11 @@ class BoxRenderer:
     def release(self) -> None:
         """Free all GL objects and the context; a later render recreates them."""
         if self._ctx is not None and self._ctx_pid == os.getpid():
-            self._release_framebuffer()
-            for obj in (self._vao, self._inst_buf, self._cube_ibo, self._cube_vbo, self._prog):
-                if obj is not None:
-                    obj.release()
+            with self._ctx:
+                self._release_framebuffer()
+                for obj in (self._vao, self._inst_buf, self._cube_ibo, self._cube_vbo, self._prog):
+                    if obj is not None:
+                        obj.release()
             self._ctx.release()
         self._reset_gl_handles()
 
