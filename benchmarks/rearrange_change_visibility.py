@@ -1,7 +1,7 @@
 """Can an agent see what a rearrangement episode changed? Pixel differences between the goal
 (walkthrough) view and the start (unshuffle) view at the same pose, per changed object.
 
-    python benchmarks/rearrange_change_visibility.py --data /work/shared/data/rearrangement/2023_val.pkl.gz \
+    python benchmarks/rearrange_change_visibility.py --data ../shared/data/rearrangement/2023_val.pkl.gz \
         --episodes-per-scene 10 [--processes 2] [--max-poses 16] [--seed 0]
     python benchmarks/rearrange_change_visibility.py --stage val      # data/rearrange/val.pkl.gz
 
