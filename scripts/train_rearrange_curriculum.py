@@ -322,6 +322,7 @@ def combined_report(out: Path, spec: cur.SliceSpec) -> str:
     """One table and plot from every encoder's result file of this slice (baselines once)."""
     rows: Dict[str, Any] = {}
     notes = []
+    evaluated_on = "held-out episodes"
     for enc in sorted(TRAINED, reverse=True):
         p = out.with_name(f"{out.name}_{enc}.json")
         if not p.exists():
@@ -330,6 +331,7 @@ def combined_report(out: Path, spec: cur.SliceSpec) -> str:
         if res["slice"] != spec.describe():
             continue
         rows.update(res["rows"])
+        evaluated_on = res.get("evaluated_on", evaluated_on)
         notes.append(
             f"- {enc}, {res['screen_size']}x{res['screen_size']} frames: `{res['command']}` "
             f"({res['dagger_log'][-1]['steps']} labelled steps, "
@@ -337,7 +339,7 @@ def combined_report(out: Path, spec: cur.SliceSpec) -> str:
         )
     rows = {k: rows[k] for k in sorted(rows, key=lambda k: ("DAgger" not in k, k))}
     lines = [
-        f"# 1-phase DAgger on an easier slice (held-out episodes)\n\nSlice: {spec.describe()}.\n",
+        f"# 1-phase DAgger on an easier slice ({evaluated_on})\n\nSlice: {spec.describe()}.\n",
         cur.ci_table(rows),
         "",
     ]
