@@ -2,8 +2,9 @@
 
 The slice: one-object episodes (one moved object or one openness change, as
 `rearrange.gen` makes its first 10 indices) of a few training scenes, with a shorter horizon.
-Training and held-out episodes come from disjoint generator seeds of the same scenes, so
-held-out numbers measure generalisation to new object placements and starts, not recall.
+Training and held-out episodes come from disjoint generator seeds; by default of the same
+scenes (held-out numbers then measure new placements and starts), or, with `held_out_scenes`,
+of other scenes (e.g. the official val scenes), so that they measure rooms never trained on.
 """
 
 from __future__ import annotations
@@ -40,6 +41,19 @@ class SliceSpec:
     max_expert_steps: int = (
         0  # > 0: keep only episodes the expert solves in at most this many steps
     )
+    held_out_scenes: Tuple[str, ...] = ()  # empty: held-out episodes come from `scenes`
+
+    def __post_init__(self) -> None:
+        shared = sorted(set(self.scenes) & set(self.held_out_scenes))
+        if shared:
+            raise ValueError(f"held-out scenes must not be training scenes: {', '.join(shared)}")
+        object.__setattr__(self, "scenes", tuple(self.scenes))
+        object.__setattr__(self, "held_out_scenes", tuple(self.held_out_scenes))
+
+    @property
+    def eval_scenes(self) -> Tuple[str, ...]:
+        """The scenes the held-out episodes come from."""
+        return self.held_out_scenes or self.scenes
 
     def describe(self) -> str:
         easy = (
@@ -48,6 +62,13 @@ class SliceSpec:
             if self.max_expert_steps
             else ""
         )
+        if self.held_out_scenes:
+            return (
+                f"one-object episodes ({' + '.join(self.kinds)}); {self.train_per_scene} training "
+                f"episodes per scene of {', '.join(self.scenes)}; {self.held_out_per_scene} held-out "
+                f"episodes per scene of the unseen scenes {', '.join(self.held_out_scenes)} "
+                f"(disjoint generator seeds){easy}; horizon {self.max_steps} steps"
+            )
         return (
             f"one-object episodes ({' + '.join(self.kinds)}) of {', '.join(self.scenes)}; "
             f"{self.train_per_scene} training and {self.held_out_per_scene} held-out episodes per scene "
@@ -84,10 +105,10 @@ def _generate(scene: str, count: int, seed_base: int, kinds: Sequence[str]) -> L
     return eps
 
 
-def _select(data, spec: SliceSpec, per_scene: int):
-    """The first `per_scene` episodes of the wanted kinds of each slice scene, or None if short."""
+def _select(data, spec: SliceSpec, per_scene: int, scenes: Sequence[str]):
+    """The first `per_scene` episodes of the wanted kinds of each of `scenes`, or None if short."""
     out = OrderedDict()
-    for scene in spec.scenes:
+    for scene in scenes:
         eps = [e for e in data.get(scene, []) if episode_kind(e) in spec.kinds][:per_scene]
         if len(eps) < per_scene:
             return None
@@ -95,9 +116,9 @@ def _select(data, spec: SliceSpec, per_scene: int):
     return out
 
 
-def _shortfall(data, spec: SliceSpec, per_scene: int) -> Optional[str]:
-    """Why `data` cannot hold the slice's `per_scene` episodes (first short scene), or None."""
-    for scene in spec.scenes:
+def _shortfall(data, spec: SliceSpec, per_scene: int, scenes: Sequence[str]) -> Optional[str]:
+    """Why `data` cannot hold `per_scene` episodes of each of `scenes` (first short one), or None."""
+    for scene in scenes:
         have = sum(episode_kind(e) in spec.kinds for e in data.get(scene, []))
         if have < per_scene:
             return f"{scene} has {have} episodes of kinds {'+'.join(spec.kinds)}, the slice asks for {per_scene}"
@@ -112,7 +133,7 @@ def held_out_of(spec: SliceSpec, data) -> "OrderedDict[str, List[Dict[str, Any]]
     """The slice's part of a held-out file (its scenes and kinds, at most its count per scene)."""
     return OrderedDict(
         (s, [e for e in data[s] if episode_kind(e) in spec.kinds][: spec.held_out_per_scene])
-        for s in spec.scenes
+        for s in spec.eval_scenes
         if s in data
     )
 
@@ -132,15 +153,18 @@ def slice_episodes(spec: SliceSpec, out_dir: Path):
             f"generate the slice into a new folder (scripts/train_rearrange_curriculum.py --data-dir)"
         )
     found = []
-    for part, per_scene in (("train", spec.train_per_scene), ("val", spec.held_out_per_scene)):
+    for part, per_scene, scenes in (
+        ("train", spec.train_per_scene, spec.scenes),
+        ("val", spec.held_out_per_scene, spec.eval_scenes),
+    ):
         data = load_dataset(paths[part])
-        why = _shortfall(data, spec, per_scene)
+        why = _shortfall(data, spec, per_scene, scenes)
         if why is not None:
             raise SliceDataError(
                 f"{paths[part]}: {why}; existing slice files are never overwritten: generate this "
                 f"slice into a new folder (scripts/train_rearrange_curriculum.py --data-dir)"
             )
-        found.append(_select(data, spec, per_scene))
+        found.append(_select(data, spec, per_scene, scenes))
     return found[0], found[1]
 
 
@@ -154,8 +178,9 @@ def make_slice(spec: SliceSpec, out_dir: Path):
     base = stage_seed("train")
     train: "OrderedDict[str, List[Dict[str, Any]]]" = OrderedDict()
     val: "OrderedDict[str, List[Dict[str, Any]]]" = OrderedDict()
-    for scene in tqdm(spec.scenes, desc="generate slice", unit="scene"):
+    for scene in tqdm(spec.scenes, desc="generate slice (train)", unit="scene"):
         train[scene] = _generate(scene, spec.train_per_scene, base + 1, spec.kinds)
+    for scene in tqdm(spec.eval_scenes, desc="generate slice (held-out)", unit="scene"):
         val[scene] = _generate(
             scene, spec.held_out_per_scene, base + HELD_OUT_SEED_OFFSET, spec.kinds
         )

@@ -423,21 +423,22 @@ def overlap(held: Episodes, train: Episodes) -> Dict[str, Any]:
 
 def slice_inputs(state: Dict[str, Any], held_data: Episodes, train_data: Episodes):
     """(held, train, horizon) of a scripts/train_rearrange_curriculum.py checkpoint: its slice's
-    scenes, kinds and per-scene counts taken from the two files, and its horizon."""
+    scenes (held-out scenes for the held-out part), kinds and per-scene counts taken from the
+    two files, and its horizon."""
     from .curriculum import SliceSpec, episode_kind
 
     spec = SliceSpec(**state["slice"])
 
-    def part(data: Episodes, per_scene: int) -> Episodes:
+    def part(data: Episodes, per_scene: int, scenes: Sequence[str]) -> Episodes:
         return OrderedDict(
             (s, [e for e in data[s] if episode_kind(e) in spec.kinds][:per_scene])
-            for s in spec.scenes
+            for s in scenes
             if s in data
         )
 
     return (
-        part(held_data, spec.held_out_per_scene),
-        part(train_data, spec.train_per_scene),
+        part(held_data, spec.held_out_per_scene, spec.eval_scenes),
+        part(train_data, spec.train_per_scene, spec.scenes),
         int(spec.max_steps),
     )
 

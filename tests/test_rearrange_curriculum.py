@@ -88,3 +88,40 @@ def test_asking_for_more_episodes_than_the_files_hold_never_overwrites_them(tmp_
     assert len(val["FloorPlan401"]) == have and all(
         cur.episode_kind(e) == "open" for e in val["FloorPlan401"]
     )
+
+
+HELD_OUT_SCENES_SLICE = SLICE.with_name("rearrange_heldout_bathrooms")
+# Fixed before the agent trained on it (docs/rearrangement.md, "Learning, measured"): a changed
+# byte means the held-out set is no longer the one the table was measured on.
+HELD_OUT_SCENES_SHA256 = {
+    "train.pkl.gz": "a528c9a08ac2875ca9b43cea41e66111a896310ae7d89b9f30e3442f6f452366",
+    "val.pkl.gz": "89137641745fcf22cdb347820478b084e1604fdc935944a2c596ef9901849ba3",
+}
+
+
+def test_held_out_scene_slice_uses_the_official_split_and_is_pinned():
+    from rearrange.constants import scenes_for_stage
+    from rearrange.protocol import sha256_of
+
+    for name, digest in HELD_OUT_SCENES_SHA256.items():
+        assert sha256_of(HELD_OUT_SCENES_SLICE / name) == digest
+    train = cur.load_slice(HELD_OUT_SCENES_SLICE, "train")
+    held = cur.load_slice(HELD_OUT_SCENES_SLICE, "val")
+    bathrooms = {f"FloorPlan{400 + i}" for i in range(1, 31)}
+    assert set(train) == set(scenes_for_stage("train")) & bathrooms
+    assert set(held) == set(scenes_for_stage("val")) & bathrooms
+    for data, per_scene in ((train, 15), (held, 30)):
+        for eps in data.values():
+            assert len(eps) == per_scene
+            assert all(e["position_diff_count"] == 0 and e["open_diff_count"] == 1 for e in eps)
+    spec = cur.SliceSpec(tuple(train), 15, 30, ("open",), 50, 0, tuple(held))
+    assert cur.make_slice(spec, HELD_OUT_SCENES_SLICE)[1] == held
+    assert cur.held_out_of(spec, held) == held
+
+
+def test_held_out_scenes_must_not_be_training_scenes():
+    with pytest.raises(ValueError, match="must not be training scenes: FloorPlan402"):
+        cur.SliceSpec(("FloorPlan401", "FloorPlan402"), 1, 1, ("open",), 50, 0, ("FloorPlan402",))
+    spec = cur.SliceSpec(("FloorPlan401",), 1, 1, ("open",), 50, 0, ("FloorPlan421",))
+    assert spec.eval_scenes == ("FloorPlan421",) and "unseen scenes FloorPlan421" in spec.describe()
+    assert cur.SliceSpec(("FloorPlan401",), 1, 1).eval_scenes == ("FloorPlan401",)

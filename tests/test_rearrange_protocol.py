@@ -158,3 +158,32 @@ def test_overlap_counts_shared_scenes_and_start_poses():
         B=[_ep("B", 0, {"Toilet"}, x=1.0)],
     )
     assert P.overlap(held, train) == {"scenes_in_training": ["A"], "start_poses_in_training": 1}
+
+
+def test_slice_inputs_take_held_out_episodes_from_the_held_out_scenes():
+    """A checkpoint trained with held-out scenes is evaluated on those scenes' episodes only,
+    and its heuristic is fitted on the training scenes' episodes only."""
+
+    def ep(scene, index, opened):
+        return dict(_ep(scene, index, opened), open_diff_count=1)
+
+    held_data = OrderedDict(
+        A=[ep("A", 0, {"Toilet"})], C=[ep("C", i, {"Drawer"}) for i in range(3)]
+    )
+    train_data = OrderedDict(
+        A=[ep("A", i, {"Toilet"}) for i in range(3)], B=[ep("B", 0, {"Cabinet"})]
+    )
+    state = {
+        "slice": {
+            "scenes": ("A", "B"),
+            "train_per_scene": 2,
+            "held_out_per_scene": 2,
+            "kinds": ("open",),
+            "max_steps": 30,
+            "held_out_scenes": ("C",),
+        }
+    }
+    held, train, horizon = P.slice_inputs(state, held_data, train_data)
+    assert list(held) == ["C"] and [e["index"] for e in held["C"]] == [0, 1]
+    assert list(train) == ["A", "B"] and len(train["A"]) == 2 and horizon == 30
+    assert P.overlap(held, train)["scenes_in_training"] == []
