@@ -80,15 +80,18 @@ def simple_cnn_min_size() -> int:
     return need
 
 
-def checked_visual_layer_norm(config: Any, simpleconv_base: type, value: Any) -> bool:
-    """The `visual_layer_norm` config kwarg, checked: a bool, and only where the config builds the
-    SimpleConv model of `simpleconv_base` (the ResNet/map configs derived from it have no such
-    norm, and silently ignoring the kwarg would mislabel their results)."""
+def checked_visual_layer_norm(
+    config: Any, simpleconv_base: type, value: Any, name: str = "visual_layer_norm"
+) -> bool:
+    """A SimpleConv-model flag config kwarg (`visual_layer_norm`, or `name`, e.g.
+    `goal_difference`), checked: a bool, and only where the config builds the SimpleConv model
+    of `simpleconv_base` (the ResNet/map configs derived from it have no such option, and
+    silently ignoring the kwarg would mislabel their results)."""
     if not isinstance(value, bool):
-        raise ValueError(f"visual_layer_norm must be true or false, not {value!r}")
+        raise ValueError(f"{name} must be true or false, not {value!r}")
     if value and type(config).create_model is not simpleconv_base.create_model:
         raise ValueError(
-            f"visual_layer_norm applies to the SimpleConv configs only, not {type(config).__name__}"
+            f"{name} applies to the SimpleConv configs only, not {type(config).__name__}"
         )
     return value
 

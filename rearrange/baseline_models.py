@@ -83,6 +83,9 @@ class ConcatRGBSimpleCNN(SimpleCNN):
 
     It subclasses `SimpleCNN` (rather than wrapping one) so its parameters are
     ``rgb_cnn.*``, as in the official checkpoints.
+    ``goal_difference=True`` appends |a - b| as a third image (9 channels for two RGB frames):
+    an explicit per-pixel comparison of the current and goal views, so "what differs from the
+    goal" does not have to be learned from the two stacked frames (off = the official model).
     Input: ``observations[uuid_a]``, ``observations[uuid_b]`` of shape
     ``[steps, samplers, H, W, 3]``; output ``[steps, samplers, output_size]``.
     """
@@ -93,6 +96,7 @@ class ConcatRGBSimpleCNN(SimpleCNN):
         uuid_a: str,
         uuid_b: str,
         output_size: int,
+        goal_difference: bool = False,
     ):
         space_a = observation_space.spaces[uuid_a]
         space_b = observation_space.spaces[uuid_b]
@@ -101,6 +105,11 @@ class ConcatRGBSimpleCNN(SimpleCNN):
         )
         h, w = space_a.shape[:2]
         channels = space_a.shape[2] + space_b.shape[2]
+        if goal_difference:
+            assert space_a.shape == space_b.shape, (
+                f"goal_difference needs equal image spaces: {space_a.shape} vs {space_b.shape}"
+            )
+            channels += space_a.shape[2]
         # SimpleCNN only reads the shape of `rgb_uuid`'s space.
         concat_space = SpaceDict(
             {
@@ -118,11 +127,13 @@ class ConcatRGBSimpleCNN(SimpleCNN):
         self.uuid_a = uuid_a
         self.uuid_b = uuid_b
         self.output_size = output_size
+        self.goal_difference = bool(goal_difference)
 
     def forward(self, observations: ObservationType) -> torch.Tensor:  # type: ignore[override]
-        a = cast(torch.Tensor, observations[self.uuid_a])
-        b = cast(torch.Tensor, observations[self.uuid_b])
-        return super().forward({_CONCAT_UUID: torch.cat((a, b), dim=-1).float()})
+        a = cast(torch.Tensor, observations[self.uuid_a]).float()
+        b = cast(torch.Tensor, observations[self.uuid_b]).float()
+        parts = (a, b, (a - b).abs()) if self.goal_difference else (a, b)
+        return super().forward({_CONCAT_UUID: torch.cat(parts, dim=-1)})
 
 
 class _SimpleConvVisual:
@@ -135,13 +146,20 @@ class _SimpleConvVisual:
     encoder gets zero gradient and the policy is stuck at the expert's action marginal
     (experiments/rearrange_fit_diagnosis). The norm has no parameters, so the state-dict
     keys stay the official ones.
+
+    ``goal_difference`` (set before `_build_visual` runs; off = the official model): the
+    encoder also sees |rgb - unshuffled_rgb| (see `ConcatRGBSimpleCNN`). The keys stay the
+    same, but the first conv's weight has 9 input channels instead of 6.
     """
 
     visual_encoder: ConcatRGBSimpleCNN
     visual_layer_norm: bool = False
+    goal_difference: bool = False
 
     def _build_visual(self, space: SpaceDict, uuid_a: str, uuid_b: str, output_size: int) -> int:
-        self.visual_encoder = ConcatRGBSimpleCNN(space, uuid_a, uuid_b, output_size=output_size)
+        self.visual_encoder = ConcatRGBSimpleCNN(
+            space, uuid_a, uuid_b, output_size=output_size, goal_difference=self.goal_difference
+        )
         return output_size
 
     def _encode(self, observations: ObservationType) -> torch.Tensor:
@@ -271,6 +289,8 @@ class RearrangeActorCriticSimpleConvRNN(_SimpleConvVisual, _OnePhaseRNNActorCrit
     pass the same uuid twice. ``visual_layer_norm=True`` normalises the encoder's output
     (parameter-free; see `_SimpleConvVisual`) so training from scratch at lr >= 1e-3 does not
     saturate the GRU; leave it off to run the official checkpoints as trained.
+    ``goal_difference=True`` adds |rgb - unshuffled_rgb| as 3 more input channels (9 in all);
+    off by default, so the official checkpoints load unchanged.
     Memory: ``"rnn"`` of shape ``[layers, samplers, hidden_size]``.
     """
 
@@ -284,7 +304,11 @@ class RearrangeActorCriticSimpleConvRNN(_SimpleConvVisual, _OnePhaseRNNActorCrit
         num_rnn_layers: int = 1,
         rnn_type: str = "GRU",
         visual_layer_norm: bool = False,
+        goal_difference: bool = False,
     ):
+        # read by `_build_visual` during the base constructor (a plain bool, so allowed before
+        # nn.Module.__init__)
+        self.goal_difference = bool(goal_difference)
         super().__init__(
             action_space,
             observation_space,

@@ -123,6 +123,12 @@ def parse(argv=None) -> argparse.Namespace:
         help="simpleconv: the model's parameter-free LayerNorm on the SimpleCNN features, without which "
         "Adam at lr >= 1e-3 saturates the GRU (experiments/rearrange_fit_diagnosis)",
     )
+    ap.add_argument(
+        "--goal-difference",
+        action="store_true",
+        help="simpleconv: the encoder also gets |rgb - unshuffled_rgb| (9 input channels), an "
+        "explicit comparison of the current and goal views",
+    )
     ap.add_argument("--no-baselines", action="store_true", help="evaluate only the trained agent")
     ap.add_argument("--data-dir", type=Path, default=REPO / "data" / "rearrange_curriculum")
     ap.add_argument("--out", type=Path, default=RESULTS_DIR / "rearrange_curriculum")
@@ -391,6 +397,10 @@ def main(argv=None) -> int:
     }
     if args.visual_layer_norm:
         config_kwargs["visual_layer_norm"] = True
+    if args.goal_difference:
+        if args.encoder != "simpleconv":
+            raise SystemExit("--goal-difference applies to --encoder simpleconv only")
+        config_kwargs["goal_difference"] = True
     config = load_config(str(REPO / CONFIG), config_kwargs)
     if spec.max_expert_steps:
         train_eps = cur.keep_short(config, train_eps, spec.max_expert_steps)

@@ -16,12 +16,19 @@ class OnePhaseRGBBaseExperimentConfig(RearrangeBaseExperimentConfig):
     run_walkthrough_phase = False
     run_unshuffle_phase = True
 
-    def __init__(self, visual_layer_norm: bool = False, **kwargs: Any) -> None:
+    def __init__(
+        self, visual_layer_norm: bool = False, goal_difference: bool = False, **kwargs: Any
+    ) -> None:
         """`visual_layer_norm`: the model's parameter-free LayerNorm on the SimpleCNN features
-        (see `RearrangeActorCriticSimpleConvRNN`); off reproduces the official model exactly."""
+        (see `RearrangeActorCriticSimpleConvRNN`); off reproduces the official model exactly.
+        `goal_difference`: the encoder also gets |rgb - unshuffled_rgb| (9 input channels);
+        off reproduces the official model exactly."""
         super().__init__(**kwargs)
         self.visual_layer_norm = checked_visual_layer_norm(
             self, OnePhaseRGBBaseExperimentConfig, visual_layer_norm
+        )
+        self.goal_difference = checked_visual_layer_norm(
+            self, OnePhaseRGBBaseExperimentConfig, goal_difference, "goal_difference"
         )
 
     def sensors(self) -> Sequence[Sensor]:
@@ -34,4 +41,5 @@ class OnePhaseRGBBaseExperimentConfig(RearrangeBaseExperimentConfig):
             rgb_uuid="rgb",
             unshuffled_rgb_uuid="unshuffled_rgb",
             visual_layer_norm=self.visual_layer_norm,
+            goal_difference=self.goal_difference,
         )
