@@ -206,3 +206,24 @@ def test_remembered_object_rows_follow_the_objects_state():
         assert [dict(o) for o in ev.metadata["objects"]] == _eager(ev, c)
     finally:
         c.stop()
+
+
+def test_metadata_entries_built_one_at_a_time_match_the_whole():
+    """Reading `objects` (or `colors`) alone builds only that entry; the whole metadata dict,
+    used later, holds that same object, with every key in the order the whole build gives."""
+    c = Controller(scene="FloorPlan1", width=64, height=64, renderInstanceSegmentation=True)
+    try:
+        whole = c.step(action="Pass").metadata
+        keys = list(whole)
+        for first in ("objects", "colors", "sceneBounds", "heldObjectPose"):
+            meta = c.step(action="Pass").metadata
+            got = meta[first]
+            assert meta.get(first) is got and meta[first] is got
+            assert got == whole[first]
+            assert list(meta) == keys and dict(meta)[first] is got
+            assert dict(meta) == dict(whole) | {
+                k: meta[k] for k in ("currentTime", "actionReturn") if k in meta
+            }
+        assert whole["colors"] and whole["colorBounds"] is None
+    finally:
+        c.stop()

@@ -98,13 +98,7 @@ def object_visibility(
     ids, pts, owner, static = visibility_points(w)
     if len(pts) == 0:
         return result
-    want_idx = np.zeros(len(ids), dtype=bool)
-    index = {oid: i for i, oid in enumerate(ids)}
-    for oid in wanted:
-        i = index.get(oid)
-        if i is not None and oid != w.held:
-            want_idx[i] = True
-    ok = want_idx[owner]
+    ok = _wanted_points(w, ids, owner, tuple(wanted))
     ok &= np.hypot(pts[:, 0] - a.x, pts[:, 2] - a.z) <= dist
     ok &= pts[:, 1] <= a.y + AGENT_HEIGHT / 2 + dist
     sel = np.flatnonzero(ok)
@@ -130,6 +124,32 @@ def object_visibility(
         if ids[k] in result:
             result[ids[k]] = (bool(seen_obj[k]), bool(clear_obj[k]))
     return result
+
+
+def _wanted_points(w: "World", ids, owner: np.ndarray, wanted: Tuple[str, ...]) -> np.ndarray:
+    """Per visibility point, whether its owner is wanted and not in hand (a fresh array;
+    the per-object mask is remembered per points table, wanted ids and hand)."""
+    hit = w._cache.get("vis_wanted")
+    if hit is None or hit[0] is not ids or hit[1] != w.held or hit[2] != wanted:
+        want_idx = np.zeros(len(ids), dtype=bool)
+        index = {oid: i for i, oid in enumerate(ids)}
+        for oid in wanted:
+            i = index.get(oid)
+            if i is not None and oid != w.held:
+                want_idx[i] = True
+        hit = w._cache["vis_wanted"] = (ids, w.held, wanted, want_idx)
+    return hit[3][owner]
+
+
+def _occluder_of_owner(w: "World", occ, ids) -> np.ndarray:
+    """Per visibility-point owner (index into `ids`), the index of its object in `occ.ids`
+    (-1 when it draws no occluder); remembered per occluder and points tables."""
+    hit = w._cache.get("vis_occ_of_owner")
+    if hit is None or hit[0] is not occ or hit[1] is not ids:
+        occ_index = {oid: i for i, oid in enumerate(occ.ids)}
+        table = np.array([occ_index.get(oid, -1) for oid in ids], dtype=np.int64)
+        hit = w._cache["vis_occ_of_owner"] = (occ, ids, table)
+    return hit[2]
 
 
 def _rank_in_owner(owner: np.ndarray) -> np.ndarray:
@@ -163,8 +183,7 @@ def _sight_lines(w: "World", cam, pts, owner, static, ids, sel) -> Tuple[np.ndar
     )
     occ.clear_over_rim(t, cam, pts[sel], near)
     owners, see_through = occ.owners[near], occ.see_through[near]
-    occ_index = {oid: i for i, oid in enumerate(occ.ids)}
-    tgt = np.array([occ_index.get(ids[k], -1) for k in owner[sel]])
+    tgt = _occluder_of_owner(w, occ, ids)[owner[sel]]
     own = owners[None, :] == tgt[:, None]
     reach = own_entry(w, cam, pts[sel], near, own) if w.profile.first_hit_visibility else 0.999
     t[own] = np.inf  # a point is never hidden by its own object
