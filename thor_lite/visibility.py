@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 #: points per object tried before the rest (see `object_visibility`)
 FIRST_PASS_POINTS = 3
 
+#: at most this many candidate points are cast in a single pass
+SINGLE_PASS_POINTS = 32
+
 #: how far (of the half-extents) a THOR 2.1.0 pickupable's visibility lattice reaches: just
 #: inside the drawn box (today's lattice stops at 75 %)
 SURFACE_POINT_REACH = 0.95
@@ -110,10 +113,15 @@ def object_visibility(
     # Two passes give the same answer as one (an object counts when any of its points does):
     # the first few points of each object first, then the rest only for objects that are not
     # yet both seen and clear, which skips most points of the objects in plain sight.
-    first = w.cached("vis_rank", lambda: _rank_in_owner(owner))[sel] < FIRST_PASS_POINTS
+    # A few points in all are cast in one pass (each pass costs more than its points then).
+    if len(sel) <= SINGLE_PASS_POINTS:
+        passes: Tuple[np.ndarray, ...] = (sel,)
+    else:
+        first = w.cached("vis_rank", lambda: _rank_in_owner(owner))[sel] < FIRST_PASS_POINTS
+        passes = (sel[first], sel[~first])
     seen_obj = np.zeros(len(ids), dtype=bool)
     clear_obj = np.zeros(len(ids), dtype=bool)
-    for part in (sel[first], sel[~first]):
+    for part in passes:
         part = part[~(seen_obj & clear_obj)[owner[part]]]
         if len(part) == 0:
             continue
@@ -152,6 +160,18 @@ def _occluder_of_owner(w: "World", occ, ids) -> np.ndarray:
     return hit[2]
 
 
+def _occluder_bounds(w: "World", occ) -> Tuple[np.ndarray, np.ndarray]:
+    """Each occluder box's AABB corners (remembered per occluder table)."""
+    hit = w._cache.get("vis_occ_bounds")
+    if hit is None or hit[0] is not occ:
+        hit = w._cache["vis_occ_bounds"] = (
+            occ,
+            occ.centers - occ.extents,
+            occ.centers + occ.extents,
+        )
+    return hit[1], hit[2]
+
+
 def _rank_in_owner(owner: np.ndarray) -> np.ndarray:
     """Each point's index among its own object's points (points are packed object by object)."""
     n = len(owner)
@@ -167,10 +187,9 @@ def _sight_lines(w: "World", cam, pts, owner, static, ids, sel) -> Tuple[np.ndar
     # Only boxes overlapping the bounding box of all the segments can block one (exact cull).
     seg_lo = np.minimum(cam, pts[sel].min(0))
     seg_hi = np.maximum(cam, pts[sel].max(0))
+    occ_lo, occ_hi = _occluder_bounds(w, occ)
     near = np.flatnonzero(
-        np.all(occ.centers - occ.extents <= seg_hi, axis=1)
-        & np.all(occ.centers + occ.extents >= seg_lo, axis=1)
-        & occ.occludes
+        np.all(occ_lo <= seg_hi, axis=1) & np.all(occ_hi >= seg_lo, axis=1) & occ.occludes
     )
     # a static part (a cabinet door in a neighbour's box) is nobody's contents: never hidden inside
     t = ray_box_hits(
