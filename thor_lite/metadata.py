@@ -408,14 +408,16 @@ def _objects_plan(w: World):
     if flt is not None:
         objs = [o for o in objs if o.object_id in flt]
     contents = receptacle_contents(w)
-    rows = []  # (object id, (record part, contents)), or (the held record, None)
+    # (object id, (type, position, (record part, contents), box geometry)), or (held record, None)
+    rows = []
     for o in objs:
         if o.object_id == w.held:
             rows.append((o, None))
             continue
         rec = _record_part(o)
-        rec_ids = tuple(contents.get(o.object_id, ())) if rec[0]["receptacle"] else None
-        rows.append((o.object_id, (rec, rec_ids)))
+        base, (pos, _lists, geom) = rec
+        rec_ids = tuple(contents.get(o.object_id, ())) if base["receptacle"] else None
+        rows.append((o.object_id, (base["objectType"], pos, (rec, rec_ids), geom)))
     plan = (tuple(o.object_id for o in objs), tuple(rows), contents)
     w._cache["objects_plan"] = (key, records, plan)
     return plan
@@ -425,13 +427,32 @@ def objects_metadata(w: World) -> List[Dict[str, Any]]:
     ids, rows, contents = _objects_plan(w)
     vis = _pose_visibility(w, ids)
     a = w.agent
+    ax, ay, az = a.x, a.y, a.z
     get = vis.get
-    return [
-        _lazy(part[0], part[1], get(first, _UNSEEN), a)
-        if part is not None
-        else object_metadata(w, first, vis, contents)
-        for first, part in rows
-    ]
+    out = []
+    append = out.append
+    for first, part in rows:
+        if part is None:  # the held object: an eager dict
+            append(object_metadata(w, first, vis, contents))
+            continue
+        otype, pos, src, geom = part
+        seen = get(first, _UNSEEN)
+        # what `_lazy` makes, inlined (the loop runs for every object every step)
+        d = ObjectMetadata(
+            {
+                "objectId": first,
+                "objectType": otype,
+                "visible": seen[0],
+                "isInteractable": seen[1],
+                "distance": float(
+                    ((pos[0] - ax) ** 2 + (pos[1] - ay) ** 2 + (pos[2] - az) ** 2) ** 0.5
+                ),
+            }
+        )
+        d._src = src
+        d._geom = geom
+        append(d)
+    return out
 
 
 def held_object_pose(w: World) -> Dict[str, Any]:
