@@ -101,10 +101,7 @@ def object_visibility(
     ids, pts, owner, static = visibility_points(w)
     if len(pts) == 0:
         return result
-    ok = _wanted_points(w, ids, owner, tuple(wanted))
-    ok &= np.hypot(pts[:, 0] - a.x, pts[:, 2] - a.z) <= dist
-    ok &= pts[:, 1] <= a.y + AGENT_HEIGHT / 2 + dist
-    sel = np.flatnonzero(ok)
+    sel = _points_in_reach(w, ids, pts, owner, tuple(wanted), a.x, a.y, a.z, dist)
     if len(sel) == 0:
         return result
     sel = sel[w.in_viewport(pts[sel], a)]
@@ -132,6 +129,22 @@ def object_visibility(
         if ids[k] in result:
             result[ids[k]] = (bool(seen_obj[k]), bool(clear_obj[k]))
     return result
+
+
+def _points_in_reach(w: "World", ids, pts, owner, wanted, x, y, z, dist) -> np.ndarray:
+    """Indices of the wanted points within `dist` of the agent's vertical axis and not above
+    its reach (remembered for the last standing place: turning and looking keep it)."""
+    key = (wanted, w.held, x, y, z, dist)
+    hit = w._cache.get("vis_reach")
+    if hit is not None and hit[0] is ids and hit[1] == key:
+        return hit[2]
+    ok = _wanted_points(w, ids, owner, wanted)
+    ok &= np.hypot(pts[:, 0] - x, pts[:, 2] - z) <= dist
+    ok &= pts[:, 1] <= y + AGENT_HEIGHT / 2 + dist
+    sel = np.flatnonzero(ok)
+    sel.flags.writeable = False
+    w._cache["vis_reach"] = (ids, key, sel)
+    return sel
 
 
 def _wanted_points(w: "World", ids, owner: np.ndarray, wanted: Tuple[str, ...]) -> np.ndarray:
