@@ -137,3 +137,93 @@ def test_remembered_visibility_follows_state_and_camera():
         assert checked > 0 and interactions >= 1
     finally:
         c.stop()
+
+
+def test_fields_beyond_the_first_read_fill_in_order():
+    """An object dict holds id, type, `visible`, `isInteractable` and `distance` at first; reading
+    any other field (or testing for it, or writing) gives the eager dict, keys in THOR's order,
+    and what one event's reader changes never reaches the next event's dicts."""
+    c = Controller(scene="FloorPlan1", width=64, height=64)
+    try:
+        reference = {o["objectId"]: dict(o) for o in c.step(action="Pass").metadata["objects"]}
+        first = ("objectId", "objectType", "visible", "isInteractable", "distance")
+        for o in _fresh(c):
+            ref = reference[o["objectId"]]
+            assert [o[k] for k in first] == [ref[k] for k in first]
+            assert "mass" in o and "axisAlignedBoundingBox" in o and "noSuchKey" not in o
+            assert o["mass"] == ref["mass"] and list(o) == list(ref) and o == ref
+        for o in _fresh(c):
+            assert o.get("parentReceptacles") == reference[o["objectId"]]["parentReceptacles"]
+            assert o.get("noSuchKey", 7) == 7
+        victims = _fresh(c)
+        for o in victims:
+            o["visible"] = "changed"  # a write fills the dict first, then replaces the value
+            assert list(o) == list(reference[o["objectId"]])
+            o["position"]["x"] = 99.0
+            if o["receptacleObjectIds"] is not None:
+                o["receptacleObjectIds"].append("intruder")
+            if o["parentReceptacles"] is not None:
+                o["parentReceptacles"].append("intruder")
+        for o in _fresh(c):
+            assert o == reference[o["objectId"]]
+    finally:
+        c.stop()
+
+
+def test_remembered_object_rows_follow_the_objects_state():
+    """Object rows kept between steps are rebuilt when records, hand or the object filter change
+    (compared with the eager builder after each change)."""
+    c = Controller(scene="FloorPlan1", width=64, height=64)
+    try:
+        ev = c.step(action="Pass")
+        ids = [o["objectId"] for o in ev.metadata["objects"]]
+        opened = picked = False
+        for _ in range(40):
+            vis = [o for o in c.last_event.metadata["objects"] if o["visible"]]
+            if not opened:
+                for o in vis:
+                    if o["openable"] and not o["isOpen"]:
+                        opened = c.step(
+                            action="OpenObject", objectId=o["objectId"], forceAction=True
+                        ).metadata["lastActionSuccess"]
+                        break
+            if not picked:
+                for o in vis:
+                    if o["pickupable"]:
+                        picked = c.step(
+                            action="PickupObject", objectId=o["objectId"], forceAction=True
+                        ).metadata["lastActionSuccess"]
+                        break
+            ev = c.step(action="Pass")
+            assert [dict(o) for o in ev.metadata["objects"]] == _eager(ev, c)
+            if opened and picked:
+                break
+            c.step(action="RotateRight")
+        assert opened and picked
+        ev = c.step(action="SetObjectFilter", objectIds=ids[:3])
+        assert [o["objectId"] for o in ev.metadata["objects"]] == ids[:3]
+        ev = c.step(action="ResetObjectFilter")
+        assert [dict(o) for o in ev.metadata["objects"]] == _eager(ev, c)
+    finally:
+        c.stop()
+
+
+def test_metadata_entries_built_one_at_a_time_match_the_whole():
+    """Reading `objects` (or `colors`) alone builds only that entry; the whole metadata dict,
+    used later, holds that same object, with every key in the order the whole build gives."""
+    c = Controller(scene="FloorPlan1", width=64, height=64, renderInstanceSegmentation=True)
+    try:
+        whole = c.step(action="Pass").metadata
+        keys = list(whole)
+        for first in ("objects", "colors", "sceneBounds", "heldObjectPose"):
+            meta = c.step(action="Pass").metadata
+            got = meta[first]
+            assert meta.get(first) is got and meta[first] is got
+            assert got == whole[first]
+            assert list(meta) == keys and dict(meta)[first] is got
+            assert dict(meta) == dict(whole) | {
+                k: meta[k] for k in ("currentTime", "actionReturn") if k in meta
+            }
+        assert whole["colors"] and whole["colorBounds"] is None
+    finally:
+        c.stop()

@@ -335,18 +335,18 @@ class Controller:
         flags.update(step_flags or {})
         names, palette = _id_table(view)
 
-        def build():
-            out = {
-                "objects": objects_metadata(view),
-                "heldObjectPose": held_object_pose(view),
-                "sceneBounds": scene_bounds(view),
-            }
+        def colors():
             seg = flags["renderInstanceSegmentation"] or flags["renderSemanticSegmentation"]
-            out["colors"] = colors_metadata(names, palette) if seg else None
-            out["colorBounds"] = None
-            return out
+            return colors_metadata(names, palette) if seg else None
 
-        meta = LazyMetadata(base, build)
+        parts = {
+            "objects": lambda: objects_metadata(view),
+            "heldObjectPose": lambda: held_object_pose(view),
+            "sceneBounds": lambda: scene_bounds(view),
+            "colors": colors,
+            "colorBounds": lambda: None,
+        }
+        meta = LazyMetadata(base, parts=parts)
         ev = Event(meta, lambda: self._render_view(view, names, flags), flags, (names, palette))
         self.last_event = ev
         return ev

@@ -18,11 +18,32 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 class LazyMetadata(dict):
-    """A dict whose 'objects' (and 'colors') entries are filled on first use."""
+    """A dict whose 'objects' (and 'colors', ...) entries are filled on first use: either all at
+    once by `build`, or, given `parts` (key -> builder, in key order), each one when it is first
+    read and the rest when the whole dict is used."""
 
-    def __init__(self, base: Dict[str, Any], build: Callable[[], Dict[str, Any]]) -> None:
+    def __init__(
+        self,
+        base: Dict[str, Any],
+        build: Optional[Callable[[], Dict[str, Any]]] = None,
+        parts: Optional[Dict[str, Callable[[], Any]]] = None,
+    ) -> None:
         super().__init__(base)
+        self._parts = parts
+        self._made: Dict[str, Any] = {}
+        if parts is not None:
+            build = self._build_parts
         self._build: Optional[Callable[[], Dict[str, Any]]] = build
+
+    def _build_parts(self) -> Dict[str, Any]:
+        made = self._made
+        return {k: made[k] if k in made else fn() for k, fn in self._parts.items()}
+
+    def _part(self, key):
+        made = self._made
+        if key not in made:
+            made[key] = self._parts[key]()
+        return made[key]
 
     def _materialize(self) -> None:
         if self._build is not None:
@@ -31,6 +52,8 @@ class LazyMetadata(dict):
 
     def __getitem__(self, key):
         if self._build is not None and not dict.__contains__(self, key):
+            if self._parts is not None and key in self._parts:
+                return self._part(key)
             self._materialize()
         if key == "reachablePositions" and not dict.__contains__(self, key):
             if dict.get(self, "lastAction") == "GetReachablePositions":
@@ -40,6 +63,8 @@ class LazyMetadata(dict):
 
     def get(self, key, default=None):
         if self._build is not None and not dict.__contains__(self, key):
+            if self._parts is not None and key in self._parts:
+                return self._part(key)
             self._materialize()
         return super().get(key, default)
 

@@ -8,6 +8,7 @@ the plain dict THOR returns, with the same keys in the same order.
 
 from __future__ import annotations
 
+from operator import is_
 from typing import Any, Dict, List, Sequence, Tuple
 
 
@@ -92,12 +93,33 @@ def _boxes(lo, hi, corners, oobb) -> Dict[str, Any]:
 
 
 class ObjectMetadata(dict):
-    """One object's metadata dict whose bounding-box entries are built on first use (from the
-    record's immutable geometry tuples), after which it is an ordinary dict."""
+    """One object's metadata dict built in two late stages. At first it holds only the fields
+    read most (`_EAGER`: id, type, `visible`, `isInteractable`, `distance`); any other use fills
+    in the rest of the record's fields in THOR's key order (`_src`), and the bounding-box entries
+    are built on first use (`_geom`, from the record's immutable geometry tuples). After both it
+    is an ordinary dict; to every reader it is the plain dict THOR returns."""
 
-    __slots__ = ("_geom",)
+    __slots__ = ("_src", "_geom")
+
+    def _fill_base(self) -> None:
+        src = self._src
+        if src is not None:
+            self._src = None
+            (base, (_pos, lists, _geom)), rec_ids = src
+            step = dict.copy(self)
+            dict.clear(self)
+            dict.update(self, base)
+            dict.update(self, step)
+            dict.__setitem__(self, "position", base["position"].copy())
+            dict.__setitem__(self, "rotation", base["rotation"].copy())
+            if rec_ids is not None:
+                dict.__setitem__(self, "receptacleObjectIds", list(rec_ids))
+            for k, v in lists.items():
+                dict.__setitem__(self, k, list(v))
 
     def _fill(self) -> None:
+        if self._src is not None:
+            self._fill_base()
         geom = self._geom
         if geom is not None:
             self._geom = None
@@ -106,20 +128,29 @@ class ObjectMetadata(dict):
             dict.update(self, _boxes(lo, hi, list(map(list, corners_t)), oobb))
 
     def __missing__(self, key):
+        if self._src is not None:
+            self._fill_base()
+            if dict.__contains__(self, key):
+                return dict.__getitem__(self, key)
         if self._geom is not None and key in _BOX_KEYS:
             self._fill()
             return dict.__getitem__(self, key)
         raise KeyError(key)
 
     def get(self, key, default=None):
-        if self._geom is not None and key in _BOX_KEYS:
-            self._fill()
+        if not dict.__contains__(self, key):
+            if self._src is not None:
+                self._fill_base()
+            if self._geom is not None and key in _BOX_KEYS:
+                self._fill()
         return dict.get(self, key, default)
 
     def __contains__(self, key) -> bool:
-        if self._geom is not None and key in _BOX_KEYS:
+        if dict.__contains__(self, key):
             return True
-        return dict.__contains__(self, key)
+        if self._src is not None and key in self._src[0][0]:
+            return True
+        return self._geom is not None and key in _BOX_KEYS
 
     def __iter__(self):
         self._fill()
@@ -246,28 +277,31 @@ def _record_part(o: SimObject) -> Tuple[Dict[str, Any], tuple]:
 def lazy_object_metadata(
     w: World, o: SimObject, vis: Dict[str, tuple], contents: Dict[str, List[str]]
 ) -> Dict[str, Any]:
-    """`object_metadata` for an object not in hand, with the boxes filled in on first use."""
-    base, (pos, lists, geom) = _record_part(o)
-    visible, interactable = vis.get(o.object_id, (False, False))
-    a = w.agent
-    d = ObjectMetadata(base)
-    d._geom = geom
-    dict.update(
-        d,
+    """`object_metadata` for an object not in hand, its fields filled in on first use."""
+    rec = _record_part(o)
+    oid = o.object_id
+    rec_ids = tuple(contents.get(oid, ())) if rec[0]["receptacle"] else None
+    return _lazy(rec, rec_ids, vis.get(oid, _UNSEEN), w.agent)
+
+
+_UNSEEN = (False, False)
+
+
+def _lazy(rec, rec_ids, seen, a) -> "ObjectMetadata":
+    base, (pos, _lists, geom) = rec
+    d = ObjectMetadata(
         {
-            "position": base["position"].copy(),
-            "rotation": base["rotation"].copy(),
-            "visible": visible,
-            "isInteractable": interactable,
+            "objectId": base["objectId"],
+            "objectType": base["objectType"],
+            "visible": seen[0],
+            "isInteractable": seen[1],
             "distance": float(
                 ((pos[0] - a.x) ** 2 + (pos[1] - a.y) ** 2 + (pos[2] - a.z) ** 2) ** 0.5
             ),
-        },
+        }
     )
-    if base["receptacle"]:
-        dict.__setitem__(d, "receptacleObjectIds", list(contents.get(o.object_id, ())))
-    for k, v in lists.items():
-        dict.__setitem__(d, k, list(v))
+    d._src = (rec, rec_ids)
+    d._geom = geom
     return d
 
 
@@ -319,6 +353,11 @@ POSE_VISIBILITY_CACHE = 256
 def pose_visibility(w: World, object_ids: Tuple[str, ...]) -> Dict[str, tuple]:
     """`w.visibility(object_ids)` from the agent's pose, remembered per (world, objects state,
     hand, pose, camera, rules): the answer depends on nothing else. A fresh dict each call."""
+    return dict(_pose_visibility(w, object_ids))
+
+
+def _pose_visibility(w: World, object_ids: Tuple[str, ...]) -> Dict[str, tuple]:
+    """`pose_visibility`'s remembered answer itself (not to be changed by the caller)."""
     key = (
         getattr(w, "generation", None),
         w.version,
@@ -337,7 +376,7 @@ def pose_visibility(w: World, object_ids: Tuple[str, ...]) -> Dict[str, tuple]:
         if len(memo) >= POSE_VISIBILITY_CACHE:
             memo.clear()
         hit = memo[key] = w.visibility(list(object_ids))
-    return dict(hit)
+    return hit
 
 
 def receptacle_contents(w: World) -> Dict[str, List[str]]:
@@ -350,20 +389,70 @@ def receptacle_contents(w: World) -> Dict[str, List[str]]:
     return contents
 
 
-def objects_metadata(w: World) -> List[Dict[str, Any]]:
-    objs = [o for o in w.objects.values() if o.enabled]
+def _objects_plan(w: World):
+    """What `objects_metadata` needs of the world's objects state, whatever the agent's pose:
+    the listed records, their ids, and per record its cached record part and contents (or the
+    held object's record). Remembered while the same records, hand and filter stand."""
+    records = tuple(w.objects.values())
     flt = getattr(w, "object_filter", None)
+    key = (getattr(w, "generation", None), w.held, flt)
+    memo = w._cache.get("objects_plan")
+    if (
+        memo is not None
+        and memo[0] == key
+        and len(memo[1]) == len(records)
+        and all(map(is_, memo[1], records))
+    ):
+        return memo[2]
+    objs = [o for o in records if o.enabled]
     if flt is not None:
         objs = [o for o in objs if o.object_id in flt]
-    vis = pose_visibility(w, tuple(o.object_id for o in objs))
     contents = receptacle_contents(w)
-    held = w.held
-    return [
-        lazy_object_metadata(w, o, vis, contents)
-        if o.object_id != held
-        else object_metadata(w, o, vis, contents)
-        for o in objs
-    ]
+    # (object id, (type, position, (record part, contents), box geometry)), or (held record, None)
+    rows = []
+    for o in objs:
+        if o.object_id == w.held:
+            rows.append((o, None))
+            continue
+        rec = _record_part(o)
+        base, (pos, _lists, geom) = rec
+        rec_ids = tuple(contents.get(o.object_id, ())) if base["receptacle"] else None
+        rows.append((o.object_id, (base["objectType"], pos, (rec, rec_ids), geom)))
+    plan = (tuple(o.object_id for o in objs), tuple(rows), contents)
+    w._cache["objects_plan"] = (key, records, plan)
+    return plan
+
+
+def objects_metadata(w: World) -> List[Dict[str, Any]]:
+    ids, rows, contents = _objects_plan(w)
+    vis = _pose_visibility(w, ids)
+    a = w.agent
+    ax, ay, az = a.x, a.y, a.z
+    get = vis.get
+    out = []
+    append = out.append
+    for first, part in rows:
+        if part is None:  # the held object: an eager dict
+            append(object_metadata(w, first, vis, contents))
+            continue
+        otype, pos, src, geom = part
+        seen = get(first, _UNSEEN)
+        # what `_lazy` makes, inlined (the loop runs for every object every step)
+        d = ObjectMetadata(
+            {
+                "objectId": first,
+                "objectType": otype,
+                "visible": seen[0],
+                "isInteractable": seen[1],
+                "distance": float(
+                    ((pos[0] - ax) ** 2 + (pos[1] - ay) ** 2 + (pos[2] - az) ** 2) ** 0.5
+                ),
+            }
+        )
+        d._src = src
+        d._geom = geom
+        append(d)
+    return out
 
 
 def held_object_pose(w: World) -> Dict[str, Any]:

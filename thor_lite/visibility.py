@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 #: points per object tried before the rest (see `object_visibility`)
 FIRST_PASS_POINTS = 3
 
+#: at most this many candidate points are cast in a single pass
+SINGLE_PASS_POINTS = 32
+
 #: how far (of the half-extents) a THOR 2.1.0 pickupable's visibility lattice reaches: just
 #: inside the drawn box (today's lattice stops at 75 %)
 SURFACE_POINT_REACH = 0.95
@@ -98,16 +101,7 @@ def object_visibility(
     ids, pts, owner, static = visibility_points(w)
     if len(pts) == 0:
         return result
-    want_idx = np.zeros(len(ids), dtype=bool)
-    index = {oid: i for i, oid in enumerate(ids)}
-    for oid in wanted:
-        i = index.get(oid)
-        if i is not None and oid != w.held:
-            want_idx[i] = True
-    ok = want_idx[owner]
-    ok &= np.hypot(pts[:, 0] - a.x, pts[:, 2] - a.z) <= dist
-    ok &= pts[:, 1] <= a.y + AGENT_HEIGHT / 2 + dist
-    sel = np.flatnonzero(ok)
+    sel = _points_in_reach(w, ids, pts, owner, tuple(wanted), a.x, a.y, a.z, dist)
     if len(sel) == 0:
         return result
     sel = sel[w.in_viewport(pts[sel], a)]
@@ -116,10 +110,15 @@ def object_visibility(
     # Two passes give the same answer as one (an object counts when any of its points does):
     # the first few points of each object first, then the rest only for objects that are not
     # yet both seen and clear, which skips most points of the objects in plain sight.
-    first = w.cached("vis_rank", lambda: _rank_in_owner(owner))[sel] < FIRST_PASS_POINTS
+    # A few points in all are cast in one pass (each pass costs more than its points then).
+    if len(sel) <= SINGLE_PASS_POINTS:
+        passes: Tuple[np.ndarray, ...] = (sel,)
+    else:
+        first = w.cached("vis_rank", lambda: _rank_in_owner(owner))[sel] < FIRST_PASS_POINTS
+        passes = (sel[first], sel[~first])
     seen_obj = np.zeros(len(ids), dtype=bool)
     clear_obj = np.zeros(len(ids), dtype=bool)
-    for part in (sel[first], sel[~first]):
+    for part in passes:
         part = part[~(seen_obj & clear_obj)[owner[part]]]
         if len(part) == 0:
             continue
@@ -130,6 +129,60 @@ def object_visibility(
         if ids[k] in result:
             result[ids[k]] = (bool(seen_obj[k]), bool(clear_obj[k]))
     return result
+
+
+def _points_in_reach(w: "World", ids, pts, owner, wanted, x, y, z, dist) -> np.ndarray:
+    """Indices of the wanted points within `dist` of the agent's vertical axis and not above
+    its reach (remembered for the last standing place: turning and looking keep it)."""
+    key = (wanted, w.held, x, y, z, dist)
+    hit = w._cache.get("vis_reach")
+    if hit is not None and hit[0] is ids and hit[1] == key:
+        return hit[2]
+    ok = _wanted_points(w, ids, owner, wanted)
+    ok &= np.hypot(pts[:, 0] - x, pts[:, 2] - z) <= dist
+    ok &= pts[:, 1] <= y + AGENT_HEIGHT / 2 + dist
+    sel = np.flatnonzero(ok)
+    sel.flags.writeable = False
+    w._cache["vis_reach"] = (ids, key, sel)
+    return sel
+
+
+def _wanted_points(w: "World", ids, owner: np.ndarray, wanted: Tuple[str, ...]) -> np.ndarray:
+    """Per visibility point, whether its owner is wanted and not in hand (a fresh array;
+    the per-object mask is remembered per points table, wanted ids and hand)."""
+    hit = w._cache.get("vis_wanted")
+    if hit is None or hit[0] is not ids or hit[1] != w.held or hit[2] != wanted:
+        want_idx = np.zeros(len(ids), dtype=bool)
+        index = {oid: i for i, oid in enumerate(ids)}
+        for oid in wanted:
+            i = index.get(oid)
+            if i is not None and oid != w.held:
+                want_idx[i] = True
+        hit = w._cache["vis_wanted"] = (ids, w.held, wanted, want_idx)
+    return hit[3][owner]
+
+
+def _occluder_of_owner(w: "World", occ, ids) -> np.ndarray:
+    """Per visibility-point owner (index into `ids`), the index of its object in `occ.ids`
+    (-1 when it draws no occluder); remembered per occluder and points tables."""
+    hit = w._cache.get("vis_occ_of_owner")
+    if hit is None or hit[0] is not occ or hit[1] is not ids:
+        occ_index = {oid: i for i, oid in enumerate(occ.ids)}
+        table = np.array([occ_index.get(oid, -1) for oid in ids], dtype=np.int64)
+        hit = w._cache["vis_occ_of_owner"] = (occ, ids, table)
+    return hit[2]
+
+
+def _occluder_bounds(w: "World", occ) -> Tuple[np.ndarray, np.ndarray]:
+    """Each occluder box's AABB corners (remembered per occluder table)."""
+    hit = w._cache.get("vis_occ_bounds")
+    if hit is None or hit[0] is not occ:
+        hit = w._cache["vis_occ_bounds"] = (
+            occ,
+            occ.centers - occ.extents,
+            occ.centers + occ.extents,
+        )
+    return hit[1], hit[2]
 
 
 def _rank_in_owner(owner: np.ndarray) -> np.ndarray:
@@ -147,10 +200,9 @@ def _sight_lines(w: "World", cam, pts, owner, static, ids, sel) -> Tuple[np.ndar
     # Only boxes overlapping the bounding box of all the segments can block one (exact cull).
     seg_lo = np.minimum(cam, pts[sel].min(0))
     seg_hi = np.maximum(cam, pts[sel].max(0))
+    occ_lo, occ_hi = _occluder_bounds(w, occ)
     near = np.flatnonzero(
-        np.all(occ.centers - occ.extents <= seg_hi, axis=1)
-        & np.all(occ.centers + occ.extents >= seg_lo, axis=1)
-        & occ.occludes
+        np.all(occ_lo <= seg_hi, axis=1) & np.all(occ_hi >= seg_lo, axis=1) & occ.occludes
     )
     # a static part (a cabinet door in a neighbour's box) is nobody's contents: never hidden inside
     t = ray_box_hits(
@@ -163,8 +215,7 @@ def _sight_lines(w: "World", cam, pts, owner, static, ids, sel) -> Tuple[np.ndar
     )
     occ.clear_over_rim(t, cam, pts[sel], near)
     owners, see_through = occ.owners[near], occ.see_through[near]
-    occ_index = {oid: i for i, oid in enumerate(occ.ids)}
-    tgt = np.array([occ_index.get(ids[k], -1) for k in owner[sel]])
+    tgt = _occluder_of_owner(w, occ, ids)[owner[sel]]
     own = owners[None, :] == tgt[:, None]
     reach = own_entry(w, cam, pts[sel], near, own) if w.profile.first_hit_visibility else 0.999
     t[own] = np.inf  # a point is never hidden by its own object
