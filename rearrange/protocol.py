@@ -353,11 +353,11 @@ def verdict_words(report: Dict[str, Any]) -> str:
     for name, c in report["comparisons"].items():
         v = c["verdict"]
         if v == "better":
-            parts.append(f"beats {name} beyond the 95 % intervals")
+            parts.append(f'beats "{name}" beyond the 95 % intervals')
         elif v == "worse":
-            parts.append(f"is WORSE than {name} beyond the 95 % intervals")
+            parts.append(f'is WORSE than "{name}" beyond the 95 % intervals')
         else:
-            parts.append(f"does NOT beat {name} beyond the 95 % intervals")
+            parts.append(f'does NOT beat "{name}" beyond the 95 % intervals')
         if name == GOAL_BLIND and c["same_actions"] is not None:
             parts[-1] += (
                 f"; it takes identical actions with and without its goal view in "

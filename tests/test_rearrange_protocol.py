@@ -141,7 +141,7 @@ def test_compare_pairs_by_episode_and_counts_discordant_successes():
     assert c[P.HEURISTIC]["verdict"] == "worse"
     assert c[P.HEURISTIC]["fixed_strict_diff_pct"] == pytest.approx(-45.0)
     words = P.verdict_words(rep)
-    assert "does NOT beat agent, goal := current view" in words and "WORSE than scan" in words
+    assert 'does NOT beat "agent, goal := current view"' in words and 'WORSE than "scan' in words
     assert "| done at step 0 | 40 |" in P.protocol_table(rep)
     # shuffling a row's episode order changes nothing: pairing is by (scene, index)
     res[P.RANDOM] = res[P.RANDOM][::-1]
