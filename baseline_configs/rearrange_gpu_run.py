@@ -10,13 +10,19 @@ over either set of defaults.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional
+
+from common.run_options import (
+    GpuRunOptionsError,
+    check_whole_numbers,
+    load_options,
+    options_main,
+)
 
 __all__ = ["RearrangeGpuRunOptions", "GpuRunOptionsError", "main"]
 
@@ -34,10 +40,6 @@ DRY_RUN_DEFAULTS = {
     "test_episodes_per_scene": 1,
     "test_scenes": ["FloorPlan21"],
 }
-
-
-class GpuRunOptionsError(ValueError):
-    """A bad option: the message is the one line the script prints."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -62,19 +64,19 @@ class RearrangeGpuRunOptions:
     test_scenes: tuple = ()
 
     def __post_init__(self) -> None:
-        for name in (
-            "seed",
-            "training_steps",
-            "samplers",
-            "screen_size",
-            "episodes_per_scene",
-            "num_steps",
-            "test_processes",
-            "test_episodes_per_scene",
-        ):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise GpuRunOptionsError(f"{name}: {value!r} is not a whole number >= 0")
+        check_whole_numbers(
+            self,
+            (
+                "seed",
+                "training_steps",
+                "samplers",
+                "screen_size",
+                "episodes_per_scene",
+                "num_steps",
+                "test_processes",
+                "test_episodes_per_scene",
+            ),
+        )
         for name in ("training_steps", "samplers", "screen_size", "test_processes"):
             if getattr(self, name) < 1:
                 raise GpuRunOptionsError(f"{name}: {getattr(self, name)!r} is not at least 1")
@@ -99,21 +101,7 @@ class RearrangeGpuRunOptions:
     @classmethod
     def load(cls, path: Optional[Path], dry_run: bool = False) -> "RearrangeGpuRunOptions":
         """The options of a JSON file (absent: all defaults) over the (dry-run) defaults."""
-        given: Dict[str, Any] = {}
-        if path is not None:
-            try:
-                given = json.loads(Path(path).read_text())
-            except (OSError, ValueError) as e:
-                raise GpuRunOptionsError(f"options file {path}: {e}") from None
-            if not isinstance(given, dict):
-                raise GpuRunOptionsError(f"options file {path}: not a JSON object")
-        known = [f.name for f in dataclasses.fields(cls)]
-        unknown = sorted(set(given) - set(known))
-        if unknown:
-            raise GpuRunOptionsError(
-                f"unknown option {', '.join(map(repr, unknown))} (options: {', '.join(known)})"
-            )
-        return cls(**{**(DRY_RUN_DEFAULTS if dry_run else {}), **given})
+        return load_options(cls, path, DRY_RUN_DEFAULTS if dry_run else {})
 
     def train_kwargs(self) -> Dict[str, Any]:
         """The allenact --config_kwargs of the training run."""
@@ -158,22 +146,7 @@ class RearrangeGpuRunOptions:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    dry = "--dry-run" in args
-    paths = [a for a in args if a != "--dry-run"]
-    if len(paths) > 1:
-        print(
-            "usage: python -m baseline_configs.rearrange_gpu_run [OPTIONS.json] [--dry-run]",
-            file=sys.stderr,
-        )
-        return 2
-    try:
-        options = RearrangeGpuRunOptions.load(Path(paths[0]) if paths else None, dry_run=dry)
-    except GpuRunOptionsError as e:
-        print(e, file=sys.stderr)
-        return 2
-    print("\n".join(options.shell()))
-    return 0
+    return options_main(RearrangeGpuRunOptions.load, "baseline_configs.rearrange_gpu_run", argv)
 
 
 if __name__ == "__main__":

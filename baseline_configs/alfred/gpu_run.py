@@ -12,13 +12,19 @@ holds the options of the run that made ``pretrained_model_ckpts/alfred_seq2seq_p
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import shlex
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, List, Mapping, Optional, Tuple
+
+from common.run_options import (
+    GpuRunOptionsError,
+    check_whole_numbers,
+    load_options,
+    options_main,
+)
 
 __all__ = ["ABLATION_RUNS", "AlfredGpuRunOptions", "GpuRunOptionsError", "main"]
 
@@ -34,10 +40,6 @@ DRY_RUN_DEFAULTS = {
     "samplers": 1,
     "aug_per_demo": 1,
 }
-
-
-class GpuRunOptionsError(ValueError):
-    """A bad option: the message is the one line the script prints."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -62,18 +64,18 @@ class AlfredGpuRunOptions:
     agent_kwargs: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        for name in (
-            "seed",
-            "train",
-            "valid",
-            "aug_per_demo",
-            "il_frames",
-            "dagger_frames",
-            "samplers",
-        ):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise GpuRunOptionsError(f"{name}: {value!r} is not a whole number >= 0")
+        check_whole_numbers(
+            self,
+            (
+                "seed",
+                "train",
+                "valid",
+                "aug_per_demo",
+                "il_frames",
+                "dagger_frames",
+                "samplers",
+            ),
+        )
         for name in ("spatial_mask", "subcell_mask"):
             if not isinstance(getattr(self, name), bool):
                 raise GpuRunOptionsError(f"{name}: {getattr(self, name)!r} is not true or false")
@@ -93,21 +95,7 @@ class AlfredGpuRunOptions:
     @classmethod
     def load(cls, path: Optional[Path], dry_run: bool = False) -> "AlfredGpuRunOptions":
         """The options of a JSON file (absent: all defaults) over the (dry-run) defaults."""
-        given: Dict[str, Any] = {}
-        if path is not None:
-            try:
-                given = json.loads(Path(path).read_text())
-            except (OSError, ValueError) as e:
-                raise GpuRunOptionsError(f"options file {path}: {e}") from None
-            if not isinstance(given, dict):
-                raise GpuRunOptionsError(f"options file {path}: not a JSON object")
-        known = [f.name for f in dataclasses.fields(cls)]
-        unknown = sorted(set(given) - set(known))
-        if unknown:
-            raise GpuRunOptionsError(
-                f"unknown option {', '.join(map(repr, unknown))} (options: {', '.join(known)})"
-            )
-        return cls(**{**(DRY_RUN_DEFAULTS if dry_run else {}), **given})
+        return load_options(cls, path, DRY_RUN_DEFAULTS if dry_run else {})
 
     def shell(self) -> List[str]:
         """``NAME=value`` lines, quoted for bash, in the script's variable names."""
@@ -128,22 +116,7 @@ class AlfredGpuRunOptions:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    dry_run = "--dry-run" in args
-    files = [a for a in args if a != "--dry-run"]
-    if len(files) > 1:
-        print(
-            "usage: python -m baseline_configs.alfred.gpu_run [OPTIONS.json] [--dry-run]",
-            file=sys.stderr,
-        )
-        return 2
-    try:
-        options = AlfredGpuRunOptions.load(Path(files[0]) if files else None, dry_run=dry_run)
-    except GpuRunOptionsError as e:
-        print(e, file=sys.stderr)
-        return 2
-    print("\n".join(options.shell()))
-    return 0
+    return options_main(AlfredGpuRunOptions.load, "baseline_configs.alfred.gpu_run", argv)
 
 
 if __name__ == "__main__":
