@@ -2,7 +2,8 @@
 
 Serves `files[path]`, honours `Range: bytes=N-` (206, or 416 past the end), and `cut[path] =
 [n, ...]` makes the next answers promise the whole file but close after n bytes, so resumed
-transfers can be tested. `serve()` runs it in a thread for the duration of a `with` block.
+transfers can be tested; `ignore_range` makes it answer every request from byte 0, as servers
+without Range support do. `serve()` runs it in a thread for the duration of a `with` block.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ class Server:
         self.files: Dict[str, bytes] = {}
         self.log: List[Tuple[str, Optional[str]]] = []
         self.cut: Dict[str, List[int]] = {}
+        self.ignore_range = False
         self.base_url = ""
 
 
@@ -40,7 +42,11 @@ def _handler(state: Server) -> type:
             if body is None:
                 self.send_error(404)
                 return
-            start = int(re.match(r"bytes=(\d+)-$", rng).group(1)) if rng else 0
+            start = (
+                int(re.match(r"bytes=(\d+)-$", rng).group(1))
+                if rng and not state.ignore_range
+                else 0
+            )
             if rng and start >= len(body):
                 self.send_response(416)
                 self.send_header("Content-Range", f"bytes */{len(body)}")

@@ -8,18 +8,15 @@ import hashlib
 import json
 import os
 import random
-import re
-import socket
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Iterator, List, Tuple
 
 import pytest
 
 import rearrange.download as dl
+from local_http import LOCAL_ENV, Server, free_port, serve
 from rearrange.official_files import CHECKPOINTS, DATA_FILES, MAP_WEIGHTS, YEARS, OfficialFile
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,76 +26,12 @@ REFERENCE = ROOT / "tests" / "fixtures" / "rearrangement_downloads.json"
 OFFICIAL_VAL_2023 = SHARED / "data" / "rearrangement" / "2023_val.pkl.gz"
 
 
-class Server:
-    """Files by URL path; logs every request's Range header; `cut[path] = [n, ...]` makes the
-    next answers for `path` promise the whole file but close the connection after n bytes."""
-
-    def __init__(self) -> None:
-        self.files: Dict[str, bytes] = {}
-        self.log: List[Tuple[str, Optional[str]]] = []
-        self.cut: Dict[str, List[int]] = {}
-        self.ignore_range = False
-        self.base_url = ""
-
-
-def _handler(state: Server) -> type:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args) -> None:  # keep pytest output clean
-            pass
-
-        def do_GET(self) -> None:
-            path, rng = self.path.lstrip("/"), self.headers.get("Range")
-            state.log.append((path, rng))
-            body = state.files.get(path)
-            if body is None:
-                self.send_error(404)
-                return
-            start = (
-                int(re.match(r"bytes=(\d+)-$", rng).group(1))
-                if rng and not state.ignore_range
-                else 0
-            )
-            if start >= len(body) and rng:
-                self.send_response(416)
-                self.send_header("Content-Range", f"bytes */{len(body)}")
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-                return
-            self.send_response(206 if start else 200)
-            if start:
-                self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
-            self.send_header("Content-Length", str(len(body) - start))
-            self.send_header("Connection", "close")
-            self.end_headers()
-            cuts = state.cut.get(path)
-            n = cuts.pop(0) if cuts else len(body) - start
-            self.wfile.write(body[start : start + n])
-            self.wfile.flush()
-            self.close_connection = True
-
-    return Handler
-
-
-LOCAL = {
-    "NO_PROXY": "127.0.0.1,localhost",
-    "no_proxy": "127.0.0.1,localhost",
-}  # a proxy must not see 127.0.0.1
-
-
 @pytest.fixture
 def server(monkeypatch) -> Iterator[Server]:
-    for k, v in LOCAL.items():
+    for k, v in LOCAL_ENV.items():
         monkeypatch.setenv(k, v)
-    state = Server()
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
-    state.base_url = f"http://127.0.0.1:{httpd.server_address[1]}/"
-    t = threading.Thread(target=httpd.serve_forever, daemon=True)
-    t.start()
-    yield state
-    httpd.shutdown()
-    httpd.server_close()
+    with serve() as state:
+        yield state
 
 
 def _blob(n: int, seed: int = 0) -> bytes:
@@ -278,20 +211,14 @@ def test_checkpoints_bring_the_map_weights_along(server, tmp_path, capsys, monke
     assert out.count("size checked") == 2
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_no_network_is_one_line_and_leaves_nothing(tmp_path):
     """As a user runs it (real process, base URL from the environment variable): a port where
     nothing listens stands for a machine without network."""
     env = dict(
         os.environ,
-        **LOCAL,
+        **LOCAL_ENV,
         PYTHONPATH=str(ROOT),
-        REARRANGE_DATA_BASE_URL=f"http://127.0.0.1:{_free_port()}/",
+        REARRANGE_DATA_BASE_URL=f"http://127.0.0.1:{free_port()}/",
     )
     p = subprocess.run(
         [
