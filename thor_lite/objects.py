@@ -95,6 +95,10 @@ class SimObject:
     # THOR 2.1.0 mode: a window drawn as thin panes on these faces of its box ("+x", "-z", ...)
     # instead of the box: a corner window's box spans the room corner (shapes.window_panes)
     panes: Tuple[str, ...] = ()
+    # today's mode: drawn only up to this face of its box, (axis k of the box, side +-1 facing
+    # the room, face's offset from the centre along side * axis): a window cut back behind the
+    # blinds it holds (shapes.windows_behind_hangings); its box and metadata stay THOR's
+    drawn_to: Optional[Tuple[int, float, float]] = None
     # the openness the scene recorded its box at (a scaled part grows from it: articulation)
     rest_openness: float = 0.0
 
@@ -192,6 +196,8 @@ class SimObject:
         holes = self.holes if self.holes_at in (None, (self.position, self.rotation)) else ()
         if holes and t not in TABLE_LIKE:
             return _with_holes(b, holes)
+        if self.drawn_to is not None:
+            return (_cut_back(b, *self.drawn_to),)
         if self.panes:
             return _hollow_parts(b, open_faces=tuple(f for f in _FACES if f not in self.panes))
         if self.thor2_mesh and self.openness > 0 and b.upright() is not None:
@@ -389,6 +395,13 @@ class SimObject:
             oobb,
             corners,
         )
+
+
+def _cut_back(b: Box, k: int, side: float, face: float) -> Box:
+    """`b` with its face on `side` of axis `k` moved to `face` (offset from the centre)."""
+    half = b.half.copy()
+    half[k] = (face + b.half[k]) / 2
+    return Box(b.center + b.rot[:, k] * side * (face - b.half[k]) / 2, half, b.rot)
 
 
 def _round_parts(b: Box) -> Tuple[Box, ...]:

@@ -11,7 +11,13 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
-from .constants import GRID_SIZE, IN_RECEPTACLES, VISIBILITY_DISTANCE
+from .constants import (
+    GRID_SIZE,
+    IN_RECEPTACLES,
+    SEAT_HEIGHT_FRACTION,
+    SEAT_TYPES,
+    VISIBILITY_DISTANCE,
+)
 from .fidelity import THOR_5, FidelityProfile
 from .fronts import proud_distances
 from .objects import SimObject
@@ -25,6 +31,7 @@ from .shapes import (
     open_enclosing_furniture,
     open_mesh_shapes,
     window_panes,
+    windows_behind_hangings,
 )
 from .thor2_types import with_thor2_types
 from .visibility import object_visibility
@@ -71,6 +78,7 @@ def build_world(
     open_enclosing_furniture(w)
     open_mesh_shapes(w)
     window_panes(w)
+    windows_behind_hangings(w)
     w.record_scene_poses()
     w.start_agent()
     return w
@@ -119,6 +127,21 @@ def init_surfaces(w: World) -> None:
         y = float(np.median(ys))
         if lo[1] - 0.01 <= y <= hi[1] - 0.03:
             w.objects[rid] = r.with_changes(surface_offset=float(hi[1] - y))
+    if not w.profile.layout_clears_moveables:
+        default_seats(w)
+
+
+def default_seats(w: World) -> None:
+    """A sofa or armchair on which the scene puts nothing gets THOR's typical seat height
+    (SEAT_HEIGHT_FRACTION): drawn and rested on there, so an episode's book on the seat is not
+    inside a box drawn up to the backrest. Today's scenes only: in THOR 2.1.0 mode the seats
+    are learned from the poses an episode sets (`actions.posed_surfaces`)."""
+    for oid, o in list(w.objects.items()):
+        if o.object_type in SEAT_TYPES and o.surface_offset is None and o.box.upright() is not None:
+            lo, hi = o.aabb
+            w.objects[oid] = o.with_changes(
+                surface_offset=float((1.0 - SEAT_HEIGHT_FRACTION) * (hi[1] - lo[1]))
+            )
 
 
 def settle_all(w: World) -> None:

@@ -1,0 +1,106 @@
+"""What an episode rests on a seat, or hangs in a window, is drawn where it is (no ../shared
+needed): a sofa whose scene records nothing on it has THOR's typical seat height, not the top of
+its backrest; a window holding blinds is drawn behind them. Both were measured on official 2023
+val, where a laptop on a sofa and blinds in a window were invisible from every pose
+(benchmarks/rearrange_change_visibility.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from thor_lite import Controller
+from thor_lite.constants import SEAT_HEIGHT_FRACTION, SEAT_TYPES
+
+
+def _pixels_from_poses(c: Controller, oid: str, max_poses: int = 10) -> int:
+    """How many of the object's first interactable poses show at least one of its pixels."""
+    poses = c.step("GetInteractablePoses", objectId=oid).metadata["actionReturn"] or []
+    assert poses, oid
+    shown = 0
+    for p in poses[:max_poses]:
+        ev = c.step(
+            "TeleportFull",
+            position={"x": p["x"], "y": p["y"], "z": p["z"]},
+            rotation={"x": 0.0, "y": p["rotation"], "z": 0.0},
+            horizon=p["horizon"],
+            standing=p["standing"],
+            forceAction=True,
+        )
+        m = ev.instance_masks.get(oid)
+        shown += m is not None and bool(m.any())
+    return shown
+
+
+@pytest.fixture(scope="module")
+def sofa_room():
+    c = Controller(scene="FloorPlan221", width=96, height=96, renderInstanceSegmentation=True)
+    yield c
+    c.stop()
+
+
+def test_a_bare_sofa_is_drawn_and_rested_on_at_the_seat(sofa_room):
+    c = sofa_room
+    sofa = next(o for o in c._world.objects.values() if o.object_type == "Sofa")
+    lo, hi = sofa.aabb
+    seat = lo[1] + SEAT_HEIGHT_FRACTION * (hi[1] - lo[1])
+    assert max(p.aabb()[1][1] for p in sofa.parts) == pytest.approx(seat, abs=1e-4)
+    assert hi[1] - seat > 0.3  # the backrest the solid box was drawn up to
+    laptop = next(o for o in c._world.objects.values() if o.object_type == "Laptop")
+    x, _, z = sofa.box.center
+    ev = c.step(
+        "PlaceObjectAtPoint",
+        objectId=laptop.object_id,
+        position={"x": float(x), "y": float(seat), "z": float(z)},
+    )
+    assert ev.metadata["lastActionSuccess"], ev.metadata["errorMessage"]
+    meta = next(o for o in ev.metadata["objects"] if o["objectId"] == laptop.object_id)
+    assert sofa.object_id in meta["parentReceptacles"]
+    bottom = meta["axisAlignedBoundingBox"]["center"]["y"] - (
+        meta["axisAlignedBoundingBox"]["size"]["y"] / 2
+    )
+    assert bottom == pytest.approx(seat, abs=0.02)
+    assert _pixels_from_poses(c, laptop.object_id) > 0
+
+
+def test_seats_learned_from_the_scene_are_kept():
+    """A seat the scene's own contents show (FloorPlan204's sofa, 0.40 of its height) is not
+    replaced by the default."""
+    c = Controller(scene="FloorPlan204", width=64, height=64)
+    try:
+        seats = [o for o in c._world.objects.values() if o.object_type in SEAT_TYPES]
+        fractions = [1 - o.surface_offset / (o.aabb[1][1] - o.aabb[0][1]) for o in seats]
+        assert seats and all(o.surface_offset is not None for o in seats)
+        assert any(abs(f - SEAT_HEIGHT_FRACTION) > 0.01 for f in fractions)
+    finally:
+        c.stop()
+
+
+def test_blinds_in_a_window_show_and_the_window_keeps_its_box():
+    c = Controller(scene="FloorPlan325", width=96, height=96, renderInstanceSegmentation=True)
+    try:
+        w = c._world
+        blinds = [o for o in w.objects.values() if o.object_type == "Blinds"]
+        windows = [o for o in w.objects.values() if o.drawn_to is not None]
+        assert blinds and windows
+        for win in windows:
+            (part,) = win.parts
+            k, side, _ = win.drawn_to
+            axis = win.box.rot[:, k] * side
+            # the drawn pane's room-side face lies behind every blind it holds
+            face = float((part.center - win.box.center) @ axis) + part.half[k]
+            for b in blinds:
+                if np.all(b.aabb[0] >= win.aabb[0] - 0.01) and np.all(
+                    b.aabb[1] <= win.aabb[1] + 0.01
+                ):
+                    corners = np.array([b.aabb[0], b.aabb[1]])
+                    assert face <= float(np.min((corners - win.box.center) @ axis)) + 1e-6
+        meta = {o["objectId"]: o for o in c.last_event.metadata["objects"]}
+        for win in windows:  # metadata is THOR's box, not the drawn pane
+            size = meta[win.object_id]["axisAlignedBoundingBox"]["size"]
+            lo, hi = win.aabb
+            assert [size["x"], size["y"], size["z"]] == pytest.approx(list(hi - lo), abs=1e-3)
+        for b in blinds:
+            assert _pixels_from_poses(c, b.object_id) > 0
+    finally:
+        c.stop()
