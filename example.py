@@ -7,7 +7,8 @@
 2. A 1-phase sampler on `val` with the same random agent.
 3. Running every `combined` episode and writing `submission.json.gz` in the leaderboard format.
 
-Set `backend="thor"` in the config kwargs to run the same code on the real AI2-THOR.
+`--backend thor` runs the same code through the `ai2thor` package's Controller: on the real
+AI2-THOR build, or on thor_lite's own build with `THOR_EXECUTABLE=thor_lite` (no GPU needed).
 """
 
 from __future__ import annotations
@@ -27,9 +28,11 @@ from rearrange.eval import RandomAgent, run_agent, summarize, write_submission
 from rearrange.tasks import UnshuffleTask, WalkthroughTask
 
 
-def two_phase_random_on_train(num_tasks: int = 2, seed: int = 0) -> None:
+def two_phase_random_on_train(
+    num_tasks: int = 2, seed: int = 0, backend: str = "thor_lite"
+) -> None:
     config = TwoPhaseRGBPPOWalkthroughILUnshuffleExperimentConfig(
-        episodes_per_scene=1, train_split="train_subset"
+        episodes_per_scene=1, train_split="train_subset", backend=backend
     )
     args = config.stagewise_task_sampler_args("train", process_ind=0, total_processes=1)
     args["scenes_to_task_spec_dicts"] = OrderedDict(
@@ -60,8 +63,10 @@ def two_phase_random_on_train(num_tasks: int = 2, seed: int = 0) -> None:
         sampler.close()
 
 
-def one_phase_random_on_val(episodes_per_scene: int = 1, seed: int = 0) -> None:
-    config = OnePhaseRGBDaggerExperimentConfig()
+def one_phase_random_on_val(
+    episodes_per_scene: int = 1, seed: int = 0, backend: str = "thor_lite"
+) -> None:
+    config = OnePhaseRGBDaggerExperimentConfig(backend=backend)
     res = run_agent(
         config,
         RandomAgent(seed),
@@ -77,8 +82,10 @@ def one_phase_random_on_val(episodes_per_scene: int = 1, seed: int = 0) -> None:
     )
 
 
-def submission_on_combined(out: Path, max_episodes: Optional[int], seed: int = 0) -> None:
-    config = OnePhaseRGBDaggerExperimentConfig(test_stage="combined")
+def submission_on_combined(
+    out: Path, max_episodes: Optional[int], seed: int = 0, backend: str = "thor_lite"
+) -> None:
+    config = OnePhaseRGBDaggerExperimentConfig(test_stage="combined", backend=backend)
     res = run_agent(
         config, RandomAgent(seed), "combined", episodes_per_scene=max_episodes, desc="combined"
     )
@@ -100,13 +107,19 @@ def main(argv=None) -> int:
         help="episodes per scene for the submission (0 = all 2800)",
     )
     ap.add_argument("--out", type=Path, default=Path("out/submission.json.gz"))
+    ap.add_argument(
+        "--backend",
+        choices=["thor_lite", "thor"],
+        default="thor_lite",
+        help="thor: through ai2thor's Controller (a Unity build, or THOR_EXECUTABLE=thor_lite)",
+    )
     args = ap.parse_args(argv)
     if args.part in ("all", "two_phase"):
-        two_phase_random_on_train()
+        two_phase_random_on_train(backend=args.backend)
     if args.part in ("all", "one_phase"):
-        one_phase_random_on_val()
+        one_phase_random_on_val(backend=args.backend)
     if args.part in ("all", "submission"):
-        submission_on_combined(args.out, args.max_episodes or None)
+        submission_on_combined(args.out, args.max_episodes or None, backend=args.backend)
     return 0
 
 

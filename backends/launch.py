@@ -39,10 +39,15 @@ def thor_executable_choice(thor_executable: Optional[str] = None) -> str:
 def with_thor_executable(controller_kwargs: Dict[str, Any], path: str) -> Dict[str, Any]:
     """ai2thor Controller kwargs launching `path` ("" leaves them as they are). thor_lite's build
     gets a placeholder x_display when there is none: ai2thor puts one in the child's
-    environment (and fails without one), the build never uses it."""
+    environment (and fails without one), the build never uses it. It renders on the CPU, so a
+    GPU platform a config chose for Unity (CloudRendering, gpu_device) is not passed to it:
+    ai2thor would check that platform's Vulkan driver before starting the build."""
     kwargs = dict(controller_kwargs)
     if path:
         kwargs["local_executable_path"] = path
+    if is_thor_lite_build(path):
+        kwargs.pop("platform", None)
+        kwargs.pop("gpu_device", None)
     if is_thor_lite_build(path) and not kwargs.get("x_display") and not os.environ.get("DISPLAY"):
         kwargs["x_display"] = ":0"
     return kwargs

@@ -319,6 +319,36 @@ def test_thor_executable_switch_and_preflight(monkeypatch):
     assert with_thor_executable({}, "/opt/unity/thor") == {
         "local_executable_path": "/opt/unity/thor"
     }
+    # a config's Unity GPU platform is not handed to the CPU build (ai2thor would check Vulkan)
+    cloud = {"platform": object(), "gpu_device": 0, "width": 64}
+    kwargs = with_thor_executable(cloud, executable_path())
+    assert "platform" not in kwargs and "gpu_device" not in kwargs and kwargs["width"] == 64
+    check_thor(kwargs)
+    assert with_thor_executable(cloud, "/opt/unity/thor")["platform"] is cloud["platform"]
+
+
+def _example_lines(backend: str) -> list:
+    env = {**os.environ, "THOR_EXECUTABLE": "thor_lite"}
+    env.pop("DISPLAY", None)
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "example.py"), "--part", "two_phase", "--backend", backend],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    return [line for line in out.stdout.splitlines() if line.lstrip().startswith(("[", "%"))]
+
+
+def test_example_py_runs_through_the_genuine_client_as_in_process():
+    """The repository's example.py (the official example's 2-phase part: walkthrough then
+    unshuffle, random actions) with `--backend thor` and THOR_EXECUTABLE=thor_lite runs through
+    ai2thor's Controller and prints what the in-process backend prints."""
+    lite, thor = _example_lines("thor_lite"), _example_lines("thor")
+    assert len(lite) == 6 and sum("] walkthrough " in x for x in lite) == 2
+    assert thor == lite
 
 
 def test_an_unencodable_reply_is_a_failed_action_not_a_dead_build():
