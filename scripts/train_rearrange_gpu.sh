@@ -11,6 +11,10 @@
 # 3. evaluation: the last checkpoint on val (`test_episodes_per_scene` episodes per scene), the
 #    metrics under OUT/test.
 #
+# The same command again continues a run that stopped part-way (SIGTERM, a lost node) from the
+# newest checkpoint under OUT/train that loads: weights, optimizer and the pipeline's step count
+# (not the samplers' episode order or the RNG streams; docs/rearrangement.md says what differs).
+#
 # What the run trains comes from OPTIONS.json, a JSON object read and checked by
 # baseline_configs/rearrange_gpu_run.py (one line naming a bad field and value; absent keys keep
 # their defaults): seed (0), config, training_steps (5e6), samplers (16), screen_size (224),
@@ -58,9 +62,32 @@ trap 'stop_child 143' TERM
 fg_run() { local rc=0; "$@" & CHILD=$!; wait "$CHILD" || rc=$?; CHILD=""; return $rc; }
 log() { echo "[train_rearrange_gpu $(date -u +%H:%M:%S)] $*"; }
 
+# a run stopped part-way (SIGTERM, a lost node) continues from its newest checkpoint that loads:
+# AllenAct restores the weights, the optimizer and the pipeline's step count, so the same
+# command finishes the same schedule
+RESUME=$("$PY" - "$OUT/train/checkpoints" <<'PYEOF'
+import re, sys
+from pathlib import Path
+import torch
+steps = lambda p: int(re.search(r"__steps_(\d+)\.pt$", p.name).group(1))
+found = sorted(Path(sys.argv[1]).rglob("*__steps_*.pt"), key=steps, reverse=True)
+for p in found:
+    try:
+        torch.load(p, map_location="cpu", weights_only=False)
+    except Exception:  # cut short while it was written
+        continue
+    print(p)
+    break
+PYEOF
+)
+RESUME_ARG=()
+if [ -n "$RESUME" ]; then
+  RESUME_ARG=(-c "$RESUME")
+  log "resuming from $RESUME"
+fi
 log "training: $CONFIG, $SAMPLERS samplers, $TRAIN_KW"
-fg_run "$ALLENACT" -b . "baseline_configs/$CONFIG" -o "$OUT/train" -s "$SEED" \
-    --config_kwargs "$TRAIN_KW" >"$OUT/train.log" 2>&1 \
+fg_run "$ALLENACT" -b . "baseline_configs/$CONFIG" -o "$OUT/train" -s "$SEED" "${RESUME_ARG[@]}" \
+    --config_kwargs "$TRAIN_KW" >>"$OUT/train.log" 2>&1 \
   || { echo "train_rearrange_gpu: training failed (see $OUT/train.log)" >&2; exit 1; }
 CKPT=$(find "$OUT/train/checkpoints" -name '*.pt' -printf '%T@ %p\n' 2>/dev/null | sort -n | tail -1 | cut -d' ' -f2-)
 [ -n "$CKPT" ] || { echo "train_rearrange_gpu: training saved no checkpoint under $OUT/train" >&2; exit 1; }
