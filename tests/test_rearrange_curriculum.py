@@ -125,3 +125,23 @@ def test_held_out_scenes_must_not_be_training_scenes():
     spec = cur.SliceSpec(("FloorPlan401",), 1, 1, ("open",), 50, 0, ("FloorPlan421",))
     assert spec.eval_scenes == ("FloorPlan421",) and "unseen scenes FloorPlan421" in spec.describe()
     assert cur.SliceSpec(("FloorPlan401",), 1, 1).eval_scenes == ("FloorPlan401",)
+
+
+def test_the_larger_held_out_scene_training_file_extends_the_pinned_one():
+    """data/rearrange_heldout_bathrooms_60 (60 training episodes per training scene, generated
+    for the four-times-the-data run before it trained): its held-out file is byte for byte the
+    pinned one, and its first 15 episodes per scene are the pinned training file's."""
+    from rearrange.protocol import sha256_of
+
+    larger = SLICE.with_name("rearrange_heldout_bathrooms_60")
+    assert sha256_of(larger / "val.pkl.gz") == HELD_OUT_SCENES_SHA256["val.pkl.gz"]
+    assert (
+        sha256_of(larger / "train.pkl.gz")
+        == "6aade92da73b8ce4bb039d157f7c579d2d5c64e747b810b6f3fea59d5c070fa3"
+    )
+    small = cur.load_slice(HELD_OUT_SCENES_SLICE, "train")
+    big = cur.load_slice(larger, "train")
+    assert set(big) == set(small)
+    for scene, eps in big.items():
+        assert len(eps) == 60 and eps[:15] == small[scene]
+        assert all(e["position_diff_count"] == 0 and e["open_diff_count"] == 1 for e in eps)
