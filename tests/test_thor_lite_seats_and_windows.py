@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from thor_lite import Controller
+from thor_lite import Controller, physics
 from thor_lite.constants import SEAT_HEIGHT_FRACTION, SEAT_TYPES
 
 
@@ -102,5 +102,66 @@ def test_blinds_in_a_window_show_and_the_window_keeps_its_box():
             assert [size["x"], size["y"], size["z"]] == pytest.approx(list(hi - lo), abs=1e-3)
         for b in blinds:
             assert _pixels_from_poses(c, b.object_id) > 0
+    finally:
+        c.stop()
+
+
+def test_a_bare_chair_has_a_thin_seat_at_the_band_bottom_in_todays_scenes_only():
+    """Today's scenes: a chair with nothing recorded on it is a thin seat whose top is the lower
+    end of CHAIR_SEAT_BAND (an official episode's card at 0.40 of the chair's height lay inside
+    the slab drawn through the whole band); things put on it rest there. ALFRED's THOR 2.1.0
+    mode keeps the band slab its recorded masks were checked on."""
+    from thor_lite.constants import CHAIR_SEAT_BAND
+
+    for alfred_mode, top_fraction in ((False, CHAIR_SEAT_BAND[0]), (True, CHAIR_SEAT_BAND[1])):
+        c = Controller(scene="FloorPlan205", width=64, height=64, layoutClearsMoveables=alfred_mode)
+        try:
+            chairs = [o for o in c._world.objects.values() if o.object_type == "Chair"]
+            assert chairs
+            for chair in chairs:
+                lo, hi = chair.aabb
+                seat = max(chair.parts, key=lambda p: p.aabb()[1][1])
+                s_lo, s_hi = seat.aabb()
+                # (a chair turned a little off the axes: its box's top and its AABB's differ by < 1 mm)
+                assert s_hi[1] == pytest.approx(lo[1] + top_fraction * (hi[1] - lo[1]), abs=2e-3)
+                if not alfred_mode:
+                    assert (
+                        s_hi[1] - s_lo[1] <= 0.045
+                    )  # a 4 cm slab, its AABB on a slightly turned chair
+                    rest = physics.surface_height(c._world, chair)
+                    assert rest == pytest.approx(s_hi[1], abs=2e-3)
+        finally:
+            c.stop()
+
+
+def test_a_tv_stand_holding_shelves_is_drawn_open_so_their_contents_show():
+    """FloorPlan212's TV stands hold two shelves each inside their boxes (the official train
+    episodes rest remotes, pens and statues on them): each stand is drawn as a top on legs, so
+    the point just above a lower shelf's board is in the stand's box but in none of its drawn
+    parts, and that shelf shows from its interactable poses."""
+    c = Controller(scene="FloorPlan212", width=96, height=96, renderInstanceSegmentation=True)
+    try:
+        w = c._world
+        stands = [o for o in w.objects.values() if o.object_type == "TVStand"]
+        assert stands and all(o.shape_type == "SideTable" for o in stands)
+        for stand in stands:
+            lo, hi = stand.aabb
+            shelf = min(
+                (
+                    o
+                    for o in w.objects.values()
+                    if o.object_type == "Shelf"
+                    and np.all(o.aabb[0][[0, 2]] >= lo[[0, 2]] - 0.02)
+                    and np.all(o.aabb[1][[0, 2]] <= hi[[0, 2]] + 0.02)
+                ),
+                key=lambda o: o.aabb[0][1],
+            )
+            above_board = shelf.box.center.copy()
+            above_board[1] = physics.surface_height(w, shelf) + 0.01
+            inside = lambda parts: any(  # noqa: E731
+                b.contains(above_board[None], margin=0.0).all() for b in parts
+            )
+            assert inside([stand.box]) and not inside(stand.parts)
+            assert _pixels_from_poses(c, shelf.object_id) > 0
     finally:
         c.stop()

@@ -218,10 +218,11 @@ LAPTOP_SCREEN_DEPTH = 0.2  # the screen panel: this fraction of its depth, at th
 # THOR 2.1.0 mode: a Window whose box is at least this deep (half-extent, m) along both
 # horizontal axes is a corner window, drawn as the two panes on its walls' side
 WINDOW_PANE_MIN_DEPTH = 0.2
-# A chair's seat, as a fraction of its height, when THOR's scene puts nothing on it: the seat
-# is drawn as a slab through this band (THOR's chairs that hold things have seats from 0.39 to
-# 0.48 of their height), so something a THOR episode rests on a low seat is not hidden under
-# a guessed one; things are put on its top.
+# A chair's seat, as a fraction of its height, when THOR's scene puts nothing on it (THOR's
+# chairs that hold things have seats from 0.39 to 0.48 of their height). THOR 2.1.0 mode
+# (ALFRED): the seat is drawn as a slab through this band and things are put on its top.
+# Today's scenes: a thin seat whose top is the band's lower end, drawn and rested on
+# (`scene_build.default_seats`), so what an official episode rests on the real seat shows.
 CHAIR_SEAT_BAND: Tuple[float, float] = (0.35, 0.5)
 # A sofa's or armchair's seat, as a fraction of its height, when THOR's scene puts nothing on
 # it (today's scenes): the median over the 42 sofas and armchairs of the 120 floor plans whose

@@ -12,6 +12,7 @@ from typing import Dict, List, Optional
 import numpy as np
 
 from .constants import (
+    CHAIR_SEAT_BAND,
     GRID_SIZE,
     IN_RECEPTACLES,
     SEAT_HEIGHT_FRACTION,
@@ -132,16 +133,24 @@ def init_surfaces(w: World) -> None:
 
 
 def default_seats(w: World) -> None:
-    """A sofa or armchair on which the scene puts nothing gets THOR's typical seat height
-    (SEAT_HEIGHT_FRACTION): drawn and rested on there, so an episode's book on the seat is not
-    inside a box drawn up to the backrest. Today's scenes only: in THOR 2.1.0 mode the seats
-    are learned from the poses an episode sets (`actions.posed_surfaces`)."""
+    """A seat on which the scene puts nothing gets a height an episode's objects rest above:
+    a sofa or armchair THOR's typical seat height (SEAT_HEIGHT_FRACTION), a chair the lower end
+    of THOR's chair seats (CHAIR_SEAT_BAND[0]; drawn as a thin slab there instead of a slab
+    through the whole band, which held the cards and remotes THOR rests at 0.39-0.42 of the
+    chair's height). Drawn and rested on there, so a book on the seat is not inside a box
+    drawn up to the backrest. Today's scenes only: in THOR 2.1.0 mode the seats are learned
+    from the poses an episode sets (`actions.posed_surfaces`)."""
     for oid, o in list(w.objects.items()):
-        if o.object_type in SEAT_TYPES and o.surface_offset is None and o.box.upright() is not None:
-            lo, hi = o.aabb
-            w.objects[oid] = o.with_changes(
-                surface_offset=float((1.0 - SEAT_HEIGHT_FRACTION) * (hi[1] - lo[1]))
-            )
+        if o.surface_offset is not None or o.box.upright() is None:
+            continue
+        if o.object_type in SEAT_TYPES:
+            fraction = SEAT_HEIGHT_FRACTION
+        elif (o.shape_type or o.object_type) == "Chair":
+            fraction = CHAIR_SEAT_BAND[0]
+        else:
+            continue
+        lo, hi = o.aabb
+        w.objects[oid] = o.with_changes(surface_offset=float((1.0 - fraction) * (hi[1] - lo[1])))
 
 
 def settle_all(w: World) -> None:

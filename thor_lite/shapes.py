@@ -265,10 +265,8 @@ def open_enclosing_furniture(w: "World") -> None:
     """A TV stand, dresser or bed whose box wholly holds another piece of furniture below its
     top (a shelf or lower table level THOR's scene keeps as its own object; the desk and
     dresser under a loft bed) is open there: drawn as a top on legs (`shape_type`), so what
-    rests on that inner furniture is not hidden in a solid box. THOR 2.1.0 mode only
-    (ALFRED's poses put things on those levels)."""
-    if not w.profile.layout_clears_moveables:
-        return
+    rests on that inner furniture is not hidden in a solid box (ALFRED's poses and the official
+    rearrangement episodes put things on those levels)."""
     inner = [
         o
         for o in w.objects.values()
