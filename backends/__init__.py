@@ -19,6 +19,7 @@ from .launch import (
     thor2_pose_kwargs,
 )
 from .objects import find_object, position_from_object_id
+from .poses import teleport_kwargs
 from .thor_facts import (
     AGENT_Y_OFFSET,
     CAMERA_STANDING_OFFSET,
@@ -56,4 +57,5 @@ __all__ = [
     "placement_allowed",
     "thor2_pose_kwargs",
     "position_from_object_id",
+    "teleport_kwargs",
 ]

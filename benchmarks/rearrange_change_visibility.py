@@ -86,14 +86,9 @@ def interactable_poses(env, name: str) -> List[Dict[str, Any]]:
 
 
 def _teleport(env, pose: Dict[str, Any]):
-    return env.controller.step(
-        "TeleportFull",
-        position={"x": pose["x"], "y": pose["y"], "z": pose["z"]},
-        rotation={"x": 0.0, "y": pose["rotation"], "z": 0.0},
-        horizon=pose["horizon"],
-        standing=pose["standing"],
-        forceAction=True,
-    )
+    from backends import teleport_kwargs
+
+    return env.controller.step("TeleportFull", **teleport_kwargs(pose))
 
 
 def _mask(ev, name: str) -> np.ndarray:

@@ -9,6 +9,8 @@ import numpy as np
 from allenact.base_abstractions.sensor import Sensor
 from allenact.embodiedai.sensors.vision_sensors import DepthSensor, RGBSensor
 
+from backends import teleport_kwargs
+
 from .environment import RearrangeTHOREnvironment
 
 
@@ -35,14 +37,7 @@ class DepthRearrangeSensor(DepthSensor):
 
 def _teleport_walkthrough_agent(task, loc) -> None:
     wenv = task.walkthrough_env
-    ev = wenv.controller.step(
-        "TeleportFull",
-        position={"x": loc["x"], "y": loc["y"], "z": loc["z"]},
-        rotation={"x": 0.0, "y": loc["rotation"], "z": 0.0},
-        horizon=loc["horizon"],
-        standing=loc["standing"],
-        forceAction=True,
-    )
+    ev = wenv.controller.step("TeleportFull", **teleport_kwargs(loc))
     if not ev.metadata["lastActionSuccess"]:
         raise RuntimeError(f"could not align the walkthrough agent: {ev.metadata['errorMessage']}")
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from backends import teleport_kwargs
 from thor_lite import Controller, physics
 from thor_lite.constants import SEAT_HEIGHT_FRACTION, SEAT_TYPES
 
@@ -19,14 +20,7 @@ def _pixels_from_poses(c: Controller, oid: str, max_poses: int = 10) -> int:
     assert poses, oid
     shown = 0
     for p in poses[:max_poses]:
-        ev = c.step(
-            "TeleportFull",
-            position={"x": p["x"], "y": p["y"], "z": p["z"]},
-            rotation={"x": 0.0, "y": p["rotation"], "z": 0.0},
-            horizon=p["horizon"],
-            standing=p["standing"],
-            forceAction=True,
-        )
+        ev = c.step("TeleportFull", **teleport_kwargs(p))
         m = ev.instance_masks.get(oid)
         shown += m is not None and bool(m.any())
     return shown
