@@ -196,6 +196,12 @@ class Event:
         return self._imgs()[1]
 
     @property
+    def object_ids_by_index(self) -> Tuple[str, ...]:
+        """Object id of each index of `instance_ids_frame` ("" for 0, the background; the
+        room's walls, floor and ceiling last)."""
+        return tuple(self._id_names)
+
+    @property
     def instance_ids_frame(self) -> Optional[np.ndarray]:
         """Integer instance ids (0 = background); index i names `object_ids_by_index[i]`."""
         return self._imgs()[2] if self._seg_on else None

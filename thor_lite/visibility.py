@@ -194,16 +194,30 @@ def _rank_in_owner(owner: np.ndarray) -> np.ndarray:
     return np.arange(n) - np.repeat(starts, np.diff(np.r_[starts, n]))
 
 
-def _sight_lines(w: "World", cam, pts, owner, static, ids, sel) -> Tuple[np.ndarray, np.ndarray]:
-    """Per point of `sel`: (seen: nothing opaque hides it, clear: nothing at all hides it)."""
+def _sight_lines(
+    w: "World", cam, pts, owner, static, ids, sel, boxes: Optional[np.ndarray] = None
+) -> Tuple[np.ndarray, np.ndarray]:
+    """Per point of `sel`: (seen: nothing opaque hides it, clear: nothing at all hides it).
+
+    `boxes` (occluder indices) restricts the casts to those boxes. Each (point, box) hit is
+    judged on its own, so a point hidden among a subset that holds the point's own boxes is
+    hidden among all of them (what lets an id image settle occluded points: see
+    benchmarks/thor_lite_visibility_from_ids.py)."""
     occ = w.occluders()
     # Only boxes overlapping the bounding box of all the segments can block one (exact cull).
     seg_lo = np.minimum(cam, pts[sel].min(0))
     seg_hi = np.maximum(cam, pts[sel].max(0))
     occ_lo, occ_hi = _occluder_bounds(w, occ)
-    near = np.flatnonzero(
-        np.all(occ_lo <= seg_hi, axis=1) & np.all(occ_hi >= seg_lo, axis=1) & occ.occludes
-    )
+    if boxes is None:
+        near = np.flatnonzero(
+            np.all(occ_lo <= seg_hi, axis=1) & np.all(occ_hi >= seg_lo, axis=1) & occ.occludes
+        )
+    else:
+        near = boxes[
+            np.all(occ_lo[boxes] <= seg_hi, axis=1)
+            & np.all(occ_hi[boxes] >= seg_lo, axis=1)
+            & occ.occludes[boxes]
+        ]
     # a static part (a cabinet door in a neighbour's box) is nobody's contents: never hidden inside
     t = ray_box_hits(
         cam,
