@@ -27,7 +27,6 @@ import os
 
 os.environ.setdefault("LP_NUM_THREADS", "0")
 
-import argparse
 import platform
 import random
 import statistics
@@ -412,7 +411,10 @@ def examples_png(examples: Dict[bool, List[tuple]], path: Path) -> None:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    from common.cli import OneLineArgumentParser, check_output_file, report_usage_errors
+    from thor_lite.scene_data import ithor_scene_names
+
+    ap = OneLineArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--scenes", nargs="+", default=list(SCENES))
     ap.add_argument("--states", type=int, default=40, help="random states per scene")
     ap.add_argument("--size", type=int, default=224, help="frame width and height")
@@ -420,7 +422,13 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=RESULTS_DIR / "thor_lite_visibility_from_ids.md")
     a = ap.parse_args()
     if a.states < 1 or a.size < 16:
-        ap.error("--states must be >= 1 and --size >= 16")
+        ap.error(f"--states must be >= 1 and --size >= 16, got {a.states} and {a.size}")
+    unknown = [s for s in a.scenes if s not in ithor_scene_names()]
+    if unknown:
+        ap.error(f"--scenes: not an iTHOR floor plan: {', '.join(unknown)}")
+    with report_usage_errors(ap.prog):
+        check_output_file("--out", a.out)
+        check_output_file("--out (the PNG next to it)", a.out.with_suffix(".png"))
     stats, settled, examples = run(a.scenes, a.states, a.size, a.seed)
     lines = report(stats, settled, a.size, a.seed, a.scenes)
     print("\n".join(lines))
