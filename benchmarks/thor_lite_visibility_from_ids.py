@@ -34,7 +34,7 @@ import sys
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -410,7 +410,7 @@ def examples_png(examples: Dict[bool, List[tuple]], path: Path) -> None:
     plt.close(fig)
 
 
-def main() -> int:
+def main(argv: Optional[Sequence[str]] = None) -> int:
     from common.cli import OneLineArgumentParser, check_output_file, report_usage_errors
     from thor_lite.scene_data import ithor_scene_names
 
@@ -420,7 +420,7 @@ def main() -> int:
     ap.add_argument("--size", type=int, default=224, help="frame width and height")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=RESULTS_DIR / "thor_lite_visibility_from_ids.md")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     if a.states < 1 or a.size < 16:
         ap.error(f"--states must be >= 1 and --size >= 16, got {a.states} and {a.size}")
     unknown = [s for s in a.scenes if s not in ithor_scene_names()]

@@ -318,6 +318,13 @@ CASES = [
         "--rounds",
     ),
     ("benchmarks/thor_lite_fps_compare.py", "--before-tree {tmp} --out {dir}", "is a folder"),
+    (
+        "benchmarks/thor_lite_visibility_from_ids.py",
+        "--scenes FloorPlan1 FloorPlanX --out {tmp}/o/v.md",
+        "FloorPlanX",
+    ),
+    ("benchmarks/thor_lite_visibility_from_ids.py", "--states 0 --out {tmp}/o/v.md", "--states"),
+    ("benchmarks/thor_lite_visibility_from_ids.py", "--out {dir}", "is a folder"),
     ("benchmarks/alfred_fidelity.py", "--limit 0 --out {tmp}/o/f.md", "--limit"),
     ("benchmarks/alfred_fidelity.py", "--processes 0 --out {tmp}/o/f.md", "--processes"),
     ("benchmarks/alfred_fidelity.py", "--data {tmp}/nothing --out {tmp}/o/f.md", "no such folder"),
