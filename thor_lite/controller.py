@@ -35,7 +35,6 @@ from .constants import (
 )
 from .event import Event, LazyMetadata
 from .fidelity import profile_for
-from .geometry import Box
 from .metadata import (
     agent_metadata,
     colors_metadata,
@@ -46,18 +45,12 @@ from .metadata import (
 from .names import apply_names
 from .scene_data import layout_dilation, layouts_dir, normalize_scene_name, scene_record
 from .scene_build import build_world
+from .walls import WALL_NAMES, room_boxes
 from .world import World, drawn_held_box
 
 _LOG = logging.getLogger(__name__)
 _TOLERATED = PHYSICS_KWARGS | {"forceVisible"}
 _BASE_WORLDS: Dict[Tuple, World] = {}
-_WALL_NAMES = (
-    "StandardWallSize|+x",
-    "StandardWallSize|-x",
-    "StandardWallSize|+z",
-    "StandardWallSize|-z",
-    "Ceiling|0|0|0",
-)
 _NAV_ACTIONS = frozenset(
     {
         "MoveAhead",
@@ -386,19 +379,6 @@ def _one_line(msg: str, limit: int = 500) -> str:
     return msg if len(msg) <= limit else msg[: limit - 3] + "..."
 
 
-def _room_boxes(w: World):
-    lo, hi = w.room_lo, w.room_hi
-    y0, y1 = w.floor_y, w.floor_y + 3.0
-    t = 0.05
-    return [
-        Box.axis_aligned((hi[0], y0, lo[2] - t), (hi[0] + t, y1, hi[2] + t)),
-        Box.axis_aligned((lo[0] - t, y0, lo[2] - t), (lo[0], y1, hi[2] + t)),
-        Box.axis_aligned((lo[0] - t, y0, hi[2]), (hi[0] + t, y1, hi[2] + t)),
-        Box.axis_aligned((lo[0] - t, y0, lo[2] - t), (hi[0] + t, y1, lo[2])),
-        Box.axis_aligned((lo[0] - t, y1, lo[2] - t), (hi[0] + t, y1 + t, hi[2] + t)),
-    ]
-
-
 def _id_table(w: World) -> Tuple[Tuple[str, ...], np.ndarray]:
     """Instance index -> name (0 = background) and a collision-free colour per instance."""
     cached = w._cache.get("id_table")
@@ -408,7 +388,7 @@ def _id_table(w: World) -> Tuple[Tuple[str, ...], np.ndarray]:
     if cached is not None and cached[1] == order:
         w._cache["id_table"] = (w.objects, order, cached[2])
         return cached[2]
-    names = ("",) + order + _WALL_NAMES
+    names = ("",) + order + WALL_NAMES
     palette = np.zeros((len(names), 3), dtype=np.uint8)
     used = {(0, 0, 0)}
     for i, n in enumerate(names[1:], start=1):
@@ -446,13 +426,16 @@ def _instances(w: World, names: Tuple[str, ...]):
     pats = [np.repeat(np.asarray(pats, dtype=np.uint8), counts)]
     walls = w._cache.get("room_transforms")
     if walls is None:
-        walls = np.stack([b.transform() for b in _room_boxes(w)]).astype(np.float32)
-        w._cache["room_transforms"] = walls
-    mats.append(walls)
-    wall_cols = np.array([[200, 196, 188]] * (len(_WALL_NAMES) - 1) + [[230, 230, 230]], np.uint8)
-    cols.append(wall_cols)
-    ids.append(np.array([index[n] for n in _WALL_NAMES], dtype=np.int32))
-    pats.append(np.zeros(len(_WALL_NAMES), dtype=np.uint8))  # walls, floor and ceiling: flat
+        pieces = room_boxes(w)
+        walls = w._cache["room_transforms"] = (
+            np.stack([b.transform() for _, b in pieces]).astype(np.float32),
+            np.array([i for i, _ in pieces], dtype=np.int64),
+        )
+    mats.append(walls[0])
+    wall_cols = np.array([[200, 196, 188]] * (len(WALL_NAMES) - 1) + [[230, 230, 230]], np.uint8)
+    cols.append(wall_cols[walls[1]])
+    ids.append(np.array([index[n] for n in WALL_NAMES], dtype=np.int32)[walls[1]])
+    pats.append(np.zeros(len(walls[1]), dtype=np.uint8))  # walls and ceiling: flat
     return (
         np.concatenate(mats),
         np.concatenate(cols).astype(np.uint8),
