@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -39,6 +40,15 @@ def load_script(path: Path, name: str = "") -> ModuleType:
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+def load_benchmark(name: str) -> ModuleType:
+    """Import benchmarks/<name>.py as its script run sees it (its folder on sys.path, for
+    `_common`)."""
+    bench = Path(__file__).resolve().parents[1] / "benchmarks"
+    if str(bench) not in sys.path:
+        sys.path.insert(0, str(bench))
+    return load_script(bench / f"{name}.py")
 
 
 def pytest_configure(config):

@@ -3,12 +3,11 @@ episode's opened drawer differs inside its mask, and an object left unchanged di
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import load_script
+from tests.conftest import load_benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data" / "rearrange" / "val.pkl.gz"
@@ -17,8 +16,7 @@ SCENE, INDEX = "FloorPlan221", 1  # its one change: Drawer_3ed104a4 at openness 
 
 @pytest.fixture(scope="module")
 def bench():
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    return load_script(ROOT / "benchmarks" / "rearrange_change_visibility.py")
+    return load_benchmark("rearrange_change_visibility")
 
 
 @pytest.fixture(scope="module")

@@ -2,27 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.conftest import load_benchmark
 
 
 def _module():
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    path = ROOT / "benchmarks" / "thor_lite_fps_compare.py"
-    spec = importlib.util.spec_from_file_location("thor_lite_fps_compare", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_benchmark("thor_lite_fps_compare")
 
 
 def _fps_table(rows, cpu: bool = False):
     """A table the way thor_lite_fps.py writes it (markdown_table with its header); without the
     CPU column as older checkouts wrote it."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    from _common import markdown_table
+    markdown_table = load_benchmark("_common").markdown_table
 
     header = ["res", "mix", "images read", "steps/s", "ms/step", "interactions ok", "repeats (s)"]
     header += ["CPU ms/step"] if cpu else []

@@ -9,24 +9,20 @@ from __future__ import annotations
 
 import copy
 import random
-import sys
 from collections import Counter
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from tests.conftest import load_script
+from tests.conftest import load_benchmark
 
-ROOT = Path(__file__).resolve().parents[1]
 SCENES = ("FloorPlan1", "FloorPlan212", "FloorPlan305")
 
 
 @pytest.fixture(scope="module")
 def bench():
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    return load_script(ROOT / "benchmarks" / "thor_lite_visibility_from_ids.py")
+    return load_benchmark("thor_lite_visibility_from_ids")
 
 
 @pytest.fixture(scope="module")
